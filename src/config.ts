@@ -1,0 +1,303 @@
+import { z } from "zod";
+
+/**
+ * Configuration comes from the environment (npm scripts load `.env` with
+ * `node --env-file-if-exists`). It is split into parts so that a command only asks
+ * for what it uses: reading a log needs no Telegram token, chatting in the terminal
+ * needs no bot at all.
+ */
+
+/** Every configuration problem at once, each naming the variable, what is wrong and a good value. */
+export class ConfigError extends Error {
+  readonly problems: readonly ConfigProblem[];
+
+  constructor(problems: ConfigProblem[]) {
+    super(
+      `presence is not configured correctly:\n${problems
+        .map(
+          (p) =>
+            `  - ${p.variable}: ${p.problem}${p.example ? ` (for example ${p.variable}=${p.example})` : ""}`,
+        )
+        .join("\n")}\nSet these in .env (see .env.example) or in the environment.`,
+    );
+    this.name = "ConfigError";
+    this.problems = problems;
+  }
+}
+
+export interface ConfigProblem {
+  variable: string;
+  problem: string;
+  example?: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** A time of day as minutes after local midnight. */
+export interface QuietHours {
+  /** Minutes after midnight when quiet starts (inclusive). */
+  start: number;
+  /** Minutes after midnight when quiet ends (exclusive). */
+  end: number;
+}
+
+const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
+
+/** Parses "22:00-08:00"; null when malformed. A range may wrap past midnight; equal ends mean none. */
+export function parseQuietHours(text: string): QuietHours | null {
+  const [from, to, ...rest] = text.trim().split("-");
+  if (from === undefined || to === undefined || rest.length > 0) return null;
+  const a = HHMM.exec(from.trim());
+  const b = HHMM.exec(to.trim());
+  if (!a || !b) return null;
+  return { start: Number(a[1]) * 60 + Number(a[2]), end: Number(b[1]) * 60 + Number(b[2]) };
+}
+
+/** Renders quiet hours back as "HH:MM-HH:MM". */
+export function formatQuietHours(q: QuietHours): string {
+  const hhmm = (m: number) =>
+    `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
+  return `${hhmm(q.start)}-${hhmm(q.end)}`;
+}
+
+/** True when the zone is a real IANA zone this Node.js knows. */
+export function isValidTimezone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return zone.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The machine's own zone, the default when PRESENCE_TIMEZONE is unset. */
+export function machineTimezone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+/** Settings every command shares: where data lives, the person's zone, the check-in rules. */
+export interface CoreConfig {
+  timezone: string;
+  dataDir: string;
+  quietHours: QuietHours;
+  heartbeatCron: string;
+  maxUnanswered: number;
+  recentMinutes: number;
+  weekendMaxUnanswered: number;
+  minGapMinutes: number;
+  maxCheckinsPerDay: number;
+  logLevel: (typeof LOG_LEVELS)[number];
+}
+
+/** Settings for talking to the model. */
+export interface ModelConfig {
+  apiKey: string;
+  baseURL: string | undefined;
+  model: string;
+  reflectModel: string;
+  maxRetries: number;
+  timeoutMs: number;
+  dailyTokenBudget: number;
+  promptCeiling: number;
+  reflectMode: "two-phase" | "single-phase" | "off";
+  answeredTopicHours: number;
+}
+
+/** Settings for the Telegram bot. */
+export interface TelegramConfig {
+  token: string;
+  ownerId: number;
+  apiRoot: string | undefined;
+}
+
+/** Collects problems while reading variables, so all of them are reported together. */
+class Reader {
+  readonly problems: ConfigProblem[] = [];
+  constructor(private readonly env: Env) {}
+
+  raw(name: string): string | undefined {
+    const v = this.env[name]?.trim();
+    return v === undefined || v === "" ? undefined : v;
+  }
+
+  string(name: string, fallback: string): string {
+    return this.raw(name) ?? fallback;
+  }
+
+  required(name: string, problem: string, example: string): string {
+    const v = this.raw(name);
+    if (v === undefined) this.problems.push({ variable: name, problem, example });
+    return v ?? "";
+  }
+
+  integer(name: string, fallback: number, min: number, max: number, example: string): number {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      this.problems.push({
+        variable: name,
+        problem: `must be a whole number from ${min} to ${max}, got "${v}"`,
+        example,
+      });
+      return fallback;
+    }
+    return n;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const v = this.raw(name);
+    if (v === undefined) return fallback;
+    if (!(allowed as readonly string[]).includes(v)) {
+      this.problems.push({
+        variable: name,
+        problem: `must be one of ${allowed.join(", ")}, got "${v}"`,
+        example: fallback,
+      });
+      return fallback;
+    }
+    return v as T;
+  }
+
+  url(name: string, example: string): string | undefined {
+    const v = this.raw(name);
+    if (v === undefined) return undefined;
+    const parsed = z.url({ protocol: /^https?$/ }).safeParse(v);
+    if (!parsed.success)
+      this.problems.push({ variable: name, problem: `must be an http(s) URL, got "${v}"`, example });
+    return v.replace(/\/+$/, "");
+  }
+
+  done<T>(value: T): T {
+    if (this.problems.length > 0) throw new ConfigError(this.problems);
+    return value;
+  }
+}
+
+/** Five cron fields (minute hour day month weekday), or six with seconds first. */
+export function isPlausibleCron(expression: string): boolean {
+  const fields = expression.trim().split(/\s+/);
+  return (
+    (fields.length === 5 || fields.length === 6) && fields.every((f) => /^[\d*,/\-A-Za-z?LW#]+$/.test(f))
+  );
+}
+
+/** Reads the settings every command needs; none of them is secret. */
+export function loadCoreConfig(env: Env = process.env): CoreConfig {
+  const r = new Reader(env);
+  const timezone = r.string("PRESENCE_TIMEZONE", machineTimezone());
+  if (!isValidTimezone(timezone)) {
+    r.problems.push({
+      variable: "PRESENCE_TIMEZONE",
+      problem: `"${timezone}" is not an IANA time zone`,
+      example: "Europe/Berlin",
+    });
+  }
+  const quietText = r.string("PRESENCE_QUIET_HOURS", "22:00-08:00");
+  const quietHours = parseQuietHours(quietText);
+  if (!quietHours) {
+    r.problems.push({
+      variable: "PRESENCE_QUIET_HOURS",
+      problem: `must be HH:MM-HH:MM in 24-hour time, got "${quietText}"`,
+      example: "22:00-08:00",
+    });
+  }
+  const heartbeatCron = r.string("PRESENCE_HEARTBEAT_CRON", "7 * * * *");
+  if (!isPlausibleCron(heartbeatCron)) {
+    r.problems.push({
+      variable: "PRESENCE_HEARTBEAT_CRON",
+      problem: `must be a cron expression (minute hour day month weekday), got "${heartbeatCron}"`,
+      example: '"7 * * * *"',
+    });
+  }
+  return r.done({
+    timezone,
+    dataDir: r.string("PRESENCE_DATA_DIR", "./data"),
+    quietHours: quietHours ?? { start: 22 * 60, end: 8 * 60 },
+    heartbeatCron,
+    maxUnanswered: r.integer("PRESENCE_MAX_UNANSWERED", 3, 1, 100, "3"),
+    recentMinutes: r.integer("PRESENCE_RECENT_MINUTES", 30, 0, 24 * 60, "30"),
+    weekendMaxUnanswered: r.integer("PRESENCE_WEEKEND_MAX_UNANSWERED", 1, 0, 100, "1"),
+    minGapMinutes: r.integer("PRESENCE_MIN_GAP_MINUTES", 45, 0, 24 * 60, "45"),
+    maxCheckinsPerDay: r.integer("PRESENCE_MAX_CHECKINS_PER_DAY", 8, 0, 1000, "8"),
+    logLevel: r.oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
+  });
+}
+
+/** The default models, from the SDK's own model list. */
+export const DEFAULT_MODEL = "claude-sonnet-5-5";
+export const DEFAULT_REFLECT_MODEL = "claude-haiku-5-5";
+
+/** Reads the model settings; the API key is required. */
+export function loadModelConfig(env: Env = process.env): ModelConfig {
+  const r = new Reader(env);
+  const apiKey = r.required(
+    "ANTHROPIC_API_KEY",
+    "is not set; create a key in the Anthropic Console (Settings → API keys)",
+    "sk-ant-…",
+  );
+  return r.done({
+    apiKey,
+    baseURL: r.url("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+    model: r.string("PRESENCE_MODEL", DEFAULT_MODEL),
+    reflectModel: r.string("PRESENCE_REFLECT_MODEL", DEFAULT_REFLECT_MODEL),
+    maxRetries: r.integer("PRESENCE_MAX_RETRIES", 2, 0, 10, "2"),
+    timeoutMs: r.integer("PRESENCE_MODEL_TIMEOUT_MS", 60_000, 1_000, 600_000, "60000"),
+    dailyTokenBudget: r.integer("PRESENCE_DAILY_TOKEN_BUDGET", 2_000_000, 0, 1_000_000_000, "2000000"),
+    promptCeiling: r.integer("PRESENCE_PROMPT_CEILING", 12_000, 2_000, 200_000, "12000"),
+    reflectMode: r.oneOf("PRESENCE_REFLECT_MODE", ["two-phase", "single-phase", "off"] as const, "two-phase"),
+    answeredTopicHours: r.integer("PRESENCE_ANSWERED_TOPIC_HOURS", 6, 0, 168, "6"),
+  });
+}
+
+/** Reads the Telegram settings; token and owner id are required. */
+export function loadTelegramConfig(env: Env = process.env): TelegramConfig {
+  const r = new Reader(env);
+  const token = r.required(
+    "TELEGRAM_BOT_TOKEN",
+    "is not set; create a bot with @BotFather in Telegram (/newbot) and copy the token it gives you",
+    "123456789:AAE…",
+  );
+  if (token && !/^\d+:[A-Za-z0-9_-]{20,}$/.test(token)) {
+    r.problems.push({
+      variable: "TELEGRAM_BOT_TOKEN",
+      problem: "does not look like a bot token (digits, a colon, then at least 20 letters, digits, - or _)",
+      example: "123456789:AAE…",
+    });
+  }
+  const ownerText = r.required(
+    "TELEGRAM_OWNER_ID",
+    "is not set; start the bot and send it any message: it replies with your numeric id",
+    "123456789",
+  );
+  const ownerId = Number(ownerText);
+  if (ownerText && (!Number.isSafeInteger(ownerId) || ownerId <= 0)) {
+    r.problems.push({
+      variable: "TELEGRAM_OWNER_ID",
+      problem: `must be your numeric Telegram user id, got "${ownerText}"`,
+      example: "123456789",
+    });
+  }
+  return r.done({ token, ownerId, apiRoot: r.url("TELEGRAM_API_ROOT", "http://127.0.0.1:8081") });
+}
+
+/** Reads several parts at once so that every problem across them is reported together. */
+export function loadConfigParts<T extends Record<string, (env: Env) => unknown>>(
+  parts: T,
+  env: Env = process.env,
+): { [K in keyof T]: ReturnType<T[K]> } {
+  const problems: ConfigProblem[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [key, load] of Object.entries(parts)) {
+    try {
+      out[key] = load(env);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return out as { [K in keyof T]: ReturnType<T[K]> };
+}
