@@ -1,0 +1,88 @@
+import { existsSync } from "node:fs";
+import { type Command, type CommandIO, parseCommandArgs, UsageError } from "./commands/command.ts";
+import { ConfigError } from "./config.ts";
+
+/**
+ * The `presence` command line: `npm run -s cli -- <command>`. Commands live in
+ * src/commands, one file each; this file only dispatches and turns known failures
+ * into one readable line and an exit code (2 for usage and configuration mistakes).
+ */
+const commands: Command[] = [];
+
+function overview(): string {
+  const width = Math.max(...commands.map((c) => c.name.length), 4);
+  return [
+    "presence: a Telegram companion for one person",
+    "",
+    "Usage: npm run -s cli -- <command> [options]   (or: presence <command>)",
+    "",
+    "Commands:",
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Run `npm run -s cli -- <command> --help` for a command's options.",
+  ].join("\n");
+}
+
+function commandHelp(command: Command): string {
+  return `Usage: presence ${command.usage}\n\n${command.help}`;
+}
+
+/** Runs the command line and returns the exit code; never throws for expected failures. */
+export async function runCli(argv: string[], io: CommandIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    io.stdout(`${overview()}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands.find((c) => c.name === name);
+  if (!command) {
+    io.stderr(`presence: unknown command "${name}" (run with --help to see the commands)\n`);
+    return 2;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    io.stdout(`${commandHelp(command)}\n`);
+    return 0;
+  }
+  try {
+    return await command.run(parseCommandArgs(command, rest), io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`presence ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof ConfigError) {
+      io.stderr(`${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+/**
+ * Loads `.env` from the working directory when there is one. Variables already set in
+ * the environment win, so a shell or pm2 can override the file. Done here rather than
+ * with `node --env-file-if-exists`, which prints a notice on every run without a file.
+ */
+function loadDotEnv(path = ".env"): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}
+
+const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("/src/cli.ts");
+if (isMain) {
+  loadDotEnv();
+  const io: CommandIO = {
+    stdout: (t) => process.stdout.write(t),
+    stderr: (t) => process.stderr.write(t),
+    env: process.env,
+    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+  };
+  runCli(process.argv.slice(2), io).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      io.stderr(`presence: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,65 @@
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
+/** A mistake in how a command was called: printed as one line, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+/** What a command writes to; the real process passes stdout/stderr, tests pass buffers. */
+export interface CommandIO {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+  /** True when a person is at the terminal (questions may be asked). */
+  interactive: boolean;
+}
+
+/**
+ * One subcommand of the `presence` command line. Each lives in its own file under
+ * src/commands and is listed in src/cli.ts; run() returns the exit code.
+ */
+export interface Command<O extends Options = Options> {
+  name: string;
+  /** One line for the overview. */
+  summary: string;
+  /** The usage line, e.g. "awareness --log FILE --now ISO [--tz IANA] [--json]". */
+  usage: string;
+  /** Longer help text shown by `presence <command> --help`. */
+  help: string;
+  options: O;
+  /** Whether the command accepts positional arguments. */
+  positionals?: boolean;
+  run(args: ParsedArgs<O>, io: CommandIO): Promise<number>;
+}
+
+export interface ParsedArgs<O extends Options> {
+  values: ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>["values"];
+  positionals: string[];
+}
+
+/** Strictly parses a command's arguments; unknown flags become a UsageError. */
+export function parseCommandArgs<O extends Options>(command: Command<O>, argv: string[]): ParsedArgs<O> {
+  try {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      options: command.options,
+      allowPositionals: true,
+      strict: true,
+    });
+    if (!command.positionals && positionals.length > 0) {
+      throw new UsageError(`${command.name}: unexpected argument "${positionals[0]}"`);
+    }
+    return { values, positionals } as ParsedArgs<O>;
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    throw new UsageError(`${command.name}: ${message}`);
+  }
+}
+
+/** Helper for commands: declare options with type inference intact. */
+export function defineCommand<O extends Options>(command: Command<O>): Command<O> {
+  return command;
+}

@@ -1,0 +1,45 @@
+import type { Media } from "./store/message.ts";
+
+/**
+ * The outbound port: how the companion speaks to the person without knowing which
+ * channel carries the words. Telegram and the terminal implement it; simulations
+ * record into it. Keeping it this small lets the companion speak later (a retried
+ * reply, a notice) from anywhere.
+ */
+export interface OutboundPort {
+  /** Delivers one message; resolves once the channel accepted it. */
+  send(message: OutgoingMessage): Promise<Delivery>;
+  /** Shows that the companion is working on a reply (e.g. "typing…"); returns a stop function. */
+  showWorking?(): () => void;
+}
+
+/** What the companion wants to say. */
+export interface OutgoingMessage {
+  text: string;
+  /** Why it speaks: answering, checking in, or a fixed notice (not generated). */
+  kind: "reply" | "heartbeat" | "notice";
+  /** The id (in the log) of the person's message this answers, when it answers one. */
+  replyTo?: string;
+}
+
+/** What the channel reports about a delivered message. */
+export interface Delivery {
+  /** Telegram's identifiers, when the channel is Telegram. */
+  telegram?: { chatId: number; messageId: number };
+}
+
+/** The channel refused because the person blocked the bot: stop checking in until they write. */
+export class RecipientBlockedError extends Error {
+  override readonly name = "RecipientBlockedError";
+}
+
+/** A message from the person as a channel hands it to the companion, before it is logged. */
+export interface IncomingInput {
+  text: string;
+  channel: "telegram" | "cli" | "simulation";
+  media?: Media;
+  /** An image the model may see (base64), for photos. */
+  image?: { mediaType: "image/jpeg" | "image/png" | "image/gif" | "image/webp"; base64: string };
+  telegram?: { chatId: number; messageId: number; updateId?: number };
+  replyTo?: string;
+}
