@@ -1,0 +1,216 @@
+import Anthropic from "@anthropic-ai/sdk";
+import type { Clock } from "../clock.ts";
+import type { ModelConfig } from "../config.ts";
+import type { Logger } from "../log.ts";
+
+/**
+ * The one door to the model. Every call names its purpose so that the usage ledger can
+ * say what the tokens were spent on, and every failure comes out as one of two errors a
+ * caller can act on: wait and try again later, or tell the person which setting to fix.
+ */
+
+/** Why a call is made; reply and heartbeat calls use the main model, the others the cheaper one. */
+export type CallPurpose = "reply" | "heartbeat-decide" | "heartbeat-write" | "reflect" | "judge";
+
+/** One call's token usage, as the ledger in the mind store and the trace keep it. */
+export interface UsageRecord {
+  /** When the answer arrived (from the clock), ISO UTC. */
+  ts: string;
+  purpose: CallPurpose;
+  model: string;
+  input: number;
+  output: number;
+  /** Tokens written to the prompt cache by this call. */
+  cacheWrite: number;
+  /** Tokens read from the prompt cache by this call. */
+  cacheRead: number;
+}
+
+/** The model could not be reached or was overloaded even after the SDK's own retries: try later. */
+export class ModelUnavailableError extends Error {
+  override readonly name = "ModelUnavailableError";
+  /** The HTTP status when the API answered (429, 5xx, 529), undefined for connection failures. */
+  readonly status: number | undefined;
+
+  constructor(message: string, status: number | undefined, options?: { cause?: unknown }) {
+    super(message, options);
+    this.status = status;
+  }
+}
+
+/** The API refused the request in a way waiting cannot fix; the message names the setting to change. */
+export class ModelRequestError extends Error {
+  override readonly name = "ModelRequestError";
+  readonly status: number | undefined;
+  /** The configuration variable most likely at fault, when there is one. */
+  readonly setting: string | undefined;
+
+  constructor(message: string, status: number | undefined, setting?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.status = status;
+    this.setting = setting;
+  }
+}
+
+/** What the client needs besides its configuration. */
+export interface ModelClientDeps {
+  clock: Clock;
+  /** Called once per successful call; a failure here is logged, never lost replies. */
+  onUsage?: (usage: UsageRecord) => void | Promise<void>;
+  logger?: Logger;
+}
+
+/** Purposes that run on the cheaper reflection model. */
+const REFLECT_PURPOSES: ReadonlySet<CallPurpose> = new Set(["reflect", "judge"]);
+
+/** The real Anthropic SDK, configured from ModelConfig, with usage reporting and typed errors. */
+export class ModelClient {
+  readonly config: ModelConfig;
+  readonly #sdk: Anthropic;
+  readonly #deps: ModelClientDeps;
+
+  constructor(config: ModelConfig, deps: ModelClientDeps) {
+    this.config = config;
+    this.#deps = deps;
+    this.#sdk = new Anthropic({
+      apiKey: config.apiKey,
+      baseURL: config.baseURL ?? null,
+      maxRetries: config.maxRetries,
+      timeout: config.timeoutMs,
+    });
+  }
+
+  /** The configured model for a purpose: reflection and judging use the cheaper one. */
+  modelFor(purpose: CallPurpose): string {
+    return REFLECT_PURPOSES.has(purpose) ? this.config.reflectModel : this.config.model;
+  }
+
+  /** Sends one Messages API request (the SDK retries transient faults itself) and reports its usage. */
+  async create(
+    params: Anthropic.MessageCreateParamsNonStreaming,
+    purpose: CallPurpose,
+  ): Promise<Anthropic.Message> {
+    let message: Anthropic.Message;
+    try {
+      message = await this.#sdk.messages.create(params);
+    } catch (error) {
+      throw classifyModelError(error, params.model);
+    }
+    await this.#report(message, purpose, params.model);
+    return message;
+  }
+
+  async #report(message: Anthropic.Message, purpose: CallPurpose, requestedModel: string): Promise<void> {
+    const onUsage = this.#deps.onUsage;
+    if (!onUsage) return;
+    const usage = usageRecord(message, purpose, requestedModel, this.#deps.clock.now());
+    try {
+      await onUsage(usage);
+    } catch (error) {
+      this.#deps.logger?.warn({ err: error, purpose }, "could not record model usage");
+    }
+  }
+}
+
+/** Turns an SDK message's usage block into a ledger record. */
+export function usageRecord(
+  message: Anthropic.Message,
+  purpose: CallPurpose,
+  requestedModel: string,
+  now: Date,
+): UsageRecord {
+  const u = message.usage;
+  return {
+    ts: now.toISOString(),
+    purpose,
+    model: message.model || requestedModel,
+    input: u?.input_tokens ?? 0,
+    output: u?.output_tokens ?? 0,
+    cacheWrite: u?.cache_creation_input_tokens ?? 0,
+    cacheRead: u?.cache_read_input_tokens ?? 0,
+  };
+}
+
+/** Total tokens a record stands for, the figure the daily budget counts. */
+export function usageTotal(u: Pick<UsageRecord, "input" | "output" | "cacheWrite" | "cacheRead">): number {
+  return u.input + u.output + u.cacheWrite + u.cacheRead;
+}
+
+/** Maps whatever the SDK threw to ModelUnavailableError or ModelRequestError. */
+export function classifyModelError(error: unknown, model: string): Error {
+  if (error instanceof Anthropic.APIConnectionTimeoutError) {
+    return new ModelUnavailableError(
+      "the model did not answer in time (PRESENCE_MODEL_TIMEOUT_MS)",
+      undefined,
+      { cause: error },
+    );
+  }
+  if (error instanceof Anthropic.APIConnectionError) {
+    return new ModelUnavailableError(
+      "could not reach the model API (check the network or ANTHROPIC_BASE_URL)",
+      undefined,
+      { cause: error },
+    );
+  }
+  if (!(error instanceof Anthropic.APIError)) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+  const status = error.status;
+  const detail = apiErrorDetail(error);
+  if (status === undefined || status === 408 || status === 409 || status === 429 || status >= 500) {
+    return new ModelUnavailableError(
+      `the model API is unavailable right now (${status ?? "no status"}${detail ? `: ${detail}` : ""})`,
+      status,
+      { cause: error },
+    );
+  }
+  const explained = explainRequestError(status, model, detail);
+  return new ModelRequestError(explained.message, status, explained.setting, { cause: error });
+}
+
+function explainRequestError(
+  status: number,
+  model: string,
+  detail: string,
+): { message: string; setting: string | undefined } {
+  const said = detail ? ` (the API said: ${detail})` : "";
+  switch (status) {
+    case 401:
+      return {
+        message: `ANTHROPIC_API_KEY was rejected (401); create a new key in the Anthropic Console${said}`,
+        setting: "ANTHROPIC_API_KEY",
+      };
+    case 402:
+      return {
+        message: `the Anthropic account behind ANTHROPIC_API_KEY cannot be billed (402)${said}`,
+        setting: "ANTHROPIC_API_KEY",
+      };
+    case 403:
+      return {
+        message: `ANTHROPIC_API_KEY is not allowed to use model "${model}" (403)${said}`,
+        setting: "ANTHROPIC_API_KEY",
+      };
+    case 404:
+      return {
+        message: `model "${model}" was not found (404): check PRESENCE_MODEL / PRESENCE_REFLECT_MODEL and ANTHROPIC_BASE_URL${said}`,
+        setting: "PRESENCE_MODEL",
+      };
+    case 413:
+      return {
+        message: `the prompt was too large for the API (413): lower PRESENCE_PROMPT_CEILING${said}`,
+        setting: "PRESENCE_PROMPT_CEILING",
+      };
+    default:
+      return {
+        message: `the model API refused the request (${status})${said}`,
+        setting: /prompt is too long|too many tokens/i.test(detail) ? "PRESENCE_PROMPT_CEILING" : undefined,
+      };
+  }
+}
+
+/** The API's own error message, when the body carried one. */
+function apiErrorDetail(error: InstanceType<typeof Anthropic.APIError>): string {
+  const body = error.error as { error?: { message?: unknown } } | undefined;
+  const message = body?.error?.message;
+  return typeof message === "string" ? message : "";
+}
