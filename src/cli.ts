@@ -1,5 +1,11 @@
 import { existsSync } from "node:fs";
+import { awarenessCommand } from "./commands/awareness.ts";
+import { benchCommand } from "./commands/bench.ts";
 import { type Command, type CommandIO, parseCommandArgs, UsageError } from "./commands/command.ts";
+import { heartbeatCheckCommand } from "./commands/heartbeat-check.ts";
+import { injectCommand } from "./commands/inject.ts";
+import { statusCommand } from "./commands/status.ts";
+import { traceCommand } from "./commands/trace.ts";
 import { ConfigError } from "./config.ts";
 
 /**
@@ -7,7 +13,14 @@ import { ConfigError } from "./config.ts";
  * src/commands, one file each; this file only dispatches and turns known failures
  * into one readable line and an exit code (2 for usage and configuration mistakes).
  */
-const commands: Command[] = [];
+const commands: Command[] = [
+  awarenessCommand,
+  heartbeatCheckCommand,
+  statusCommand,
+  injectCommand,
+  traceCommand,
+  benchCommand,
+];
 
 function overview(): string {
   const width = Math.max(...commands.map((c) => c.name.length), 4);

@@ -33,6 +33,8 @@ export const awarenessContextSchema = z.object({
     topicsMentioned: z.array(z.string()),
     /** Topics raised two or more times within messagesSent. */
     repeatedTopics: z.array(z.object({ topic: z.string(), count: z.number().int().min(2) })),
+    /** Assistant messages in the window (and since the person's last message): the slim block's "you" lines. */
+    recentMessages: z.array(messageSchema).optional(),
   }),
   user: z.object({
     lastMessage: messageSchema.nullable(),
@@ -51,6 +53,10 @@ export const awarenessContextSchema = z.object({
     dayType: z.enum(["weekday", "weekend"]),
     /** Set when a reply comes late: how long the person's message has waited. */
     waitingMinutes: minutes.nullable(),
+    /** The subject of the latest message that had one (a topic label), null when none in the window. */
+    currentTopic: z.string().nullable().optional(),
+    /** Minutes since the current stretch of conversation began (gaps of at most activeMinutes); null when none is going on. */
+    conversationMinutes: minutes.nullable().optional(),
   }),
   priorContext: z.object({
     declaredPatterns: z.array(z.string()),

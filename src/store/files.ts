@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readFile, rename, rm, unlink } from "node:fs/promises";
+import { chmod, mkdir, open, readdir, readFile, rename, rm, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Adapter } from "lowdb";
 
@@ -78,6 +78,24 @@ export async function writeFileDurable(path: string, contents: string | Uint8Arr
 export async function removeDurable(path: string): Promise<void> {
   await rm(path, { recursive: true, force: true });
   await fsyncDir(dirname(path));
+}
+
+/**
+ * Deletes the temp files a crash in the middle of writeFileDurable left beside `path`: they
+ * hold the same private data as the file itself.
+ */
+export async function removeLeftoverTemps(path: string): Promise<void> {
+  const dir = dirname(path);
+  const prefix = `.${basename(path)}.`;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    if (isErrnoCode(error, "ENOENT")) return;
+    throw error;
+  }
+  const leftovers = names.filter((name) => name.startsWith(prefix) && name.endsWith(".tmp"));
+  await Promise.all(leftovers.map((name) => rm(join(dir, name), { force: true })));
 }
 
 /** Deletes one file; true when it existed. */

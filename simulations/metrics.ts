@@ -1,0 +1,262 @@
+import type { QuietHours } from "../src/config.ts";
+import type { CallRecord, SimEvent } from "./events.ts";
+import type { Expectations } from "./scenario.ts";
+import { inRange, readIn, type ZoneTimeline } from "./zones.ts";
+
+/**
+ * The figures of a run, computed from its event list alone, so they are the same whether
+ * the run was offline or live and a hand-written list can check them. Topics come from
+ * the events (what the companion decided to ask about; what the scenario says the person
+ * answered), never from the code under test re-reading its own log.
+ */
+
+export interface TokenFigures {
+  calls: number;
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** Prompt tokens as the API counted them: input + cache read + cache write. */
+  promptAvg: number;
+  promptMax: number;
+}
+
+export interface DayFigures {
+  date: string;
+  personMessages: number;
+  replies: number;
+  checkinsSent: number;
+  checkinsHeld: number;
+}
+
+export interface CallFigures extends CallRecord {
+  prompt: number;
+}
+
+export interface Metrics {
+  /** Heartbeat ticks: each one a chance to check in. */
+  considered: number;
+  fired: number;
+  held: number;
+  heldByReason: Record<string, number>;
+  heldByStage: Record<string, number>;
+  /** The most check-ins in a row without the person writing in between. */
+  longestUnansweredRun: number;
+  /** Check-ins on a topic already asked about since the person last wrote. */
+  repeatedTopicAsks: number;
+  /** Check-ins on a topic the person answered that day, within the answered-topic window. */
+  reasksOfAnswered: number;
+  /** Same, counting the whole local day, for information. */
+  reasksSameDay: number;
+  quietHourCheckins: number;
+  /** Messages that reached the person carrying internal text (reasoning, tags, labels). */
+  leaksDelivered: number;
+  /** Check-ins whose model text carried internal text that the guard removed before sending. */
+  leaksStripped: number;
+  perDay: DayFigures[];
+  tokens: { total: TokenFigures; byPurpose: Record<string, TokenFigures>; calls: CallFigures[] };
+}
+
+export interface MetricsOptions {
+  quietHours: QuietHours;
+  /** How long an answer settles a topic for the topic guard (hours). */
+  answeredTopicHours: number;
+}
+
+const INTERNAL_TEXT: readonly RegExp[] = [
+  /<\/?\s*(?:thinking|think|reasoning|scratchpad|analysis|reflection|decision)\b[^>]*>/i,
+  /^\s*(?:reasoning|thinking|internal|analysis|decision)\s*:/im,
+  /\b(?:send|should_send|topic)\s*[:=]\s*(?:true|false)\b/i,
+  /\b(?:YES_MESSAGE|NO_MESSAGE|NO_REPLY|HEARTBEAT_OK)\b/,
+];
+
+/** Whether a text that reached the person carries what must never reach them. */
+export function carriesInternalText(text: string): boolean {
+  return INTERNAL_TEXT.some((pattern) => pattern.test(text));
+}
+
+const HOUR_MS = 3_600_000;
+
+/** Computes every figure of a run from its events and model calls. */
+export function computeMetrics(
+  events: readonly SimEvent[],
+  calls: readonly CallRecord[],
+  options: MetricsOptions,
+): Metrics {
+  const heldByReason: Record<string, number> = {};
+  const heldByStage: Record<string, number> = {};
+  const days = new Map<string, DayFigures>();
+  const answered = new Map<string, { at: number; date: string }>();
+  let askedSinceLastWord = new Set<string>();
+  let run = 0;
+  const m = {
+    considered: 0,
+    fired: 0,
+    held: 0,
+    longestUnansweredRun: 0,
+    repeatedTopicAsks: 0,
+    reasksOfAnswered: 0,
+    reasksSameDay: 0,
+    quietHourCheckins: 0,
+    leaksDelivered: 0,
+    leaksStripped: 0,
+  };
+
+  for (const event of events) {
+    const local = readIn(new Date(event.at), event.zone);
+    const day = dayFigures(days, local.date);
+    switch (event.kind) {
+      case "person":
+        day.personMessages += 1;
+        run = 0;
+        askedSinceLastWord = new Set();
+        for (const topic of event.answers) answered.set(topic, { at: Date.parse(event.at), date: local.date });
+        break;
+      case "reply":
+      case "notice":
+        if (event.kind === "reply") day.replies += 1;
+        if (carriesInternalText(event.text)) m.leaksDelivered += 1;
+        break;
+      case "checkin-held":
+        m.considered += 1;
+        m.held += 1;
+        day.checkinsHeld += 1;
+        heldByReason[event.reason] = (heldByReason[event.reason] ?? 0) + 1;
+        heldByStage[event.stage] = (heldByStage[event.stage] ?? 0) + 1;
+        if (event.stage === "leak-guard") m.leaksStripped += 1;
+        break;
+      case "checkin-sent": {
+        m.considered += 1;
+        m.fired += 1;
+        day.checkinsSent += 1;
+        run += 1;
+        m.longestUnansweredRun = Math.max(m.longestUnansweredRun, run);
+        if (inRange(local.minutesOfDay, options.quietHours)) m.quietHourCheckins += 1;
+        const leaked = carriesInternalText(event.text);
+        if (leaked) m.leaksDelivered += 1;
+        if (event.stripped && !leaked) m.leaksStripped += 1;
+        if (event.topic !== null) {
+          if (askedSinceLastWord.has(event.topic)) m.repeatedTopicAsks += 1;
+          askedSinceLastWord.add(event.topic);
+          const answer = answered.get(event.topic);
+          if (answer && answer.date === local.date) {
+            m.reasksSameDay += 1;
+            if (Date.parse(event.at) - answer.at < options.answeredTopicHours * HOUR_MS) m.reasksOfAnswered += 1;
+          }
+        }
+        break;
+      }
+      case "tz-change":
+        break;
+    }
+  }
+
+  return {
+    ...m,
+    heldByReason,
+    heldByStage,
+    perDay: [...days.values()],
+    tokens: tokenFigures(calls),
+  };
+}
+
+function dayFigures(days: Map<string, DayFigures>, date: string): DayFigures {
+  let day = days.get(date);
+  if (!day) {
+    day = { date, personMessages: 0, replies: 0, checkinsSent: 0, checkinsHeld: 0 };
+    days.set(date, day);
+  }
+  return day;
+}
+
+function tokenFigures(calls: readonly CallRecord[]): Metrics["tokens"] {
+  const withPrompt = calls.map((c) => ({ ...c, prompt: c.input + c.cacheRead + c.cacheWrite }));
+  const purposes = [...new Set(withPrompt.map((c) => c.purpose))];
+  return {
+    total: sum(withPrompt),
+    byPurpose: Object.fromEntries(purposes.map((p) => [p, sum(withPrompt.filter((c) => c.purpose === p))])),
+    calls: withPrompt,
+  };
+}
+
+function sum(calls: readonly CallFigures[]): TokenFigures {
+  const total = (pick: (c: CallFigures) => number) => calls.reduce((acc, c) => acc + pick(c), 0);
+  const prompt = total((c) => c.prompt);
+  return {
+    calls: calls.length,
+    input: total((c) => c.input),
+    output: total((c) => c.output),
+    cacheRead: total((c) => c.cacheRead),
+    cacheWrite: total((c) => c.cacheWrite),
+    promptAvg: calls.length === 0 ? 0 : Math.round(prompt / calls.length),
+    promptMax: calls.reduce((max, c) => Math.max(max, c.prompt), 0),
+  };
+}
+
+/** One expectation of a scenario, checked. */
+export interface ExpectationResult {
+  name: string;
+  ok: boolean;
+  wanted: string;
+  got: string;
+}
+
+/** Checks a scenario's expectations against a run's figures and events. */
+export function checkExpectations(
+  expect: Expectations,
+  metrics: Metrics,
+  events: readonly SimEvent[],
+  zones: ZoneTimeline,
+): ExpectationResult[] {
+  const results: ExpectationResult[] = [];
+  const atMost = (name: string, max: number, got: number) =>
+    results.push({ name, ok: got <= max, wanted: `≤ ${max}`, got: String(got) });
+  const within = (name: string, range: { min?: number; max?: number }, got: number) =>
+    results.push({
+      name,
+      ok: (range.min === undefined || got >= range.min) && (range.max === undefined || got <= range.max),
+      wanted: describeRange(range),
+      got: String(got),
+    });
+
+  atMost("longest unanswered run", expect.maxUnansweredRun, metrics.longestUnansweredRun);
+  atMost("check-ins in quiet hours", expect.maxQuietHourCheckins, metrics.quietHourCheckins);
+  atMost("re-asks of answered topics", expect.maxReasks, metrics.reasksOfAnswered);
+  atMost("repeated-topic asks while unanswered", expect.maxRepeatedTopicAsks, metrics.repeatedTopicAsks);
+  atMost("leaks delivered", expect.maxLeaksDelivered, metrics.leaksDelivered);
+  if (expect.maxCheckinsPerDay !== undefined) {
+    const busiest = metrics.perDay.reduce((max, d) => Math.max(max, d.checkinsSent), 0);
+    atMost("check-ins on the busiest day", expect.maxCheckinsPerDay, busiest);
+  }
+  if (expect.considered) within("heartbeat ticks considered", expect.considered, metrics.considered);
+  if (expect.fired) within("check-ins fired", expect.fired, metrics.fired);
+  for (const window of expect.firedBetween) {
+    const from = zones.instant(window.from).getTime();
+    const to = zones.instant(window.to).getTime();
+    const got = events.filter(
+      (e) => e.kind === "checkin-sent" && Date.parse(e.at) >= from && Date.parse(e.at) < to,
+    ).length;
+    within(`check-ins ${window.from} → ${window.to}`, window, got);
+  }
+  for (const held of expect.heldBack) {
+    const got = metrics.heldByReason[held.reason] ?? 0;
+    results.push({ name: `held back for ${held.reason}`, ok: got >= held.min, wanted: `≥ ${held.min}`, got: String(got) });
+  }
+  if (expect.minLeaksStripped !== undefined) {
+    const got = metrics.leaksStripped;
+    results.push({
+      name: "leaks stripped by the guard",
+      ok: got >= expect.minLeaksStripped,
+      wanted: `≥ ${expect.minLeaksStripped}`,
+      got: String(got),
+    });
+  }
+  return results;
+}
+
+function describeRange(range: { min?: number; max?: number }): string {
+  if (range.min !== undefined && range.max !== undefined) return `${range.min}–${range.max}`;
+  if (range.min !== undefined) return `≥ ${range.min}`;
+  if (range.max !== undefined) return `≤ ${range.max}`;
+  return "any";
+}

@@ -1,0 +1,56 @@
+import { DateTime } from "luxon";
+import type { SimEvent } from "./events.ts";
+import type { RunResult } from "./result.ts";
+
+/**
+ * The run as a plain conversation to read top to bottom (transcript.md): what the person
+ * wrote, what the companion said, and every check-in it held back with the reason, under
+ * a heading per local day.
+ */
+export function renderTranscript(result: RunResult): string {
+  const { scenario } = result;
+  const lines = [
+    `# ${scenario.name}`,
+    "",
+    scenario.description,
+    "",
+    `Model: ${result.model} · zone ${scenario.timezone} · heartbeat \`${scenario.heartbeatCron}\` · ${result.passed ? "expectations met" : "EXPECTATIONS NOT MET"}`,
+  ];
+  let day = "";
+  for (const event of result.events) {
+    const local = DateTime.fromISO(event.at, { zone: event.zone });
+    const heading = `${local.toFormat("cccc d LLLL yyyy")} (${event.zone})`;
+    if (heading !== day) {
+      day = heading;
+      lines.push("", `## ${heading}`, "");
+    }
+    lines.push(`- ${local.toFormat("HH:mm")} ${describe(event)}`);
+  }
+  lines.push("", "## Expectations", "");
+  for (const e of result.expectations) {
+    lines.push(`- ${e.ok ? "✓" : "✗"} ${e.name}: wanted ${e.wanted}, got ${e.got}`);
+  }
+  if (result.judge) lines.push("", `Judge: ${result.judge.score}/5 — ${result.judge.verdict}`);
+  return `${lines.join("\n")}\n`;
+}
+
+function quote(text: string): string {
+  return text.replace(/\s*\n\s*/g, " / ");
+}
+
+function describe(event: SimEvent): string {
+  switch (event.kind) {
+    case "person":
+      return `**Person**${event.cause === "script" ? "" : ` (${event.cause})`}: ${quote(event.text)}`;
+    case "reply":
+      return `**Companion**: ${quote(event.text)}`;
+    case "checkin-sent":
+      return `**Companion** (check-in${event.topic ? `, ${event.topic}` : ""}${event.stripped ? ", reasoning stripped" : ""}): ${quote(event.text)}`;
+    case "checkin-held":
+      return `_held back_ (${event.stage}: ${event.reason}${event.topic ? `, topic ${event.topic}` : ""})${event.detail ? ` — ${event.detail}` : ""}`;
+    case "tz-change":
+      return `_/tz ${event.to}_ (from ${event.from})`;
+    case "notice":
+      return `**Companion** (notice): ${quote(event.text)}`;
+  }
+}

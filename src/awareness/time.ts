@@ -1,0 +1,65 @@
+import { DateTime, IANAZone } from "luxon";
+
+const MS_PER_MINUTE = 60_000;
+
+/** Part of the person's day, by their local hour. */
+export type TimeOfDay = "morning" | "afternoon" | "evening" | "night";
+
+/**
+ * Whole minutes of real time between two instants, never negative. Computed on the UTC
+ * timeline, so the night the clocks change neither adds nor loses an hour.
+ */
+export function elapsedMinutes(fromMs: number, toMs: number): number {
+  return Math.max(0, Math.floor((toMs - fromMs) / MS_PER_MINUTE));
+}
+
+/** "45m", "5h 43m", "2h", "3d 4h": how long, the way a person says it. */
+export function formatDuration(minutes: number): string {
+  if (minutes < 60) return `${minutes}m`;
+  if (minutes < 24 * 60) {
+    const rest = minutes % 60;
+    return rest === 0 ? `${Math.floor(minutes / 60)}h` : `${Math.floor(minutes / 60)}h ${rest}m`;
+  }
+  const days = Math.floor(minutes / (24 * 60));
+  const hours = Math.floor((minutes % (24 * 60)) / 60);
+  return hours === 0 ? `${days}d` : `${days}d ${hours}h`;
+}
+
+/** The instant as the person's wall clock shows it. */
+export function inZone(ms: number, zone: string): DateTime {
+  return DateTime.fromMillis(ms, { zone, locale: "en-US" });
+}
+
+/** Whether the zone is a known IANA name such as "Europe/Madrid" or "UTC" (checked without reading the clock). */
+export function isKnownZone(zone: string): boolean {
+  return IANAZone.isValidZone(zone);
+}
+
+/** Morning 05–12, afternoon 12–17, evening 17–22, night 22–05, by the local hour. */
+export function timeOfDay(local: DateTime): TimeOfDay {
+  const { hour } = local;
+  if (hour >= 5 && hour < 12) return "morning";
+  if (hour >= 12 && hour < 17) return "afternoon";
+  if (hour >= 17 && hour < 22) return "evening";
+  return "night";
+}
+
+/** Saturday and Sunday. */
+export function isWeekend(local: DateTime): boolean {
+  return local.weekday >= 6;
+}
+
+/**
+ * A message time as the person would read it beside "now": "2:22 PM" today,
+ * "yesterday 9:14 PM", "Thu 9:14 PM" within the week, "Feb 5, 9:14 PM" before that.
+ */
+export function localStamp(ms: number, nowMs: number, zone: string): string {
+  const local = inZone(ms, zone);
+  const today = inZone(nowMs, zone).startOf("day");
+  const clock = local.toFormat("h:mm a");
+  const day = local.startOf("day");
+  if (day.equals(today)) return clock;
+  if (day.equals(today.minus({ days: 1 }))) return `yesterday ${clock}`;
+  if (day > today.minus({ days: 6 })) return `${local.toFormat("ccc")} ${clock}`;
+  return `${local.toFormat("LLL d")}, ${clock}`;
+}

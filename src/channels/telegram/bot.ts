@@ -1,0 +1,264 @@
+import { Bot, type Context, GrammyError } from "grammy";
+import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
+import type { Clock } from "../../clock.ts";
+import type { Logger } from "../../log.ts";
+import type { IncomingInput } from "../../port.ts";
+import type { MessageLog } from "../../store/messages.ts";
+import type { CommandHandlers } from "./command-handlers.ts";
+import { BOT_COMMANDS, commandOf } from "./commands.ts";
+import { describeMessage, imageMediaType } from "./incoming.ts";
+import { TelegramOutbound } from "./outbound.ts";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryTransformer } from "./retry.ts";
+
+/** The part of the companion the channel drives. */
+export interface ChannelCompanion {
+  /** Logs the person's message durably (before any model call). */
+  receive(input: IncomingInput): Promise<unknown>;
+  /** Answers everything unanswered; calls made while a turn runs join the next turn. */
+  reply(): Promise<unknown>;
+}
+
+/** Telegram refused the token at getMe: the person must fix TELEGRAM_BOT_TOKEN. */
+export class TelegramTokenRejectedError extends Error {
+  override readonly name = "TelegramTokenRejectedError";
+}
+
+export interface TelegramChannelOptions {
+  token: string;
+  ownerId: number;
+  /** A Bot API root other than Telegram's (a local Bot API server, or the tests' fake). */
+  apiRoot?: string | undefined;
+  companion: ChannelCompanion;
+  messages: MessageLog;
+  commands: CommandHandlers;
+  clock: Clock;
+  logger: Logger;
+  retryPolicy?: RetryPolicy;
+  /** Long-poll timeout; Telegram's recommended 30 s unless told otherwise. */
+  pollTimeoutSeconds?: number;
+  /** Something went wrong that restarting fixes better than carrying on (e.g. the disk). */
+  onFatal(error: unknown): void;
+}
+
+const TELEGRAM_API_ROOT = "https://api.telegram.org";
+/** A stranger gets the fixed reply at most this often. */
+export const STRANGER_REPLY_INTERVAL_MS = 60 * 60_000;
+/** The model accepts images up to 5 MB; larger photos reach it as their caption only. */
+const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/** The one reply a stranger gets: no model, nothing logged, and their id for setting up their own. */
+export function strangerReply(userId: number): string {
+  return `Hi! I'm a private companion that talks with one person only, so I can't chat with you here.\n\nYour Telegram id is ${userId}. If you are setting up your own, that's the number for TELEGRAM_OWNER_ID.`;
+}
+
+/** Failed to write the person's message down: the update must not be confirmed to Telegram. */
+class NotPersistedError extends Error {
+  override readonly name = "NotPersistedError";
+}
+
+/**
+ * The companion on Telegram. Only the owner's private chat is heard; strangers get one fixed
+ * reply an hour, groups nothing. Each update is logged before it is confirmed to Telegram (the
+ * next getUpdates offset confirms it), and an update the log already holds is skipped, so a
+ * restart at any moment processes every update exactly once. Replies run outside the update
+ * loop so messages that arrive while the companion thinks reach it and join the next turn.
+ */
+export class TelegramChannel {
+  readonly bot: Bot;
+  readonly outbound: TelegramOutbound;
+  readonly #options: TelegramChannelOptions;
+  readonly #apiRoot: string;
+  readonly #strangersAnswered = new Map<number, number>();
+  readonly #inFlight = new Set<Promise<unknown>>();
+  #polling: Promise<void> | undefined;
+
+  constructor(options: TelegramChannelOptions) {
+    this.#options = options;
+    this.#apiRoot = options.apiRoot ?? TELEGRAM_API_ROOT;
+    this.bot = new Bot(options.token, { client: { apiRoot: this.#apiRoot } });
+    this.bot.api.config.use(retryTransformer(options.retryPolicy ?? DEFAULT_RETRY_POLICY, options.logger));
+    this.outbound = new TelegramOutbound({
+      api: this.bot.api,
+      chatId: options.ownerId,
+      logger: options.logger,
+    });
+    this.bot.on(["message", "edited_message"], (ctx) => this.#route(ctx));
+    this.bot.catch((error) => {
+      if (error.error instanceof NotPersistedError) {
+        options.onFatal(error.error);
+        return;
+      }
+      options.logger.error(
+        { err: error.error, updateId: error.ctx.update.update_id },
+        "update handling failed",
+      );
+    });
+  }
+
+  /** Asks Telegram who the bot is; a rejected token becomes TelegramTokenRejectedError. */
+  async verify(): Promise<UserFromGetMe> {
+    try {
+      await this.bot.init();
+      return this.bot.botInfo;
+    } catch (error) {
+      if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
+        throw new TelegramTokenRejectedError(
+          `Telegram rejected TELEGRAM_BOT_TOKEN (${error.description}). Copy the token again from @BotFather (/mybots → your bot → API Token) and put it in .env.`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Registers the command menu and starts long polling; resolves once polling runs. */
+  async start(): Promise<void> {
+    const me = await this.verify();
+    try {
+      await this.bot.api.setMyCommands([...BOT_COMMANDS]);
+    } catch (err) {
+      this.#options.logger.warn({ err }, "could not register the command menu; commands still work");
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.#polling = this.bot
+        .start({
+          allowed_updates: ["message", "edited_message"],
+          timeout: this.#options.pollTimeoutSeconds ?? 30,
+          onStart: () => resolve(),
+        })
+        .catch((error: unknown) => {
+          reject(error);
+          this.#options.onFatal(error);
+        });
+    });
+    this.#options.logger.info({ bot: me.username }, "listening on Telegram");
+  }
+
+  /**
+   * Stops taking updates (confirming those handled), then waits up to `graceMs` for replies
+   * in flight to be sent.
+   */
+  async stop(graceMs: number): Promise<void> {
+    if (this.bot.isRunning()) await this.bot.stop().catch(() => undefined);
+    await this.#polling;
+    await settleWithin([...this.#inFlight], graceMs);
+  }
+
+  async #route(ctx: Context): Promise<void> {
+    const message = ctx.message ?? ctx.editedMessage;
+    if (message?.chat.type !== "private" || !message.from) return;
+    if (message.from.id !== this.#options.ownerId) {
+      if (ctx.message) await this.#answerStranger(message.from.id, message.chat.id);
+      return;
+    }
+    if (ctx.editedMessage) {
+      await this.#applyEdit(ctx.editedMessage);
+      return;
+    }
+    const command = message.text ? commandOf(message.text) : null;
+    if (command) {
+      await this.#runCommand(command.name, command.args);
+      return;
+    }
+    await this.#receive(ctx.update.update_id, message);
+  }
+
+  async #answerStranger(userId: number, chatId: number): Promise<void> {
+    const now = this.#options.clock.now().getTime();
+    const last = this.#strangersAnswered.get(userId);
+    if (last !== undefined && now - last < STRANGER_REPLY_INTERVAL_MS) return;
+    this.#strangersAnswered.set(userId, now);
+    this.#options.logger.info({ strangerId: userId }, "message from a stranger: fixed reply, nothing logged");
+    await this.bot.api.sendMessage(chatId, strangerReply(userId)).catch((err: unknown) => {
+      this.#options.logger.warn({ err }, "could not answer a stranger");
+    });
+  }
+
+  async #applyEdit(edited: TelegramMessage): Promise<void> {
+    const described = describeMessage(edited);
+    if (!described) return;
+    const logged = await this.#options.messages.findByTelegram(edited.chat.id, edited.message_id);
+    if (!logged) return;
+    const editedAt = new Date((edited.edit_date ?? edited.date) * 1000).toISOString();
+    await this.#options.messages.update(logged.id, { text: described.text, editedAt });
+    this.#options.logger.info({ messageId: logged.id }, "the person edited a message");
+  }
+
+  async #runCommand(name: Parameters<CommandHandlers["run"]>[0], args: string): Promise<void> {
+    this.#options.logger.info({ command: name }, "command");
+    const reply = await this.#options.commands.run(name, args);
+    if ("text" in reply) await this.outbound.send({ text: reply.text, kind: "notice" });
+    else
+      await this.outbound.sendDocument(
+        reply.document.fileName,
+        reply.document.contents,
+        reply.document.caption,
+      );
+  }
+
+  async #receive(updateId: number, message: TelegramMessage): Promise<void> {
+    const { messages, companion, logger } = this.#options;
+    if (messages.hasTelegramUpdate(updateId)) {
+      logger.info({ updateId }, "update already handled before a restart; skipped");
+      return;
+    }
+    const described = describeMessage(message);
+    if (!described) return;
+    const input: IncomingInput = {
+      text: described.text,
+      channel: "telegram",
+      ...(described.media ? { media: described.media } : {}),
+      telegram: { chatId: message.chat.id, messageId: message.message_id, updateId },
+    };
+    if (described.photoFileId) {
+      const image = await this.#downloadImage(described.photoFileId);
+      if (image) input.image = image;
+    }
+    try {
+      await companion.receive(input);
+    } catch (error) {
+      throw new NotPersistedError(`could not log the person's message: ${String(error)}`, { cause: error });
+    }
+    logger.info({ updateId, kind: described.media?.kind ?? "text" }, "message from the person");
+    this.#track(companion.reply());
+  }
+
+  async #downloadImage(fileId: string): Promise<IncomingInput["image"] | undefined> {
+    try {
+      const file = await this.bot.api.getFile(fileId);
+      const mediaType = file.file_path ? imageMediaType(file.file_path) : null;
+      if (!file.file_path || !mediaType || (file.file_size ?? 0) > MAX_IMAGE_BYTES) return undefined;
+      const response = await fetch(`${this.#apiRoot}/file/bot${this.#options.token}/${file.file_path}`);
+      if (!response.ok) throw new Error(`download answered ${response.status}`);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      if (bytes.byteLength > MAX_IMAGE_BYTES) return undefined;
+      return { mediaType, base64: bytes.toString("base64") };
+    } catch (err) {
+      this.#options.logger.warn(
+        { err: String(err) },
+        "could not fetch a photo; the model gets its caption only",
+      );
+      return undefined;
+    }
+  }
+
+  #track(turn: Promise<unknown>): void {
+    const tracked = turn.catch((err: unknown) => {
+      this.#options.logger.error({ err }, "reply failed; it will be retried after a restart");
+    });
+    this.#inFlight.add(tracked);
+    void tracked.finally(() => this.#inFlight.delete(tracked));
+  }
+}
+
+/** Waits for the promises, but not longer than `ms`. */
+async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<void> {
+  if (promises.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled(promises),
+    new Promise((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}

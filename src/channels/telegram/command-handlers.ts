@@ -1,0 +1,216 @@
+import { DateTime } from "luxon";
+import type { Clock } from "../../clock.ts";
+import { formatQuietHours, type QuietHours } from "../../config.ts";
+import { activeMemory, type MemoryItem } from "../../mind/memory.ts";
+import type { MindStore } from "../../store/mind.ts";
+import {
+  type CommandName,
+  parseForgetArgs,
+  parsePauseArgs,
+  parseQuietArgs,
+  parseTimezoneArgs,
+  parseWipeArgs,
+  WIPE_CONFIRMATION,
+} from "./commands.ts";
+
+/**
+ * What each slash command does, apart from Telegram: it reads and changes the mind's state
+ * and answers with text (or, for /export, a file). Kept out of the bot so every command can
+ * be exercised against a real MindStore without a network.
+ */
+
+/** What a command answers with. */
+export type CommandReply =
+  | { text: string }
+  | { document: { fileName: string; contents: Uint8Array; caption: string } };
+
+export interface CommandHandlerDeps {
+  mind: MindStore;
+  clock: Clock;
+  /** The configured zone and quiet hours; the person's /tz and /quiet override them. */
+  settings: { timezone: string; quietHours: QuietHours };
+  /** The /status text (built by the status module from the stores and the schedule). */
+  status(): Promise<string>;
+  /** Everything kept about the person, as one JSON-able object. */
+  exportAll(): Promise<unknown>;
+  /** Deletes everything kept about the person. */
+  wipeAll(): Promise<void>;
+}
+
+/** How long a /wipe question waits for its /wipe yes. */
+export const WIPE_CONFIRM_MS = 5 * 60_000;
+
+export const START_TEXT = [
+  "Hi. I'm a companion for one person: you.",
+  "",
+  "Talk to me about anything. I remember what matters to you, and now and then I check in on my own — never during your quiet hours, and never piling up messages you haven't answered.",
+  "",
+  "Your words are kept on the computer that runs me and are sent to the AI model only to write my replies.",
+  "",
+  "/status — how things stand · /pause, /resume — check-ins · /quiet, /tz — your hours and zone",
+  "/memory — what I know · /forget — delete something · /export — all of it as a file · /wipe — delete everything · /why — about the last check-in",
+].join("\n");
+
+/** Runs one command; `args` is the text after the command name. */
+export class CommandHandlers {
+  readonly #deps: CommandHandlerDeps;
+  #wipeAskedAt: number | null = null;
+
+  constructor(deps: CommandHandlerDeps) {
+    this.#deps = deps;
+  }
+
+  async run(name: CommandName, args: string): Promise<CommandReply> {
+    switch (name) {
+      case "start":
+        return { text: START_TEXT };
+      case "status":
+        return { text: await this.#deps.status() };
+      case "pause":
+        return this.#pause(args);
+      case "resume":
+        await this.#deps.mind.update((m) => {
+          m.heartbeat.pausedIndefinitely = false;
+          m.heartbeat.pausedUntil = null;
+        });
+        return { text: "Check-ins are back on." };
+      case "quiet":
+        return this.#quiet(args);
+      case "tz":
+        return this.#timezone(args);
+      case "memory":
+        return { text: this.#memory() };
+      case "forget":
+        return this.#forget(args);
+      case "export":
+        return this.#export();
+      case "wipe":
+        return this.#wipe(args);
+      case "why":
+        return { text: this.#why() };
+    }
+  }
+
+  #zone(): string {
+    return this.#deps.mind.read().heartbeat.timezone ?? this.#deps.settings.timezone;
+  }
+
+  #localTime(instant: Date | string): string {
+    const local = DateTime.fromJSDate(new Date(instant), { zone: this.#zone() });
+    const today = DateTime.fromJSDate(this.#deps.clock.now(), { zone: this.#zone() });
+    return local.hasSame(today, "day") ? local.toFormat("HH:mm") : local.toFormat("ccc d LLL, HH:mm");
+  }
+
+  async #pause(args: string): Promise<CommandReply> {
+    const parsed = parsePauseArgs(args, this.#deps.clock.now(), this.#zone());
+    if (!parsed.ok) return { text: parsed.problem };
+    const request = parsed.value;
+    await this.#deps.mind.update((m) => {
+      m.heartbeat.pausedIndefinitely = request.kind === "indefinitely";
+      m.heartbeat.pausedUntil = request.kind === "until" ? request.until.toISOString() : null;
+    });
+    if (request.kind === "indefinitely")
+      return { text: "Check-ins paused until you send /resume. I'm still here when you write." };
+    return { text: `Check-ins paused until ${this.#localTime(request.until)} (${this.#zone()}).` };
+  }
+
+  async #quiet(args: string): Promise<CommandReply> {
+    const parsed = parseQuietArgs(args);
+    if (!parsed.ok) return { text: parsed.problem };
+    const quiet = parsed.value;
+    await this.#deps.mind.update((m) => {
+      m.heartbeat.quietHours = quiet;
+    });
+    const effective = quiet ?? this.#deps.settings.quietHours;
+    return {
+      text:
+        effective.start === effective.end
+          ? "No quiet hours now: I may check in at any hour."
+          : `Quiet hours: ${formatQuietHours(effective)} (${this.#zone()}). I won't check in then.`,
+    };
+  }
+
+  async #timezone(args: string): Promise<CommandReply> {
+    const parsed = parseTimezoneArgs(args);
+    if (!parsed.ok) return { text: parsed.problem };
+    const zone = parsed.value;
+    await this.#deps.mind.update((m) => {
+      m.heartbeat.timezone = zone;
+    });
+    const now = DateTime.fromJSDate(this.#deps.clock.now(), { zone: this.#zone() }).toFormat("HH:mm");
+    return {
+      text:
+        zone === null
+          ? `Back to your home zone, ${this.#zone()} (it's ${now} there).`
+          : `Got it: you're on ${zone} time now (it's ${now} there). Quiet hours follow you.`,
+    };
+  }
+
+  #memory(): string {
+    const mind = this.#deps.mind.read();
+    const known = mind.scratchpad.understanding_known.trim();
+    const active = activeMemory(mind.memory);
+    const list = (items: MemoryItem[]) => items.map((item) => `• ${item.text}`).join("\n");
+    const patterns = active.filter((i) => i.kind === "pattern");
+    const loops = active.filter((i) => i.kind === "open_loop");
+    const milestones = active.filter((i) => i.kind === "milestone");
+    const sections = [
+      known ? `What I know:\n${known}` : "",
+      patterns.length ? `Patterns you've told me about:\n${list(patterns)}` : "",
+      loops.length ? `Things still open:\n${list(loops)}` : "",
+      milestones.length ? `Milestones:\n${list(milestones)}` : "",
+    ].filter(Boolean);
+    if (sections.length === 0) return "I don't know much about you yet. That will change as we talk.";
+    return `${sections.join("\n\n")}\n\n/forget TEXT deletes anything here that mentions TEXT.`;
+  }
+
+  async #forget(args: string): Promise<CommandReply> {
+    const parsed = parseForgetArgs(args);
+    if (!parsed.ok) return { text: parsed.problem };
+    const result = await this.#deps.mind.forget(parsed.value);
+    const removed = [
+      ...result.memory.map((item) => item.text),
+      ...result.scratchpadLines.map((line) => line.replace(/^[^:]*:\s*/, "")),
+      ...result.threadNotes,
+    ];
+    if (removed.length === 0) return { text: `I had nothing that mentions "${parsed.value}".` };
+    return { text: `Forgotten — deleted for good:\n${removed.map((line) => `• ${line}`).join("\n")}` };
+  }
+
+  async #export(): Promise<CommandReply> {
+    const data = await this.#deps.exportAll();
+    const stamp = DateTime.fromJSDate(this.#deps.clock.now(), { zone: "utc" }).toFormat("yyyy-LL-dd");
+    return {
+      document: {
+        fileName: `presence-export-${stamp}.json`,
+        contents: new TextEncoder().encode(`${JSON.stringify(data, null, 2)}\n`),
+        caption: "Everything I keep about you: our messages, my notes and memory, check-in decisions.",
+      },
+    };
+  }
+
+  async #wipe(args: string): Promise<CommandReply> {
+    const now = this.#deps.clock.now().getTime();
+    const confirmed =
+      parseWipeArgs(args) === "confirm" &&
+      this.#wipeAskedAt !== null &&
+      now - this.#wipeAskedAt <= WIPE_CONFIRM_MS;
+    if (!confirmed) {
+      this.#wipeAskedAt = now;
+      return {
+        text: `This deletes everything I keep about you: our messages, my notes, my memory. It can't be undone.\n\nTo go ahead, send /wipe ${WIPE_CONFIRMATION} within 5 minutes.`,
+      };
+    }
+    this.#wipeAskedAt = null;
+    await this.#deps.wipeAll();
+    return { text: "Done. Everything is deleted; I'm starting fresh." };
+  }
+
+  #why(): string {
+    const decision = this.#deps.mind.lastDecision();
+    if (!decision) return "I haven't considered a check-in yet.";
+    const when = this.#localTime(decision.ts);
+    const what = decision.fire ? "I checked in" : "I held back";
+    return `${what} at ${when}: ${decision.reason}${decision.topic ? ` (topic: ${decision.topic})` : ""}.\n${decision.detail}`;
+  }
+}

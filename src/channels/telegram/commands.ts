@@ -1,0 +1,129 @@
+import { DateTime } from "luxon";
+import { isValidTimezone, parseQuietHours, type QuietHours } from "../../config.ts";
+
+/**
+ * The bot's slash commands: the menu Telegram shows (setMyCommands) and the parsing of their
+ * arguments. Pure — time comes in as `now` and a zone — so every phrasing is unit-tested; the
+ * effects live in command-handlers.ts.
+ */
+
+/** The menu, in the order Telegram shows it. Descriptions are 3–256 characters. */
+export const BOT_COMMANDS = [
+  { command: "start", description: "What this is and how it works" },
+  { command: "status", description: "Check-ins on or paused, next check-in, tokens today" },
+  { command: "pause", description: "Pause check-ins: /pause, /pause 2h, /pause until 18:00" },
+  { command: "resume", description: "Resume check-ins" },
+  { command: "quiet", description: "Set quiet hours: /quiet 22:00-08:00" },
+  { command: "tz", description: "Set your time zone while travelling: /tz Europe/Lisbon" },
+  { command: "memory", description: "What I know about you" },
+  { command: "forget", description: "Delete what I remember about something: /forget TEXT" },
+  { command: "export", description: "Everything I keep about you, as a file" },
+  { command: "wipe", description: "Delete everything (asks first)" },
+  { command: "why", description: "Why the last check-in was sent or held back" },
+] as const;
+
+export type CommandName = (typeof BOT_COMMANDS)[number]["command"];
+
+/** A parsed argument, or the sentence to say back when it cannot be understood. */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
+const problem = <T>(text: string): Parsed<T> => ({ ok: false, problem: text });
+
+/** Which command a message is, when it is one ("/pause@my_bot 2h" included). */
+export function commandOf(text: string): { name: CommandName; args: string } | null {
+  const match = /^\/([a-z_]+)(?:@\w+)?(?:\s+([\s\S]*))?$/i.exec(text.trim());
+  if (!match) return null;
+  const name = (match[1] ?? "").toLowerCase();
+  const known = BOT_COMMANDS.find((c) => c.command === name);
+  return known ? { name: known.command, args: (match[2] ?? "").trim() } : null;
+}
+
+/** Check-ins paused until /resume, or until an instant. */
+export type PauseRequest = { kind: "indefinitely" } | { kind: "until"; until: Date };
+
+/** The longest pause with an end; longer ones are what plain /pause is for. */
+export const MAX_PAUSE_DAYS = 30;
+
+const UNIT_MINUTES: Record<string, number> = { m: 1, min: 1, h: 60, hr: 60, d: 1440 };
+
+/**
+ * `/pause` (until /resume), `/pause 2h`, `/pause 90m`, `/pause 1h30m`, `/pause 2 days`,
+ * `/pause until 18:00` (the next 18:00 in the person's zone: today, or tomorrow if past).
+ */
+export function parsePauseArgs(args: string, now: Date, zone: string): Parsed<PauseRequest> {
+  const text = args.trim().toLowerCase();
+  if (text === "") return ok({ kind: "indefinitely" });
+  const until = /^until\s+(\d{1,2})(?::(\d{2}))?$/.exec(text);
+  if (until) {
+    const hour = Number(until[1]);
+    const minute = Number(until[2] ?? "0");
+    if (hour > 23 || minute > 59) return problem(`"${args}" is not a time of day; try /pause until 18:00`);
+    const local = DateTime.fromJSDate(now, { zone });
+    let end = local.set({ hour, minute, second: 0, millisecond: 0 });
+    if (end <= local) end = end.plus({ days: 1 });
+    return ok({ kind: "until", until: end.toUTC().toJSDate() });
+  }
+  const minutes = durationMinutes(text);
+  if (minutes === null) {
+    return problem(`I didn't understand "${args}". Try /pause, /pause 2h, /pause 30m or /pause until 18:00.`);
+  }
+  if (minutes <= 0) return problem("A pause needs some length; try /pause 2h.");
+  if (minutes > MAX_PAUSE_DAYS * 1440) {
+    return problem(
+      `That's longer than ${MAX_PAUSE_DAYS} days; use /pause with no time to pause until /resume.`,
+    );
+  }
+  return ok({ kind: "until", until: new Date(now.getTime() + minutes * 60_000) });
+}
+
+const DURATION_PIECE = /(\d+(?:\.\d+)?)\s*(minutes?|mins?|m|hours?|hrs?|h|days?|d)\s*/g;
+const WHOLE_DURATION = /^(?:\d+(?:\.\d+)?\s*(?:minutes?|mins?|m|hours?|hrs?|h|days?|d)\s*)+$/;
+
+/** "2h", "90m", "1h30m", "2 days", "45 minutes" → minutes; null when not a duration. */
+function durationMinutes(text: string): number | null {
+  if (!WHOLE_DURATION.test(text)) return null;
+  let total = 0;
+  for (const [, amount, unit = ""] of text.matchAll(DURATION_PIECE)) {
+    const key = unit.startsWith("mi") || unit === "m" ? "m" : unit.startsWith("h") ? "h" : "d";
+    total += Number(amount) * (UNIT_MINUTES[key] ?? 0);
+  }
+  return Math.round(total);
+}
+
+/** `/quiet 22:00-08:00`; `/quiet off` clears the override, back to the configured hours. */
+export function parseQuietArgs(args: string): Parsed<QuietHours | null> {
+  const text = args.trim();
+  if (/^(off|default|reset)$/i.test(text)) return ok(null);
+  const quiet = parseQuietHours(text.replace(/\s*[-–—]\s*/, "-"));
+  if (!quiet) return problem("Tell me the quiet hours as HH:MM-HH:MM, for example /quiet 22:00-08:00.");
+  return ok(quiet);
+}
+
+/** `/tz Area/City` (an IANA zone); `/tz off` goes back to the configured zone. */
+export function parseTimezoneArgs(args: string): Parsed<string | null> {
+  const text = args.trim();
+  if (/^(off|default|reset|home)$/i.test(text)) return ok(null);
+  if (text === "") return problem("Tell me the zone, for example /tz Europe/Lisbon or /tz America/New_York.");
+  if (!text.includes("/") && text.toUpperCase() !== "UTC") {
+    return problem(`"${text}" is not a zone name I can use; zones look like Europe/Lisbon or Asia/Tokyo.`);
+  }
+  if (isValidTimezone(text))
+    return ok(new Intl.DateTimeFormat("en-US", { timeZone: text }).resolvedOptions().timeZone);
+  return problem(`I don't know the zone "${text}"; zones look like Europe/Lisbon or Asia/Tokyo.`);
+}
+
+/** `/forget TEXT`: what to forget, at least two characters so one letter cannot erase everything. */
+export function parseForgetArgs(args: string): Parsed<string> {
+  const text = args.trim();
+  if (text.length < 2) return problem("Tell me what to forget, for example /forget my sister's wedding.");
+  return ok(text);
+}
+
+/** The word that confirms /wipe. */
+export const WIPE_CONFIRMATION = "yes";
+
+/** `/wipe` asks; `/wipe yes` (after the question) confirms. */
+export function parseWipeArgs(args: string): "ask" | "confirm" {
+  return args.trim().toLowerCase() === WIPE_CONFIRMATION ? "confirm" : "ask";
+}

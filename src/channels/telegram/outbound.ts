@@ -1,0 +1,129 @@
+import { type Api, GrammyError, InputFile } from "grammy";
+import type { MessageEntity } from "grammy/types";
+import type { Logger } from "../../log.ts";
+import { type Delivery, type OutboundPort, type OutgoingMessage, RecipientBlockedError } from "../../port.ts";
+import { type FormattedText, formatMarkdown } from "./format.ts";
+import { splitFormatted } from "./split.ts";
+
+/** Telegram shows "typing…" for about 5 s; refreshing a little sooner keeps it steady. */
+export const TYPING_REFRESH_MS = 4_000;
+
+export interface TelegramOutboundOptions {
+  /** A grammY Api with the retry transformer installed (see retry.ts). */
+  api: Api;
+  /** The owner's private chat: the only chat this companion speaks in. */
+  chatId: number;
+  logger: Logger;
+  typingRefreshMs?: number;
+}
+
+/**
+ * The outbound port over Telegram. A reply becomes one or more messages (formatted, split at
+ * natural boundaries) sent strictly in order; sends from different turns never interleave.
+ * A blocked bot surfaces as RecipientBlockedError so check-ins stop instead of retrying.
+ */
+export class TelegramOutbound implements OutboundPort {
+  readonly #api: Api;
+  readonly #chatId: number;
+  readonly #logger: Logger;
+  readonly #typingRefreshMs: number;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: TelegramOutboundOptions) {
+    this.#api = options.api;
+    this.#chatId = options.chatId;
+    this.#logger = options.logger;
+    this.#typingRefreshMs = options.typingRefreshMs ?? TYPING_REFRESH_MS;
+  }
+
+  /**
+   * Sends every part of the message; resolves with the first part's identifiers. Model text is
+   * markdown and gets formatted; a notice is fixed text and goes out exactly as written.
+   */
+  send(message: OutgoingMessage): Promise<Delivery> {
+    const formatted =
+      message.kind === "notice" ? { text: message.text, entities: [] } : formatMarkdown(message.text);
+    const parts = splitFormatted(formatted);
+    if (parts.length === 0) return Promise.reject(new Error("refusing to send an empty message"));
+    return this.#serial(async () => {
+      let first: Delivery | undefined;
+      for (const part of parts) {
+        const messageId = await this.#sendPart(part);
+        first ??= { telegram: { chatId: this.#chatId, messageId } };
+      }
+      return first as Delivery;
+    });
+  }
+
+  /** Sends a file (the /export), in turn with the messages. */
+  sendDocument(fileName: string, contents: Uint8Array, caption?: string): Promise<Delivery> {
+    return this.#serial(async () => {
+      const sent = await this.#call(() =>
+        this.#api.sendDocument(this.#chatId, new InputFile(contents, fileName), caption ? { caption } : {}),
+      );
+      return { telegram: { chatId: this.#chatId, messageId: sent.message_id } };
+    });
+  }
+
+  /**
+   * Shows "typing…" now and keeps it showing until the returned function is called. Failures
+   * are only logged: a missing indicator must never cost the reply.
+   */
+  showWorking(): () => void {
+    const tick = () => {
+      this.#api.sendChatAction(this.#chatId, "typing").catch((err: unknown) => {
+        this.#logger.debug({ err }, "typing indicator not shown");
+      });
+    };
+    tick();
+    const timer = setInterval(tick, this.#typingRefreshMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
+
+  async #sendPart(part: FormattedText): Promise<number> {
+    try {
+      const sent = await this.#call(() =>
+        this.#api.sendMessage(
+          this.#chatId,
+          part.text,
+          part.entities.length > 0 ? { entities: part.entities as MessageEntity[] } : {},
+        ),
+      );
+      return sent.message_id;
+    } catch (error) {
+      if (!isFormattingRefused(error) || part.entities.length === 0) throw error;
+      this.#logger.warn(
+        { err: (error as GrammyError).description },
+        "telegram refused the formatting; sending plain text",
+      );
+      const sent = await this.#call(() => this.#api.sendMessage(this.#chatId, part.text));
+      return sent.message_id;
+    }
+  }
+
+  async #call<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (error) {
+      if (error instanceof GrammyError && error.error_code === 403) {
+        throw new RecipientBlockedError(`Telegram refused to deliver: ${error.description}`);
+      }
+      throw error;
+    }
+  }
+
+  #serial<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(operation, operation);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+function isFormattingRefused(error: unknown): boolean {
+  return (
+    error instanceof GrammyError &&
+    error.error_code === 400 &&
+    /can't parse entities|entity/i.test(error.description)
+  );
+}

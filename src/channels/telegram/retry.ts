@@ -1,0 +1,103 @@
+import { HttpError, type Transformer } from "grammy";
+import type { Logger } from "../../log.ts";
+
+/**
+ * How hard a Telegram call is retried before the caller hears about the failure. Bounded in
+ * attempts and in waiting, so a long outage surfaces as an error (the companion keeps the
+ * message unanswered and recovery answers it later) instead of an endless loop.
+ */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  /** First backoff after a 5xx or a dropped connection; doubles each time. */
+  baseDelayMs: number;
+  /** Longest backoff between two attempts. */
+  maxDelayMs: number;
+  /** A 429 asking to wait longer than this is not waited for: the error goes to the caller. */
+  maxRetryAfterSeconds: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 6,
+  baseDelayMs: 1_000,
+  maxDelayMs: 30_000,
+  maxRetryAfterSeconds: 120,
+};
+
+/**
+ * Methods that are not retried here: long polling has grammY's own loop, and a "typing…"
+ * that arrives late is worse than none.
+ */
+const NOT_RETRIED = new Set(["getUpdates", "sendChatAction"]);
+
+/**
+ * A grammY transformer that retries 429 (honouring retry_after), 5xx and dropped connections
+ * with exponential backoff, within the policy's bounds. Written here rather than taken from
+ * @grammyjs/auto-retry because that plugin retries network errors without any bound.
+ */
+export function retryTransformer(
+  policy: RetryPolicy,
+  logger: Logger,
+  sleep: (ms: number, signal?: AbortSignalLike) => Promise<void> = abortableSleep,
+): Transformer {
+  return async (prev, method, payload, signal) => {
+    if (NOT_RETRIED.has(method)) return prev(method, payload, signal);
+    let backoff = policy.baseDelayMs;
+    const nextBackoff = () => {
+      const wait = backoff;
+      backoff = Math.min(backoff * 2, policy.maxDelayMs);
+      return wait;
+    };
+    for (let attempt = 1; ; attempt += 1) {
+      const last = attempt >= policy.maxAttempts;
+      let waitMs: number;
+      try {
+        const result = await prev(method, payload, signal);
+        if (result.ok || last) return result;
+        const retryAfter = result.parameters?.retry_after;
+        if (typeof retryAfter === "number") {
+          if (retryAfter > policy.maxRetryAfterSeconds) return result;
+          waitMs = retryAfter * 1000;
+        } else if (result.error_code >= 500) {
+          waitMs = nextBackoff();
+        } else {
+          return result;
+        }
+        logger.warn(
+          { method, attempt, errorCode: result.error_code, waitMs },
+          "telegram call failed, retrying",
+        );
+      } catch (error) {
+        if (!(error instanceof HttpError) || last || signal?.aborted) throw error;
+        waitMs = nextBackoff();
+        logger.warn({ method, attempt, waitMs, err: error.message }, "telegram unreachable, retrying");
+      }
+      await sleep(waitMs, signal);
+    }
+  };
+}
+
+/** What grammY passes as a signal (its own AbortSignal polyfill type, not the DOM one). */
+type AbortSignalLike = {
+  readonly aborted: boolean;
+  addEventListener(type: "abort", listener: () => void, options?: { once: boolean }): void;
+  removeEventListener(type: "abort", listener: () => void): void;
+};
+
+function abortableSleep(ms: number, signal?: AbortSignalLike): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new Error("aborted while waiting to retry"));
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new Error("aborted while waiting to retry"));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,59 @@
+import { DateTime } from "luxon";
+import { type Clock, systemClock } from "../clock.ts";
+import { loadCoreConfig, loadModelConfig } from "../config.ts";
+import { readDataLock } from "../store/lock.ts";
+import { MessageLog } from "../store/messages.ts";
+import { MindStore } from "../store/mind.ts";
+import { buildStatus, formatStatus } from "../status.ts";
+import { parseInstant } from "./awareness.ts";
+import { defineCommand } from "./command.ts";
+
+/** Hours of messages read to count the unanswered ones (the log adds everything since the person's last). */
+const STATUS_WINDOW_HOURS = 48;
+
+/**
+ * `status`: what the companion's data says now. Reads only: safe while the bot runs, and
+ * needs no secrets (the daily budget is read without the API key).
+ */
+export const statusCommand = defineCommand({
+  name: "status",
+  summary: "what the data says now: check-ins on or paused, unanswered, next check-in, tokens today",
+  usage: "status [--json] [--now ISO]",
+  help: [
+    "Reads the data directory (PRESENCE_DATA_DIR) without changing it, safe while the bot runs.",
+    "",
+    "Options:",
+    "  --json      the status as JSON",
+    "  --now ISO   look as of this moment instead of now (ISO 8601; without an offset, in PRESENCE_TIMEZONE)",
+  ].join("\n"),
+  options: { json: { type: "boolean" }, now: { type: "string" } },
+  async run({ values }, io) {
+    const core = loadCoreConfig(io.env);
+    // The budget is a model setting; it is read with a stand-in key because status needs no secret.
+    const budget = loadModelConfig({ ...io.env, ANTHROPIC_API_KEY: "not-needed-for-status" }).dailyTokenBudget;
+    const now = values.now === undefined ? systemClock.now() : parseInstant("status", "--now", values.now, core.timezone);
+    const clock: Clock = { now: () => now };
+    const mind = await MindStore.open(core.dataDir, clock, { readOnly: true });
+    const log = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone });
+    const state = mind.read();
+    const timezone = state.heartbeat.timezone ?? core.timezone;
+    const status = buildStatus({
+      now,
+      core,
+      mind: state,
+      messages: await log.awarenessSlice(now, STATUS_WINDOW_HOURS),
+      tokensToday: mind.tokensOnLocalDay(now, timezone),
+      budget,
+    });
+    const running = await readDataLock(core.dataDir);
+    if (values.json) {
+      io.stdout(`${JSON.stringify({ ...status, running }, null, 2)}\n`);
+      return 0;
+    }
+    const runningLine = running
+      ? `Running: yes (pid ${running.pid}, ${running.purpose}, since ${DateTime.fromISO(running.startedAt, { zone: timezone }).toFormat("ccc d LLL HH:mm")})`
+      : "Running: no";
+    io.stdout(`${formatStatus(status, timezone)}\n${runningLine}\n`);
+    return 0;
+  },
+});

@@ -1,0 +1,214 @@
+import { DateTime } from "luxon";
+import { z } from "zod";
+import type { AwarenessContext } from "../awareness/context.ts";
+import { type CoreConfig, formatQuietHours, isValidTimezone, type QuietHours } from "../config.ts";
+
+/**
+ * The heartbeat pre-check: before any model is called, decide whether a check-in may go
+ * out at all. Pure (no clock, no I/O), so every decision can be replayed, explained by
+ * /why and tested at any instant. The rules are few and hard on purpose; everything
+ * subtler (was it already answered? is the topic repeated?) is left to the model, which
+ * sees the awareness block.
+ */
+
+/** Why a check-in was held back, or `ok`; the first rule that holds wins, in this order. */
+export const heartbeatReasonSchema = z.enum([
+  "paused",
+  "blocked",
+  "quiet-hours",
+  "unanswered-limit",
+  "weekend-limit",
+  "recent-conversation",
+  "too-soon",
+  "daily-limit",
+  "budget",
+  "ok",
+]);
+export type HeartbeatReason = z.infer<typeof heartbeatReasonSchema>;
+
+const isoUtc = z.iso.datetime({ offset: false });
+const minuteOfDay = z
+  .number()
+  .int()
+  .min(0)
+  .max(24 * 60 - 1);
+
+/** Quiet hours as stored: minutes after local midnight, start inclusive, end exclusive. */
+export const quietHoursSchema = z.object({ start: minuteOfDay, end: minuteOfDay });
+
+/**
+ * What the person set and what was sent, kept in the mind's data between ticks. Every field
+ * has a default, so state written by an older version (or none at all) still loads.
+ */
+export const heartbeatStateSchema = z.object({
+  /** Check-ins are paused until this instant (`/pause 2h`, `/pause until 18:00`); null when not. */
+  pausedUntil: isoUtc.nullable().default(null),
+  /** `/pause` with no time: paused until `/resume`. */
+  pausedIndefinitely: z.boolean().default(false),
+  /** `/quiet HH:MM-HH:MM`: replaces the configured quiet hours. */
+  quietHours: quietHoursSchema.nullable().default(null),
+  /** `/tz Area/City` while travelling: replaces the configured zone. */
+  timezone: z
+    .string()
+    .refine(isValidTimezone, { message: "must be an IANA time zone such as Europe/Berlin" })
+    .nullable()
+    .default(null),
+  /** When recent check-ins went out; the daily limit counts those in the person's local day. */
+  checkinsSent: z.array(isoUtc).default([]),
+  /** Telegram said the person blocked the bot; cleared when they write again. */
+  blocked: z.boolean().default(false),
+  /** Today's token spend passed the budget; cleared when the day turns. */
+  budgetExceeded: z.boolean().default(false),
+});
+export type HeartbeatState = z.infer<typeof heartbeatStateSchema>;
+
+/** Nothing set, nothing sent: a fresh install. */
+export const emptyHeartbeatState: HeartbeatState = heartbeatStateSchema.parse({});
+
+/** The pre-check's answer; `detail` is one sentence for /why and the decision record. */
+export const heartbeatDecisionSchema = z.object({
+  fire: z.boolean(),
+  reason: heartbeatReasonSchema,
+  detail: z.string(),
+});
+export type HeartbeatDecision = z.infer<typeof heartbeatDecisionSchema>;
+
+/** The configured rules; the person's overrides in HeartbeatState win over zone and quiet hours. */
+export interface HeartbeatSettings {
+  timezone: string;
+  quietHours: QuietHours;
+  /** Hold check-ins once this many messages are unanswered. */
+  maxUnanswered: number;
+  /** On Saturday and Sunday, hold once this many are unanswered (0: no weekend check-ins). */
+  weekendMaxUnanswered: number;
+  /** Hold while the person wrote less than this many minutes ago: they are talking, not waiting. */
+  recentMinutes: number;
+  /** Hold while the companion's last message is younger than this. */
+  minGapMinutes: number;
+  maxCheckinsPerDay: number;
+}
+
+/** The pre-check's settings from the environment's configuration. */
+export function heartbeatSettingsFromConfig(core: CoreConfig): HeartbeatSettings {
+  return {
+    timezone: core.timezone,
+    quietHours: core.quietHours,
+    maxUnanswered: core.maxUnanswered,
+    weekendMaxUnanswered: core.weekendMaxUnanswered,
+    recentMinutes: core.recentMinutes,
+    minGapMinutes: core.minGapMinutes,
+    maxCheckinsPerDay: core.maxCheckinsPerDay,
+  };
+}
+
+/** The zone the person is in now: their /tz override, else the configured one. */
+export function effectiveTimezone(settings: HeartbeatSettings, state: HeartbeatState): string {
+  return state.timezone ?? settings.timezone;
+}
+
+/** True when the local time of `now` in `zone` falls in quiet hours (start inclusive, end exclusive, may wrap midnight). */
+export function isInQuietHours(now: Date, zone: string, quiet: QuietHours): boolean {
+  const local = DateTime.fromJSDate(now, { zone });
+  const minute = local.hour * 60 + local.minute;
+  if (quiet.start === quiet.end) return false;
+  return quiet.start < quiet.end
+    ? minute >= quiet.start && minute < quiet.end
+    : minute >= quiet.start || minute < quiet.end;
+}
+
+/** How many check-ins went out on the local day of `now`, up to `now`. */
+export function checkinsToday(state: HeartbeatState, now: Date, zone: string): number {
+  const today = DateTime.fromJSDate(now, { zone }).toISODate();
+  return state.checkinsSent.filter((ts) => {
+    const sent = DateTime.fromISO(ts, { zone });
+    return sent.toMillis() <= now.getTime() && sent.toISODate() === today;
+  }).length;
+}
+
+/**
+ * Records a check-in that went out. Sends older than two days are dropped: no local day
+ * reaches further back, and the state must not grow for a year.
+ */
+export function withCheckinSent(state: HeartbeatState, at: Date): HeartbeatState {
+  const horizon = at.getTime() - 2 * 24 * 60 * 60_000;
+  const kept = state.checkinsSent.filter((ts) => Date.parse(ts) >= horizon);
+  return { ...state, checkinsSent: [...kept, at.toISOString()] };
+}
+
+/**
+ * May a check-in go out now? The first rule that holds gives the reason: paused, blocked,
+ * quiet-hours, unanswered-limit, weekend-limit, recent-conversation, too-soon, daily-limit,
+ * budget; otherwise `ok`. Local times (quiet hours, weekend, "today") are in the person's
+ * zone, the state's override first.
+ */
+export function shouldFireHeartbeat(
+  awareness: AwarenessContext,
+  now: Date,
+  settings: HeartbeatSettings,
+  state: HeartbeatState,
+): HeartbeatDecision {
+  const zone = effectiveTimezone(settings, state);
+  const local = DateTime.fromJSDate(now, { zone });
+  const hold = (reason: HeartbeatReason, detail: string): HeartbeatDecision => ({
+    fire: false,
+    reason,
+    detail,
+  });
+
+  if (state.pausedIndefinitely) return hold("paused", "Check-ins are paused until /resume.");
+  if (state.pausedUntil !== null && now.getTime() < Date.parse(state.pausedUntil)) {
+    const until = DateTime.fromISO(state.pausedUntil, { zone });
+    return hold("paused", `Check-ins are paused until ${until.toFormat("ccc d LLL HH:mm")} (${zone}).`);
+  }
+  if (state.blocked) {
+    return hold("blocked", "The person blocked the bot; check-ins resume when they write again.");
+  }
+  const quiet = state.quietHours ?? settings.quietHours;
+  if (isInQuietHours(now, zone, quiet)) {
+    return hold(
+      "quiet-hours",
+      `It is ${local.toFormat("HH:mm")} in ${zone}, inside quiet hours ${formatQuietHours(quiet)}.`,
+    );
+  }
+  const unanswered = awareness.conversationState.unansweredCount;
+  if (unanswered >= settings.maxUnanswered) {
+    return hold(
+      "unanswered-limit",
+      `${count(unanswered, "message is", "messages are")} unanswered (limit ${settings.maxUnanswered}).`,
+    );
+  }
+  const weekend = local.weekday >= 6;
+  if (weekend && unanswered >= settings.weekendMaxUnanswered) {
+    return hold(
+      "weekend-limit",
+      `It is ${local.toFormat("cccc")} and ${count(unanswered, "message is", "messages are")} unanswered (weekend limit ${settings.weekendMaxUnanswered}).`,
+    );
+  }
+  const sinceUser = awareness.user.timeSinceLastMessage;
+  if (sinceUser !== null && sinceUser < settings.recentMinutes) {
+    return hold(
+      "recent-conversation",
+      `The person wrote ${count(sinceUser, "minute", "minutes")} ago (a conversation counts as recent for ${settings.recentMinutes}).`,
+    );
+  }
+  const sinceSelf = awareness.self.timeSinceLastMessage;
+  if (sinceSelf !== null && sinceSelf < settings.minGapMinutes) {
+    return hold(
+      "too-soon",
+      `The last message went out ${count(sinceSelf, "minute", "minutes")} ago (minimum gap ${settings.minGapMinutes}).`,
+    );
+  }
+  const sentToday = checkinsToday(state, now, zone);
+  if (sentToday >= settings.maxCheckinsPerDay) {
+    return hold(
+      "daily-limit",
+      `${count(sentToday, "check-in", "check-ins")} already sent today (limit ${settings.maxCheckinsPerDay}).`,
+    );
+  }
+  if (state.budgetExceeded) return hold("budget", "Today's token budget is spent.");
+  return { fire: true, reason: "ok", detail: "Nothing holds a check-in back." };
+}
+
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

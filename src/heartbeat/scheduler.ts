@@ -1,0 +1,85 @@
+import cron from "node-cron";
+import { isValidTimezone } from "../config.ts";
+import type { Logger } from "../log.ts";
+import { parseCron } from "./cron.ts";
+import { nextFireTime } from "./schedule.ts";
+
+/**
+ * The heartbeat's timer: node-cron in the person's zone calls `onTick` at each fire time.
+ * Ticks never overlap; a tick that throws is logged and the schedule carries on (grammY's
+ * bot.catch does not see work started by a timer); ticks missed while the process was
+ * down or blocked are not made up, because a burst of stale check-ins is worse than none.
+ */
+
+export interface HeartbeatScheduleOptions {
+  /** A cron expression (5 fields, or 6 with seconds first), e.g. "7 * * * *". */
+  cron: string;
+  /** IANA zone the expression's wall times are read in. */
+  timezone: string;
+  /** Called with the scheduled instant of the tick. */
+  onTick: (at: Date) => Promise<void> | void;
+  logger: Logger;
+}
+
+export interface HeartbeatSchedule {
+  /** Stops scheduling and resolves once a tick in flight has finished. */
+  stop(): Promise<void>;
+  /** The next tick after `now` (for /status), or null once stopped. */
+  nextRun(now: Date): Date | null;
+}
+
+/** Starts the heartbeat schedule; throws CronError for an expression it cannot run, RangeError for an unknown zone. */
+export function startHeartbeatSchedule(options: HeartbeatScheduleOptions): HeartbeatSchedule {
+  const { timezone, onTick, logger } = options;
+  const expression = parseCron(options.cron).expression;
+  if (!isValidTimezone(timezone)) {
+    throw new RangeError(`unknown time zone "${timezone}" (use an IANA name such as Europe/Berlin)`);
+  }
+  let inFlight: Promise<void> | null = null;
+  let stopped = false;
+
+  const tick = async (at: Date): Promise<void> => {
+    try {
+      await onTick(at);
+    } catch (err) {
+      logger.error({ err, tick: at.toISOString() }, "heartbeat tick failed");
+    }
+  };
+
+  const task = cron.schedule(
+    expression,
+    (context) => {
+      const run = tick(context.date);
+      inFlight = run;
+      return run.finally(() => {
+        if (inFlight === run) inFlight = null;
+      });
+    },
+    {
+      name: "heartbeat",
+      timezone,
+      noOverlap: true,
+      logger: {
+        info: (message) => logger.debug({ source: "node-cron" }, message),
+        warn: (message) => logger.warn({ source: "node-cron" }, message),
+        error: (message, err) => logger.error({ source: "node-cron", err: err ?? message }, String(message)),
+        debug: (message) => logger.debug({ source: "node-cron" }, String(message)),
+      },
+    },
+  );
+  logger.info({ cron: expression, timezone }, "heartbeat scheduled");
+
+  return {
+    async stop() {
+      if (!stopped) {
+        stopped = true;
+        await task.stop();
+        await task.destroy();
+      }
+      await inFlight;
+    },
+    nextRun(now) {
+      return stopped ? null : nextFireTime(expression, timezone, now);
+    },
+  };
+}

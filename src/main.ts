@@ -1,0 +1,268 @@
+import { defaultAwarenessSettings } from "./awareness/context.ts";
+import { TelegramChannel } from "./channels/telegram/bot.ts";
+import { CommandHandlers } from "./channels/telegram/command-handlers.ts";
+import type { Clock } from "./clock.ts";
+import {
+  type Companion,
+  type CompanionOptions,
+  createCompanion,
+  createLedgerModelClient,
+} from "./companion.ts";
+import type { CoreConfig, ModelConfig, TelegramConfig } from "./config.ts";
+import { CronError } from "./heartbeat/schedule.ts";
+import { type HeartbeatSchedule, startHeartbeatSchedule } from "./heartbeat/scheduler.ts";
+import type { Logger } from "./log.ts";
+import type { ModelClient } from "./mind/llm.ts";
+import { personaFromDir } from "./mind/persona.ts";
+import type { OutboundPort } from "./port.ts";
+import { buildStatus, formatStatus } from "./status.ts";
+import { acquireDataLock, type DataLock } from "./store/lock.ts";
+import { MessageLog } from "./store/messages.ts";
+import { MindStore } from "./store/mind.ts";
+import { NotesStore } from "./store/notes.ts";
+import { Trace } from "./store/trace.ts";
+
+/**
+ * Wiring: configuration → the data lock → stores → model client → companion → channel and
+ * heartbeat schedule, and the orderly way back down. `start` (Telegram) and `chat` (the
+ * terminal) share everything here but the channel.
+ */
+
+/** Everything opened for one data directory, owned by one process. */
+export interface Runtime {
+  core: CoreConfig;
+  model: ModelConfig;
+  clock: Clock;
+  logger: Logger;
+  lock: DataLock;
+  messages: MessageLog;
+  mind: MindStore;
+  notes: NotesStore;
+  trace: Trace;
+  llm: ModelClient;
+}
+
+/**
+ * Takes the data directory (DataLockedError names the PID holding it) and opens the stores.
+ * The lock comes first: nothing is read or written before this process owns the data.
+ */
+export async function openRuntime(options: {
+  core: CoreConfig;
+  model: ModelConfig;
+  purpose: string;
+  clock: Clock;
+  logger: Logger;
+}): Promise<Runtime> {
+  const { core, model, clock, logger } = options;
+  const lock = await acquireDataLock(core.dataDir, options.purpose, clock);
+  try {
+    const messages = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone, logger });
+    const mind = await MindStore.open(core.dataDir, clock);
+    const notes = new NotesStore({ dataDir: core.dataDir });
+    const trace = new Trace({ dataDir: core.dataDir, clock });
+    const llm = createLedgerModelClient(model, { clock, mind, logger });
+    return { core, model, clock, logger, lock, messages, mind, notes, trace, llm };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
+
+/** The companion over a runtime and a channel's outbound port. */
+export function buildCompanion(runtime: Runtime, port: OutboundPort, options?: CompanionOptions): Companion {
+  return createCompanion({
+    clock: runtime.clock,
+    core: runtime.core,
+    model: runtime.model,
+    log: runtime.messages,
+    mind: runtime.mind,
+    notes: runtime.notes,
+    trace: runtime.trace,
+    llm: runtime.llm,
+    port,
+    persona: personaFromDir(),
+    logger: runtime.logger,
+    ...(options ? { options } : {}),
+  });
+}
+
+/** The slash commands over a runtime: status, pause and the rest, export and wipe. */
+export function buildCommandHandlers(runtime: Runtime): CommandHandlers {
+  const { core, model, clock, messages, mind, notes, trace } = runtime;
+  return new CommandHandlers({
+    mind,
+    clock,
+    settings: { timezone: core.timezone, quietHours: core.quietHours },
+    async status() {
+      const now = clock.now();
+      const state = mind.read();
+      const zone = state.heartbeat.timezone ?? core.timezone;
+      const status = buildStatus({
+        now,
+        core,
+        mind: state,
+        messages: await messages.awarenessSlice(now, defaultAwarenessSettings.windowHours),
+        tokensToday: mind.tokensToday(zone),
+        budget: model.dailyTokenBudget > 0 ? model.dailyTokenBudget : null,
+      });
+      return formatStatus(status);
+    },
+    async exportAll() {
+      const keys = await notes.list();
+      return {
+        exportedAt: clock.now().toISOString(),
+        messages: await messages.all(),
+        mind: mind.exportAll(),
+        notes: await Promise.all(keys.map(async (n) => ({ key: n.key, text: await notes.read(n.key) }))),
+        trace: await trace.last(10_000),
+      };
+    },
+    async wipeAll() {
+      await messages.deleteAll();
+      await mind.deleteAll();
+      await notes.deleteAll();
+      await trace.deleteAll();
+    },
+  });
+}
+
+/** Bounds for a graceful stop; together well inside pm2's kill_timeout (ecosystem.config.cjs). */
+export const STOP_BUDGET = {
+  /** Replies in flight when updates stop. */
+  channelGraceMs: 5_000,
+  /** The companion's turn and reflections in flight. */
+  companionCloseMs: 3_000,
+} as const;
+
+/** Starts the heartbeat: each tick asks the companion; ticks missed while down are not made up. */
+export function startHeartbeat(runtime: Runtime, companion: Companion): HeartbeatSchedule {
+  const { core, logger } = runtime;
+  try {
+    return startHeartbeatSchedule({
+      cron: core.heartbeatCron,
+      timezone: runtime.mind.read().heartbeat.timezone ?? core.timezone,
+      logger,
+      onTick: async () => {
+        const outcome = await companion.heartbeat();
+        logger.info(
+          { outcome: outcome.status, ...("decision" in outcome ? { reason: outcome.decision.reason } : {}) },
+          "heartbeat",
+        );
+      },
+    });
+  } catch (error) {
+    if (error instanceof CronError) {
+      throw new Error(`PRESENCE_HEARTBEAT_CRON: ${error.message}`);
+    }
+    throw error;
+  }
+}
+
+/** The settings `start` needs, read together so every problem is reported at once. */
+export interface StartConfig {
+  core: CoreConfig;
+  model: ModelConfig;
+  telegram: TelegramConfig;
+}
+
+/** How the running bot reports and where it gets time; the real process passes its own. */
+export interface BotEnvironment {
+  clock: Clock;
+  logger: Logger;
+  /** Signals that stop the bot gracefully; tests may pass none and call stop(). */
+  signals?: readonly NodeJS.Signals[];
+}
+
+/** A running bot: `done` resolves with the exit code once it has stopped. */
+export interface RunningBot {
+  readonly runtime: Runtime;
+  readonly companion: Companion;
+  readonly channel: TelegramChannel;
+  readonly done: Promise<number>;
+  stop(code?: number): Promise<number>;
+}
+
+/**
+ * Starts the companion on Telegram: lock, stores, getMe (a rejected token throws
+ * TelegramTokenRejectedError before anything else happens), recovery of what a crash
+ * interrupted, long polling, the heartbeat. SIGINT/SIGTERM stop it in order: no more updates,
+ * the turn in flight finished (bounded), the schedule stopped, the stores flushed, the lock
+ * released.
+ */
+export async function startBot(config: StartConfig, env: BotEnvironment): Promise<RunningBot> {
+  const { clock, logger } = env;
+  const runtime = await openRuntime({
+    core: config.core,
+    model: config.model,
+    purpose: "start",
+    clock,
+    logger,
+  });
+  let companion: Companion | undefined;
+  let schedule: HeartbeatSchedule | undefined;
+  let stopping: Promise<number> | undefined;
+  let resolveDone: (code: number) => void = () => {};
+  const done = new Promise<number>((resolve) => {
+    resolveDone = resolve;
+  });
+
+  const stop = (code = 0): Promise<number> => {
+    stopping ??= (async () => {
+      logger.info({ code }, "stopping");
+      for (const signal of env.signals ?? []) process.off(signal, onSignal);
+      await channel
+        .stop(STOP_BUDGET.channelGraceMs)
+        .catch((err: unknown) => logger.warn({ err }, "channel stop failed"));
+      await schedule?.stop().catch((err: unknown) => logger.warn({ err }, "schedule stop failed"));
+      await companion?.close().catch((err: unknown) => logger.warn({ err }, "companion close failed"));
+      await runtime.lock.release();
+      logger.info("stopped");
+      resolveDone(code);
+      return code;
+    })();
+    return stopping;
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, "second signal while stopping; exiting now");
+      process.exit(130);
+    }
+    logger.info({ signal }, "signal received");
+    void stop(0);
+  };
+
+  const channel = new TelegramChannel({
+    token: config.telegram.token,
+    ownerId: config.telegram.ownerId,
+    apiRoot: config.telegram.apiRoot,
+    companion: {
+      receive: (input) => (companion as Companion).receive(input),
+      reply: () => (companion as Companion).reply(),
+    },
+    messages: runtime.messages,
+    commands: buildCommandHandlers(runtime),
+    clock,
+    logger,
+    onFatal: (error) => {
+      logger.error({ err: error }, "cannot carry on; stopping so a restart can pick up where this left off");
+      void stop(1);
+    },
+  });
+
+  try {
+    const me = await channel.verify();
+    logger.info({ bot: me.username }, "telegram accepted the token");
+    companion = buildCompanion(runtime, channel.outbound, { closeTimeoutMs: STOP_BUDGET.companionCloseMs });
+    for (const signal of env.signals ?? []) process.on(signal, onSignal);
+    const recovering = companion.recover().catch((err: unknown) => logger.error({ err }, "recovery failed"));
+    await channel.start();
+    schedule = startHeartbeat(runtime, companion);
+    void recovering;
+  } catch (error) {
+    for (const signal of env.signals ?? []) process.off(signal, onSignal);
+    await companion?.close().catch(() => undefined);
+    await runtime.lock.release();
+    throw error;
+  }
+  return { runtime, companion, channel, done, stop };
+}

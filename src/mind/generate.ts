@@ -1,0 +1,250 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import { z } from "zod";
+import type { Clock } from "../clock.ts";
+import type { NotesStore } from "../store/notes.ts";
+import { guardOutgoing } from "./leak-guard.ts";
+import { type ModelClient, type UsageRecord, usageRecord } from "./llm.ts";
+import { NOTES_TOOL_NAMES, runNotesTool } from "./notes-tools.ts";
+import {
+  CHECKIN_TOOL_IN_REPLY,
+  CHECKIN_TOOL_NAMES,
+  DECIDE_CHECKIN_TOOL,
+  WRITE_MESSAGE_TOOL,
+  writeCheckinText,
+} from "./prompts.ts";
+import { estimateTokens } from "./tokens.ts";
+import type { TopicVerdict } from "./topic-guard.ts";
+
+/**
+ * Turning a composed prompt into words that may reach the person. A reply is one call,
+ * plus a few bounded rounds when the model uses its notes. A check-in is staged: a
+ * forced, structured decision first (send or not, why, about what), a topic guard in code,
+ * and only then a second call whose single output field is the message. Whatever comes
+ * out passes the leak guard; what the model returned and what was removed are kept for
+ * the trace.
+ */
+
+/** Most notes-tool rounds a reply may take before it must answer in text. */
+export const MAX_TOOL_ROUNDS = 4;
+/** Largest tool result shown to the model (tokens); a long note is cut with a marker. */
+export const TOOL_RESULT_MAX_TOKENS = 1_500;
+/** Output allowance of each call. */
+export const MAX_TOKENS = { reply: 1_500, decide: 300, write: 600 } as const;
+
+/** What generation needs besides the prompt. */
+export interface GenerateDeps {
+  llm: ModelClient;
+  notes: NotesStore;
+  clock: Clock;
+}
+
+/** A tool call the model made during a reply, as the trace records it. */
+export interface ToolCallRecord {
+  name: string;
+  input: unknown;
+  isError: boolean;
+  /** Tokens of the result returned to the model. */
+  resultTokens: number;
+}
+
+/** The outcome of a reply generation. */
+export interface ReplyGeneration {
+  /** The text to send, after the leak guard; null when nothing is left to send. */
+  text: string | null;
+  /** What the model wrote, before the guard. */
+  raw: string;
+  removed: string[];
+  toolCalls: ToolCallRecord[];
+  /** Single-phase reflection: the reflect tool's input, when the model called it. */
+  reflection: unknown;
+  usage: UsageRecord[];
+}
+
+/** Options of a reply generation. */
+export interface ReplyOptions {
+  /** The prompt's estimated size, so tool results never push it past the ceiling. */
+  promptTokens: number;
+  ceiling: number;
+  /** The reflect tool's name in single-phase mode. */
+  reflectToolName?: string;
+}
+
+/** Answers the person: one call plus bounded notes rounds, every tool_use paired with its tool_result. */
+export async function generateReply(
+  params: Anthropic.MessageCreateParamsNonStreaming,
+  deps: GenerateDeps,
+  options: ReplyOptions,
+): Promise<ReplyGeneration> {
+  const messages = [...params.messages];
+  const toolCalls: ToolCallRecord[] = [];
+  const usage: UsageRecord[] = [];
+  let reflection: unknown;
+  let room = options.ceiling - options.promptTokens;
+  let raw = "";
+
+  for (let round = 0; ; round++) {
+    const lastRound = round >= MAX_TOOL_ROUNDS;
+    const response = await deps.llm.create(
+      { ...params, messages, tool_choice: lastRound ? { type: "none" } : { type: "auto" } },
+      "reply",
+    );
+    usage.push(usageRecord(response, "reply", params.model, deps.clock.now()));
+    raw = textOf(response);
+    const uses = toolUses(response);
+    const reflectUse = uses.find((u) => u.name === options.reflectToolName);
+    if (reflectUse) reflection = reflectUse.input;
+    const needsRound = uses.some((u) => u.name !== options.reflectToolName) || (raw.trim() === "" && reflectUse);
+    if (!needsRound || lastRound) break;
+
+    const results: Anthropic.ToolResultBlockParam[] = [];
+    for (const use of uses) {
+      const result = await runTool(use, deps.notes, options.reflectToolName, Math.min(TOOL_RESULT_MAX_TOKENS, room));
+      room -= result.tokens;
+      toolCalls.push({ name: use.name, input: use.input, isError: result.isError, resultTokens: result.tokens });
+      results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: result.isError });
+    }
+    room -= estimateTokens(JSON.stringify(response.content));
+    messages.push({ role: "assistant", content: assistantContent(response) }, { role: "user", content: results });
+  }
+
+  const guarded = guardOutgoing(raw);
+  return { text: guarded.text, raw, removed: guarded.removed, toolCalls, reflection, usage };
+}
+
+/** The model's structured check-in decision. */
+export const checkinDecisionSchema = z.object({
+  send: z.boolean(),
+  why: z.string(),
+  topic: z.string(),
+});
+export type CheckinDecision = z.infer<typeof checkinDecisionSchema>;
+
+/** How a check-in generation ended. */
+export type CheckinGeneration =
+  | { stage: "declined"; decision: CheckinDecision; usage: UsageRecord[] }
+  | { stage: "invalid-decision"; problem: string; usage: UsageRecord[] }
+  | {
+      stage: "held";
+      decision: CheckinDecision;
+      verdict: Extract<TopicVerdict, { allow: false }>;
+      usage: UsageRecord[];
+    }
+  | { stage: "empty"; decision: CheckinDecision; raw: string; removed: string[]; usage: UsageRecord[] }
+  | { stage: "write"; decision: CheckinDecision; text: string; raw: string; removed: string[]; usage: UsageRecord[] };
+
+/**
+ * Decides, guards the topic, then writes. `guard` is the topic guard bound to the log and
+ * the moment; a held check-in costs exactly the one decision call.
+ */
+export async function generateCheckin(
+  params: Anthropic.MessageCreateParamsNonStreaming,
+  deps: GenerateDeps,
+  guard: (topic: string) => TopicVerdict,
+): Promise<CheckinGeneration> {
+  const usage: UsageRecord[] = [];
+  const decideParams: Anthropic.MessageCreateParamsNonStreaming = {
+    ...params,
+    max_tokens: MAX_TOKENS.decide,
+    tool_choice: { type: "tool", name: DECIDE_CHECKIN_TOOL.name, disable_parallel_tool_use: true },
+  };
+  const decided = await deps.llm.create(decideParams, "heartbeat-decide");
+  usage.push(usageRecord(decided, "heartbeat-decide", params.model, deps.clock.now()));
+  const decideUse = toolUses(decided).find((u) => u.name === DECIDE_CHECKIN_TOOL.name);
+  const parsed = checkinDecisionSchema.safeParse(decideUse?.input);
+  if (!decideUse || !parsed.success) {
+    const problem = decideUse ? `decide_checkin input invalid: ${parsed.error?.issues[0]?.message}` : "no decide_checkin call";
+    return { stage: "invalid-decision", problem, usage };
+  }
+  const decision = parsed.data;
+  if (!decision.send) return { stage: "declined", decision, usage };
+
+  const verdict = guard(decision.topic);
+  if (!verdict.allow) return { stage: "held", decision, verdict, usage };
+
+  const writeParams: Anthropic.MessageCreateParamsNonStreaming = {
+    ...params,
+    max_tokens: MAX_TOKENS.write,
+    tool_choice: { type: "tool", name: WRITE_MESSAGE_TOOL.name, disable_parallel_tool_use: true },
+    messages: [
+      ...params.messages,
+      { role: "assistant", content: [toolUseParam(decideUse)] },
+      {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: decideUse.id, content: writeCheckinText(decision.topic) }],
+      },
+    ],
+  };
+  const written = await deps.llm.create(writeParams, "heartbeat-write");
+  usage.push(usageRecord(written, "heartbeat-write", params.model, deps.clock.now()));
+  const writeUse = toolUses(written).find((u) => u.name === WRITE_MESSAGE_TOOL.name);
+  const message = z.object({ message: z.string() }).safeParse(writeUse?.input);
+  const raw = message.success ? message.data.message : textOf(written);
+  const guarded = guardOutgoing(raw);
+  if (guarded.text === null) return { stage: "empty", decision, raw, removed: guarded.removed, usage };
+  return { stage: "write", decision, text: guarded.text, raw, removed: guarded.removed, usage };
+}
+
+interface ToolRun {
+  content: string;
+  isError: boolean;
+  tokens: number;
+}
+
+async function runTool(
+  use: Anthropic.ToolUseBlock,
+  notes: NotesStore,
+  reflectToolName: string | undefined,
+  maxTokens: number,
+): Promise<ToolRun> {
+  let content: string;
+  let isError = false;
+  if (NOTES_TOOL_NAMES.has(use.name)) {
+    const result = await runNotesTool(notes, use.name, use.input);
+    content = result.content;
+    isError = result.isError;
+  } else if (use.name === reflectToolName) {
+    content = "Recorded. Now reply to the person.";
+  } else if (CHECKIN_TOOL_NAMES.has(use.name)) {
+    content = CHECKIN_TOOL_IN_REPLY;
+    isError = true;
+  } else {
+    content = `There is no tool named "${use.name}".`;
+    isError = true;
+  }
+  const capped = capResult(content, maxTokens);
+  return { content: capped, isError, tokens: estimateTokens(capped) };
+}
+
+/** Cuts a tool result to the room left under the ceiling, saying how much was left out. */
+function capResult(content: string, maxTokens: number): string {
+  if (estimateTokens(content) <= maxTokens) return content === "" ? "(empty)" : content;
+  if (maxTokens < 40) return `(too long to show now: ${content.length} characters)`;
+  let end = Math.floor(maxTokens * 3);
+  while (end > 0 && estimateTokens(content.slice(0, end)) > maxTokens - 25) end = Math.floor(end * 0.9);
+  return `${content.slice(0, end)}\n[… ${content.length - end} more characters not shown]`;
+}
+
+function textOf(message: Anthropic.Message): string {
+  return message.content
+    .filter((b): b is Anthropic.TextBlock => b.type === "text")
+    .map((b) => b.text)
+    .join("\n\n");
+}
+
+function toolUses(message: Anthropic.Message): Anthropic.ToolUseBlock[] {
+  return message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
+}
+
+function toolUseParam(block: Anthropic.ToolUseBlock): Anthropic.ToolUseBlockParam {
+  return { type: "tool_use", id: block.id, name: block.name, input: block.input };
+}
+
+/** The model's turn as it goes back into the conversation: text (non-empty) and tool calls. */
+function assistantContent(message: Anthropic.Message): Anthropic.ContentBlockParam[] {
+  const blocks: Anthropic.ContentBlockParam[] = [];
+  for (const block of message.content) {
+    if (block.type === "text" && block.text.trim() !== "") blocks.push({ type: "text", text: block.text });
+    else if (block.type === "tool_use") blocks.push(toolUseParam(block));
+  }
+  return blocks;
+}

@@ -1,0 +1,271 @@
+import { stemmer } from "stemmer";
+import { z } from "zod";
+import type { PriorMemory } from "../awareness/context.ts";
+import { estimateTokens } from "./tokens.ts";
+
+/**
+ * Episodic memory: what the companion learned over weeks that the scratchpad is too small
+ * to hold — declared patterns ("weekends are loose"), open loops (things started and not
+ * finished) and milestones. Nothing here is silently deleted: an item that stops being
+ * true is retired with when and why, and only the person's /forget or /wipe removes one.
+ */
+
+const isoUtc = z.iso.datetime({ offset: false });
+
+export const memoryKindSchema = z.enum(["pattern", "open_loop", "milestone"]);
+export type MemoryKind = z.infer<typeof memoryKindSchema>;
+
+/** One remembered item as mind.json keeps it. */
+export const memoryItemSchema = z.looseObject({
+  id: z.string().min(1),
+  kind: memoryKindSchema,
+  text: z.string().min(1),
+  learnedAt: isoUtc,
+  /** The log entries it was learned from. */
+  sourceMessageIds: z.array(z.string()),
+  /** 1 (passing) to 5 (central to the person). */
+  importance: z.number().int().min(1).max(5),
+  topics: z.array(z.string()),
+  /** When the same thing was learned again; recency counts from here. */
+  reinforcedAt: isoUtc.optional(),
+  retiredAt: isoUtc.optional(),
+  retiredWhy: z.enum(["superseded", "closed"]).optional(),
+  /** The item that replaced this one. */
+  supersededBy: z.string().optional(),
+  /** How a loop was closed, in a few words. */
+  retiredNote: z.string().optional(),
+});
+export type MemoryItem = z.infer<typeof memoryItemSchema>;
+
+/** Longest text an item may have: one sentence, not a story. */
+export const MEMORY_TEXT_MAX_CHARS = 300;
+
+/** A memory operation as reflection proposes it. */
+export const memoryOpSchema = z.object({
+  op: z
+    .enum(["add", "close", "supersede"])
+    .describe("add a new item; close an open loop; supersede an item with a corrected one"),
+  kind: memoryKindSchema
+    .optional()
+    .describe("add: pattern (a declared habit or rule), open_loop (started, not finished), milestone"),
+  text: z
+    .string()
+    .min(1)
+    .max(MEMORY_TEXT_MAX_CHARS)
+    .optional()
+    .describe("add/supersede: the item, one sentence"),
+  id: z.string().min(1).optional().describe("close/supersede: the id of the existing item"),
+  importance: z.number().int().min(1).max(5).optional().describe("1 passing … 5 central to them; default 3"),
+  topics: z.array(z.string().min(1).max(40)).max(5).optional(),
+  note: z.string().max(200).optional().describe("close: how the loop ended"),
+});
+export type MemoryOp = z.infer<typeof memoryOpSchema>;
+
+/** What applying memory operations needs besides the items. */
+export interface MemoryOpContext {
+  now: Date;
+  /** The exchange the operations were learned from. */
+  sourceMessageIds: readonly string[];
+  newId: () => string;
+  /** Topic labels of a text, when the model gave none. */
+  topicsOf: (text: string) => string[];
+}
+
+export type MemoryOpsResult =
+  | { ok: true; items: MemoryItem[]; changes: string[] }
+  | { ok: false; reason: string };
+
+/** Items that still hold. */
+export function activeMemory(items: readonly MemoryItem[]): MemoryItem[] {
+  return items.filter((item) => item.retiredAt === undefined);
+}
+
+/**
+ * Applies operations in order, all or nothing. Adding what is already remembered
+ * reinforces the existing item instead of duplicating it.
+ */
+export function applyMemoryOps(
+  items: readonly MemoryItem[],
+  ops: readonly MemoryOp[],
+  ctx: MemoryOpContext,
+): MemoryOpsResult {
+  const next = items.map((item) => ({ ...item }));
+  const changes: string[] = [];
+  const at = ctx.now.toISOString();
+  const active = (id: string | undefined) =>
+    next.find((item) => item.id === id && item.retiredAt === undefined);
+
+  for (const [index, op] of ops.entries()) {
+    const where = `memory op ${index + 1} (${op.op})`;
+    if (op.op === "add") {
+      if (!op.kind || !op.text) return { ok: false, reason: `${where}: needs kind and text` };
+      const text = op.text.trim();
+      const same = next.find(
+        (item) =>
+          item.retiredAt === undefined && item.kind === op.kind && normalize(item.text) === normalize(text),
+      );
+      if (same) {
+        same.reinforcedAt = at;
+        same.sourceMessageIds = [...new Set([...same.sourceMessageIds, ...ctx.sourceMessageIds])];
+        changes.push(`reinforced ${same.id}`);
+        continue;
+      }
+      const item = newItem(op.kind, text, op, ctx);
+      next.push(item);
+      changes.push(`added ${item.kind} ${item.id}`);
+    } else if (op.op === "close") {
+      const item = active(op.id);
+      if (!item) return { ok: false, reason: `${where}: no open item with id "${op.id ?? ""}"` };
+      if (item.kind !== "open_loop")
+        return { ok: false, reason: `${where}: ${item.id} is a ${item.kind}, not an open loop` };
+      Object.assign(
+        item,
+        { retiredAt: at, retiredWhy: "closed" as const },
+        op.note ? { retiredNote: op.note } : {},
+      );
+      changes.push(`closed ${item.id}`);
+    } else {
+      const item = active(op.id);
+      if (!item) return { ok: false, reason: `${where}: no current item with id "${op.id ?? ""}"` };
+      if (!op.text) return { ok: false, reason: `${where}: needs the text that replaces ${item.id}` };
+      const replacement = newItem(
+        op.kind ?? item.kind,
+        op.text.trim(),
+        { importance: item.importance, ...op },
+        ctx,
+      );
+      Object.assign(item, { retiredAt: at, retiredWhy: "superseded" as const, supersededBy: replacement.id });
+      next.push(replacement);
+      changes.push(`superseded ${item.id} by ${replacement.id}`);
+    }
+  }
+  return { ok: true, items: next, changes };
+}
+
+function newItem(
+  kind: MemoryKind,
+  text: string,
+  op: Pick<MemoryOp, "importance" | "topics">,
+  ctx: MemoryOpContext,
+): MemoryItem {
+  return {
+    id: ctx.newId(),
+    kind,
+    text,
+    learnedAt: ctx.now.toISOString(),
+    sourceMessageIds: [...ctx.sourceMessageIds],
+    importance: op.importance ?? 3,
+    topics:
+      op.topics && op.topics.length > 0 ? op.topics.map((t) => t.trim().toLowerCase()) : ctx.topicsOf(text),
+  };
+}
+
+/** What the current exchange is about, for ranking. */
+export interface MemoryQuery {
+  text: string;
+  topics: readonly string[];
+}
+
+/**
+ * The ranking's weights. An item's score is
+ * `topic·sharedTopics + word·sharedWords + recency·decayPerHour^hours + importance·importance
+ * + (open loop ? openLoopBonus : 0)`, hours counted from when it was learned or last reinforced.
+ */
+export const RANKING = {
+  topic: 2,
+  word: 0.5,
+  recency: 2,
+  decayPerHour: 0.99,
+  importance: 0.5,
+  openLoopBonus: 1,
+} as const;
+
+/** One item with its score and the parts it is made of, so a trace can say why it was chosen. */
+export interface RankedMemory {
+  item: MemoryItem;
+  score: number;
+  sharedTopics: number;
+  sharedWords: number;
+  hours: number;
+}
+
+/** Active items, best first (ties: the more recently learned first). */
+export function rankMemory(items: readonly MemoryItem[], query: MemoryQuery, now: Date): RankedMemory[] {
+  const queryTopics = new Set(query.topics.map((t) => t.toLowerCase()));
+  const queryWords = contentWords(query.text);
+  return activeMemory(items)
+    .map((item) => {
+      const sharedTopics = item.topics.filter((t) => queryTopics.has(t.toLowerCase())).length;
+      const sharedWords = [...contentWords(item.text)].filter((w) => queryWords.has(w)).length;
+      const since = Date.parse(item.reinforcedAt ?? item.learnedAt);
+      const hours = Math.max(0, (now.getTime() - since) / 3_600_000);
+      const score =
+        RANKING.topic * sharedTopics +
+        RANKING.word * sharedWords +
+        RANKING.recency * RANKING.decayPerHour ** hours +
+        RANKING.importance * item.importance +
+        (item.kind === "open_loop" ? RANKING.openLoopBonus : 0);
+      return { item, score, sharedTopics, sharedWords, hours };
+    })
+    .sort((a, b) => b.score - a.score || Date.parse(b.item.learnedAt) - Date.parse(a.item.learnedAt));
+}
+
+/** Tokens one item costs in the prompt: its text plus the bullet around it. */
+export function memoryLineTokens(item: MemoryItem): number {
+  return estimateTokens(item.text) + 2;
+}
+
+/** The best-ranked items whose lines fit the budget (an item too big is skipped, smaller ones still fit). */
+export function selectMemory(ranked: readonly RankedMemory[], budgetTokens: number): MemoryItem[] {
+  const chosen: MemoryItem[] = [];
+  let used = 0;
+  for (const { item } of ranked) {
+    const cost = memoryLineTokens(item);
+    if (used + cost > budgetTokens) continue;
+    chosen.push(item);
+    used += cost;
+  }
+  return chosen;
+}
+
+/** The episodic context for the awareness block: the best items within the budget, by kind, best first. */
+export function priorMemoryFor(
+  mind: { memory: readonly MemoryItem[] },
+  query: MemoryQuery,
+  now: Date,
+  budgetTokens: number,
+): PriorMemory {
+  const chosen = selectMemory(rankMemory(mind.memory, query, now), budgetTokens);
+  const of = (kind: MemoryKind) => chosen.filter((item) => item.kind === kind).map((item) => item.text);
+  return { declaredPatterns: of("pattern"), openLoops: of("open_loop"), recentMilestones: of("milestone") };
+}
+
+/** Deletes for real the items whose text contains `text` (case and spacing ignored), retired ones too. */
+export function forgetMatching(
+  items: readonly MemoryItem[],
+  text: string,
+): { kept: MemoryItem[]; forgotten: MemoryItem[] } {
+  const needle = normalize(text);
+  if (needle === "") return { kept: [...items], forgotten: [] };
+  const matches = (item: MemoryItem) => normalize(item.text).includes(needle);
+  return { kept: items.filter((item) => !matches(item)), forgotten: items.filter(matches) };
+}
+
+function normalize(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, " ").trim();
+}
+
+const STOPWORDS = new Set(
+  `the and for are but not you your yours with this that have has had was were will would could should
+  they them their there then than what when where which who whom why how about into onto from over under
+  just also very really some any all each more most much many such only own same too can did does doing
+  been being its it's i'm i've i'll you're we're she he her his him our out off again once here both`.split(
+    /\s+/,
+  ),
+);
+
+/** Stemmed content words (three letters or more, stop words left out). */
+export function contentWords(text: string): Set<string> {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
+  return new Set(words.filter((w) => w.length >= 3 && !STOPWORDS.has(w)).map((w) => stemmer(w)));
+}

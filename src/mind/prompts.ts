@@ -1,0 +1,189 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import type { Persona } from "./persona.ts";
+import { estimateTokens } from "./tokens.ts";
+
+/**
+ * The stable part of every prompt: tool definitions, the protocol (how this mind works)
+ * and the persona. It is byte-identical from turn to turn and between replies and
+ * check-ins — no dates, no counters, the same tool list for every call — so the API can
+ * cache it and each turn pays full price only for what actually changed.
+ */
+
+/** How the model should read what it is shown and what it may send. Facts about the setup, not style. */
+export const PROTOCOL = `# How this conversation works
+
+You talk with one person through a chat app. Each time you are called, the whole context is
+assembled fresh, in this order:
+
+1. This protocol and your persona (who you are, who they are, how check-ins feel).
+2. Your scratchpad: your own curated understanding of the person and of where things stand.
+   It is your memory across days; trust it over vague impressions.
+3. An awareness block: facts computed from the message log — what you sent lately, what
+   they sent, what is unanswered, what was already answered, timing, tone. It describes;
+   it does not instruct. Draw your own conclusions from it.
+4. Episodic context: notes on the current thread of conversation and things worth
+   remembering (patterns they declared, open loops, milestones).
+5. The most recent messages of the current thread, as conversation turns.
+6. The new input: their message(s), or a check-in moment.
+
+Other threads of the conversation are not shown; if something seems missing, it may live
+in another thread or in your notes.
+
+## Replying
+
+When they write, answer them. If several messages arrived, answer them together as one
+reply. If the awareness block says their message waited, you may acknowledge the delay
+once, briefly. Images they send are shown to you; voice notes you cannot hear — say so if
+it matters.
+
+Your reply is sent exactly as you write it. Write only the message itself: no reasoning,
+no notes to yourself, no labels or headers such as "Reply:" or "Decision:", no tags, no
+preamble separated by a line. Plain text with light markdown (bold, italics, lists) is fine.
+
+## Notes
+
+You have durable notes, stored by key (letters, digits, - and _). Use notes_list,
+notes_read and notes_write when something is worth keeping word for word — a plan, a list
+they gave you, a recipe, a long answer you may need again. Most turns need no notes.
+
+## Check-ins
+
+Sometimes there is no new message: it is a scheduled moment where you may write first.
+First decide, with decide_checkin: send or not, why (for yourself only), and the one topic
+the message would be about. Most moments should pass in silence. If you decide to send,
+you will then write the message with write_message; only its text reaches them. A check-in
+about a topic they already answered, or one you already asked about without reply, is held
+back.
+
+## Safety
+
+If they mention self-harm, suicide, a medical emergency or being in danger, respond with
+warmth and encourage them to contact local emergency services or a crisis line now. You
+are not a therapist or a doctor, and you never pretend to be.`;
+
+/** The decision step of a check-in: structured, so no reasoning can reach the person. */
+export const DECIDE_CHECKIN_TOOL: Anthropic.Tool = {
+  name: "decide_checkin",
+  description:
+    "Only at a check-in moment: decide whether to write to the person now. Nothing you put here is shown to them.",
+  input_schema: {
+    type: "object",
+    properties: {
+      send: { type: "boolean", description: "true to write a message now, false to stay quiet" },
+      why: { type: "string", description: "one or two sentences: your reason, for your own record" },
+      topic: {
+        type: "string",
+        description: 'the one topic the message would be about, in a word or two (e.g. "sleep", "the move"); empty when not sending',
+      },
+    },
+    required: ["send", "why", "topic"],
+  },
+};
+
+/** The writing step of a check-in: the message is a field, so nothing else can come out. */
+export const WRITE_MESSAGE_TOOL: Anthropic.Tool = {
+  name: "write_message",
+  description:
+    "Only after deciding to check in: the exact message the person will receive, and nothing else.",
+  input_schema: {
+    type: "object",
+    properties: {
+      message: { type: "string", description: "the message text, exactly as it should be sent" },
+    },
+    required: ["message"],
+  },
+};
+
+/** The names of the tools that belong to check-ins; a reply that calls them is told so. */
+export const CHECKIN_TOOL_NAMES: ReadonlySet<string> = new Set([DECIDE_CHECKIN_TOOL.name, WRITE_MESSAGE_TOOL.name]);
+
+/**
+ * The minimum prompt length the API caches, per model class (tokens). Below it a
+ * cache_control breakpoint is silently ignored and every call pays full price, so the
+ * stable prefix must stay above it with a margin. Haiku-class models need twice as much.
+ */
+const MIN_CACHEABLE: ReadonlyArray<{ pattern: RegExp; tokens: number }> = [
+  { pattern: /haiku/i, tokens: 2048 },
+  { pattern: /sonnet|opus|fable|mythos/i, tokens: 1024 },
+];
+
+/** Unknown models are assumed to need the larger minimum, so the margin check errs on the safe side. */
+const UNKNOWN_MODEL_MIN_CACHEABLE = 2048;
+
+/** The safety margin above the minimum cacheable length the prefix must keep. */
+export const CACHE_MARGIN = 1.25;
+
+/** The minimum cacheable prompt length for a model (tokens). */
+export function minCacheableTokens(model: string): number {
+  return MIN_CACHEABLE.find((entry) => entry.pattern.test(model))?.tokens ?? UNKNOWN_MODEL_MIN_CACHEABLE;
+}
+
+/** The stable prefix of every reply and check-in call. */
+export interface StablePrefix {
+  tools: Anthropic.Tool[];
+  /** One system block, ending with the cache breakpoint. */
+  system: Anthropic.TextBlockParam[];
+  /** Estimated tokens of tools + system (what the cache holds). */
+  tokens: number;
+  /** Estimated tokens of protocol + persona alone. */
+  protocolAndPersonaTokens: number;
+}
+
+/** Tools that ride in the prefix besides the check-in tools. */
+export interface PrefixTools {
+  /** The notes tools (list, read, write), defined for every call so the tool list never changes. */
+  notes: readonly Anthropic.Tool[];
+  /** The reflection tool, only in single-phase reflect mode (then it is in every call). */
+  reflect?: Anthropic.Tool;
+}
+
+/** The protocol and persona as one text, in a fixed order. */
+export function protocolAndPersona(persona: Persona): string {
+  return [
+    PROTOCOL,
+    "# Your persona",
+    persona.soul,
+    "# The person, in their own words",
+    persona.user,
+    "# Check-ins",
+    persona.heartbeat,
+  ].join("\n\n");
+}
+
+/** Builds the cached prefix; the same inputs always give the same bytes. */
+export function buildStablePrefix(persona: Persona, tools: PrefixTools): StablePrefix {
+  const toolList: Anthropic.Tool[] = [
+    ...tools.notes,
+    DECIDE_CHECKIN_TOOL,
+    WRITE_MESSAGE_TOOL,
+    ...(tools.reflect ? [tools.reflect] : []),
+  ];
+  const text = protocolAndPersona(persona);
+  const system: Anthropic.TextBlockParam[] = [{ type: "text", text, cache_control: { type: "ephemeral" } }];
+  const protocolAndPersonaTokens = estimateTokens(text);
+  return {
+    tools: toolList,
+    system,
+    tokens: protocolAndPersonaTokens + estimateTokens(JSON.stringify(toolList)),
+    protocolAndPersonaTokens,
+  };
+}
+
+/** Whether the prefix is long enough for the model's cache, with the margin. */
+export function prefixIsCacheable(prefix: StablePrefix, model: string): boolean {
+  return prefix.tokens >= minCacheableTokens(model) * CACHE_MARGIN;
+}
+
+/** The new-input turn of a check-in's decision call. Local time is given here, after the cached prefix. */
+export function checkinMomentText(localTime: string): string {
+  return `[Check-in moment — ${localTime}. There is no new message from the person. Decide with decide_checkin whether to write to them now.]`;
+}
+
+/** The tool result that asks for the message once the decision was to send. */
+export function writeCheckinText(topic: string): string {
+  return `Decision recorded. Now write the check-in message about "${topic}" with write_message: only the words they will read.`;
+}
+
+/** The tool result a reply gets when it calls a check-in tool, so the pairing stays valid and the model recovers. */
+export const CHECKIN_TOOL_IN_REPLY =
+  "This tool is only for check-in moments. You are answering the person now: reply with plain text.";

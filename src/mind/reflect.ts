@@ -1,0 +1,284 @@
+import type Anthropic from "@anthropic-ai/sdk";
+import { DateTime } from "luxon";
+import { z } from "zod";
+import { type Annotations, type Message, toneSchema } from "../store/message.ts";
+import type { MindState } from "../store/mind.ts";
+import {
+  activeMemory,
+  applyMemoryOps,
+  type MemoryItem,
+  memoryLineTokens,
+  memoryOpSchema,
+  rankMemory,
+} from "./memory.ts";
+import {
+  applyScratchpadUpdate,
+  FIELD_MAX_CHARS,
+  type FieldKey,
+  fieldPath,
+  renderScratchpad,
+  SCRATCHPAD_FIELDS,
+  WORKSPACE_INPUT_MAX_CHARS,
+  type WorkspaceArchive,
+  workspaceEditSchema,
+} from "./scratchpad.ts";
+import { applyThreadOps, recentThreadNotes, threadOpSchema } from "./threads.ts";
+import { estimateTokens } from "./tokens.ts";
+
+/**
+ * Reflection: after an exchange, the cheaper model looks at what the companion understood
+ * before and what was just said, and proposes one update — scratchpad fields, WORKSPACE
+ * edits, memory and thread operations, annotations for the exchange's messages. This file
+ * is the pure part: the tool, the prompt, and applying an update as a whole or not at all.
+ */
+
+const FIELD_HINTS: Record<FieldKey, string> = {
+  identity_purpose: "why you are here for this person (rarely changes)",
+  identity_user: "who they are: stable traits that shape how you talk with them",
+  identity_boundaries: "what you will and won't do",
+  understanding_known: "facts you are sure of, one per line, marked (user) or (inferred)",
+  understanding_believed: "working assumptions that might be wrong",
+  understanding_unknown: "what you need and don't have",
+  trajectory_now: "the one thing the conversation is about right now",
+  trajectory_path: "how you got here, compressed: a → b → now c",
+  trajectory_later: "what was deferred, with when to come back to it",
+  workspace: "your notepad: working material for what is going on now",
+  self_confidence: "HIGH, MEDIUM or LOW, then why",
+  self_attention: "what you are prioritising and why",
+  self_flags: "lines like UNCERTAIN: …, PROTECT: …, REVISIT: …, SURFACE: …",
+};
+
+const fieldValue = (key: FieldKey) =>
+  z
+    .string()
+    .max(key === "workspace" ? WORKSPACE_INPUT_MAX_CHARS : FIELD_MAX_CHARS)
+    .optional()
+    .describe(
+      `${FIELD_HINTS[key]}. A value replaces the field; "APPEND: text" adds a line; "CLEAR" empties it.`,
+    );
+
+/** Reflection's verdict on one message of the exchange. */
+export const annotationInputSchema = z.object({
+  messageId: z.string().min(1).describe("the id shown in brackets in the exchange"),
+  topics: z
+    .array(z.string().min(1).max(40))
+    .max(6)
+    .describe("short subject labels, e.g. hydration, sleep, work"),
+  question: z.boolean().describe("whether it asks for an answer"),
+  tone: toneSchema,
+  answers: z
+    .array(z.string().min(1))
+    .max(10)
+    .optional()
+    .describe("ids of earlier messages whose question it answers"),
+});
+
+/** The update, as the reflection tool takes it: every part optional, each one bounded. */
+export const reflectionUpdateSchema = z.object({
+  ...(Object.fromEntries(SCRATCHPAD_FIELDS.map((f) => [f.key, fieldValue(f.key)])) as Record<
+    FieldKey,
+    ReturnType<typeof fieldValue>
+  >),
+  workspace_edits: z
+    .array(workspaceEditSchema)
+    .max(10)
+    .optional()
+    .describe("surgical WORKSPACE edits, applied in order after the field values"),
+  memory: z.array(memoryOpSchema).max(10).optional().describe("episodic memory operations"),
+  threads: z.array(threadOpSchema).max(3).optional().describe("thread moves and notes"),
+  annotations: z.array(annotationInputSchema).max(20).optional().describe("one per message of the exchange"),
+});
+export type ReflectionUpdate = z.infer<typeof reflectionUpdateSchema>;
+
+function toolSchema(): Anthropic.Tool.InputSchema {
+  const { $schema: _, ...schema } = z.toJSONSchema(reflectionUpdateSchema, { io: "input" }) as Record<
+    string,
+    unknown
+  >;
+  return { ...schema, type: "object" };
+}
+
+/** The one tool reflection is forced to call. Its definition never changes between calls. */
+export const REFLECT_TOOL: Anthropic.Tool = {
+  name: "update_mind",
+  description:
+    "Record what changed in your understanding after this exchange. Pass only what changed; with nothing to change, call it with no arguments.",
+  input_schema: toolSchema(),
+};
+
+/** How reflection is asked to behave; stable, so it can be cached. */
+export const REFLECT_SYSTEM = `You are the reflective side of a companion who talks with one person over weeks and months. You do not talk to the person. After each exchange you see what the companion understood before it and the exchange itself, and you call update_mind once to keep that understanding current.
+
+- Be minimal: most exchanges only change TRAJECTORY.Now, perhaps SELF or a line in WORKSPACE.
+- Be honest: if something is unclear, say so in Unknown; if confidence dropped, lower it.
+- Curate for what will matter later, not for a complete record; keep what you would regret losing.
+- Memory: add declared patterns ("weekends are loose"), open loops (started, not finished) and milestones; close a loop when it is finished; supersede an item that turned out wrong. Use the ids shown.
+- Threads: when the conversation moves to a different subject for a while, scope into a thread (your note says why you left); goto back to an existing one (your note says what you bring).
+- Annotate every message of the exchange: its topics, whether it asks something, its tone, and which earlier messages it answers.
+- When messages are leaving the window, this is the last time you see them: keep what matters from them.`;
+
+/** An exchange as the queue holds it. */
+export interface Exchange {
+  messageIds: string[];
+  trigger: "reply" | "heartbeat";
+  evicting: string[];
+}
+
+/** One part of the reflection prompt, with its size for the trace. */
+export interface PromptSection {
+  name: string;
+  text: string;
+  tokens: number;
+}
+
+/** Token budget for the memory items shown to reflection. */
+export const REFLECT_MEMORY_TOKENS = 800;
+
+/**
+ * The user turn of the reflection call, by section: the prior state (scratchpad, memory with
+ * ids, threads), the exchange, and the messages leaving the window, with local times.
+ */
+export function reflectionPrompt(
+  mind: MindState,
+  exchange: readonly Message[],
+  evicting: readonly Message[],
+  now: Date,
+  zone: string,
+): PromptSection[] {
+  const section = (name: string, body: string): PromptSection => {
+    const text = `<${name}>\n${body}\n</${name}>`;
+    return { name, text, tokens: estimateTokens(text) };
+  };
+  const line = (m: Message) =>
+    `[${m.id}] ${DateTime.fromISO(m.ts, { zone }).toFormat("ccc d LLL HH:mm")} ${m.role === "user" ? "person" : "you"}: ${m.text}`;
+  const query = { text: exchange.map((m) => m.text).join("\n"), topics: [] };
+  const shown: MemoryItem[] = [];
+  let used = 0;
+  for (const { item } of rankMemory(mind.memory, query, now)) {
+    if (used + memoryLineTokens(item) + 8 > REFLECT_MEMORY_TOKENS) continue;
+    shown.push(item);
+    used += memoryLineTokens(item) + 8;
+  }
+  const hidden = activeMemory(mind.memory).length - shown.length;
+  const memory = shown.map(
+    (m) => `- [${m.id}] ${m.kind.replace("_", " ")} (importance ${m.importance}): ${m.text}`,
+  );
+  if (hidden > 0) memory.push(`(${hidden} less relevant items not shown)`);
+  const others = mind.threads.list.map((t) => t.name).filter((name) => name !== mind.threads.current);
+  const notes = recentThreadNotes(mind.threads).map((n) => `- ${n.text}`);
+  const sections = [
+    section("prior_understanding", renderScratchpad(mind.scratchpad)),
+    section("memory", memory.length > 0 ? memory.join("\n") : "(nothing yet)"),
+    section(
+      "threads",
+      [
+        `current: ${mind.threads.current}`,
+        `others: ${others.length > 0 ? others.join(", ") : "(none)"}`,
+        ...(notes.length > 0 ? ["recent notes here:", ...notes] : []),
+      ].join("\n"),
+    ),
+    section("exchange", exchange.map(line).join("\n")),
+  ];
+  if (evicting.length > 0) sections.push(section("leaving_window", evicting.map(line).join("\n")));
+  return sections;
+}
+
+/** What applying an update needs besides the update. */
+export interface ReflectionContext {
+  mind: MindState;
+  exchange: Exchange;
+  /** The exchange's messages as logged (for annotation checks and when a thread move starts). */
+  messages: readonly Message[];
+  now: Date;
+  newMemoryId: () => string;
+  topicsOf: (text: string) => string[];
+}
+
+/** An applied update: the new state parts, the annotations to write, and what changed. */
+export interface AppliedReflection {
+  ok: true;
+  update: ReflectionUpdate;
+  scratchpad: MindState["scratchpad"];
+  memory: MindState["memory"];
+  threads: MindState["threads"];
+  annotations: { messageId: string; annotations: Annotations }[];
+  archive: WorkspaceArchive | null;
+  changes: string[];
+}
+
+export type ReflectionOutcome = AppliedReflection | { ok: false; reason: string };
+
+/**
+ * Checks the whole update and computes its result, or refuses it with a reason. Pure: the
+ * caller writes the result (and nothing at all when it is refused).
+ */
+export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): ReflectionOutcome {
+  const parsed = reflectionUpdateSchema.safeParse(input ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      reason: `invalid update: ${issue?.path.join(".") || "input"}: ${issue?.message ?? "?"}`,
+    };
+  }
+  const update = parsed.data;
+  const fields = Object.fromEntries(
+    SCRATCHPAD_FIELDS.flatMap((f) => (update[f.key] === undefined ? [] : [[f.key, update[f.key]]])),
+  ) as Partial<Record<FieldKey, string>>;
+  const pad = applyScratchpadUpdate(
+    ctx.mind.scratchpad,
+    { fields, workspaceEdits: update.workspace_edits ?? [] },
+    ctx.now,
+  );
+  if (!pad.ok) return { ok: false, reason: pad.reason };
+
+  const memory = applyMemoryOps(ctx.mind.memory, update.memory ?? [], {
+    now: ctx.now,
+    sourceMessageIds: ctx.exchange.messageIds,
+    newId: ctx.newMemoryId,
+    topicsOf: ctx.topicsOf,
+  });
+  if (!memory.ok) return { ok: false, reason: memory.reason };
+
+  const firstTs = ctx.messages.reduce((min, m) => Math.min(min, Date.parse(m.ts)), ctx.now.getTime());
+  const threads = applyThreadOps(ctx.mind.threads, update.threads ?? [], {
+    now: ctx.now,
+    switchAt: new Date(firstTs),
+  });
+  if (!threads.ok) return { ok: false, reason: threads.reason };
+
+  const annotations: AppliedReflection["annotations"] = [];
+  for (const a of update.annotations ?? []) {
+    if (!ctx.exchange.messageIds.includes(a.messageId)) {
+      return { ok: false, reason: `annotation for ${a.messageId}, which is not a message of this exchange` };
+    }
+    const topics = [...new Set(a.topics.map((t) => t.trim().toLowerCase()))];
+    annotations.push({
+      messageId: a.messageId,
+      annotations: {
+        topics,
+        question: a.question,
+        tone: a.tone,
+        ...(a.answers ? { answers: a.answers } : {}),
+      },
+    });
+  }
+
+  const changes = [
+    ...pad.changed.map((key) => `scratchpad ${fieldPath(key)}`),
+    ...(pad.archive ? [`WORKSPACE archived to note ${pad.archive.key}`] : []),
+    ...memory.changes,
+    ...threads.changes,
+    ...(annotations.length > 0 ? [`annotated ${annotations.length} message(s)`] : []),
+  ];
+  return {
+    ok: true,
+    update,
+    scratchpad: pad.pad,
+    memory: memory.items,
+    threads: threads.threads,
+    annotations,
+    archive: pad.archive,
+    changes,
+  };
+}

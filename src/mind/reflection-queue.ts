@@ -1,0 +1,345 @@
+import { randomBytes } from "node:crypto";
+import type Anthropic from "@anthropic-ai/sdk";
+import { detectTopics } from "../awareness/topics.ts";
+import type { Clock } from "../clock.ts";
+import type { ModelConfig } from "../config.ts";
+import { type Logger, silentLogger } from "../log.ts";
+import type { Message } from "../store/message.ts";
+import type { MessageLog } from "../store/messages.ts";
+import type { MindState, MindStore, ReflectionJob } from "../store/mind.ts";
+import type { NotesStore } from "../store/notes.ts";
+import type { NewTraceRecord, Trace } from "../store/trace.ts";
+import { type ModelClient, ModelUnavailableError } from "./llm.ts";
+import {
+  applyReflectionUpdate,
+  type Exchange,
+  REFLECT_SYSTEM,
+  REFLECT_TOOL,
+  type ReflectionOutcome,
+  reflectionPrompt,
+} from "./reflect.ts";
+import { flushMarkAfter } from "./threads.ts";
+
+/**
+ * Runs reflection off the reply path. Exchanges wait in a queue inside mind.json, so one
+ * whose reflection never ran (a crash right after the reply) is reflected on after the
+ * restart; they run one at a time, in order, because each builds on the state the one
+ * before left; a model that is unavailable is retried later with growing pauses.
+ */
+
+/** Waits before retrying a job after its 1st, 2nd, … failure (the last one repeats). */
+export const RETRY_BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 3_600_000] as const;
+/** A job failing for a reason other than an unavailable model is given up after this many tries. */
+export const MAX_FAILED_ATTEMPTS = 3;
+/** Room for the reflection's answer. */
+export const REFLECT_MAX_TOKENS = 2_048;
+
+/** What the reflector needs; the log and notes are where annotations and archives go. */
+export interface ReflectorDeps {
+  mind: MindStore;
+  log: Pick<MessageLog, "get" | "update">;
+  notes: Pick<NotesStore, "write">;
+  model: Pick<ModelClient, "create">;
+  config: Pick<ModelConfig, "reflectModel" | "reflectMode">;
+  clock: Clock;
+  /** The person's zone, for the local times reflection is shown. */
+  timezone: string;
+  trace?: Pick<Trace, "append">;
+  logger?: Logger;
+}
+
+/** What one runPending call did. */
+export interface ReflectionRunSummary {
+  applied: number;
+  refused: number;
+  /** Jobs given up (nothing left to reflect on, or failing for a reason waiting cannot fix). */
+  dropped: number;
+  /** When the first job still waiting may be retried; null when the queue is empty. */
+  retryAt: string | null;
+}
+
+/** An exchange to reflect on, as the companion hands it over. */
+export interface ExchangeInput {
+  messageIds: readonly string[];
+  trigger: "reply" | "heartbeat";
+  /** Messages about to leave the working window (workingMessages().evicting). */
+  evicting?: readonly Message[];
+}
+
+export class Reflector {
+  readonly #deps: ReflectorDeps;
+  readonly #logger: Logger;
+  #chain: Promise<unknown> = Promise.resolve();
+
+  constructor(deps: ReflectorDeps) {
+    this.#deps = deps;
+    this.#logger = deps.logger ?? silentLogger;
+  }
+
+  /**
+   * Queues an exchange durably (in mind.json before this resolves) and marks its evicting
+   * messages as flushed, so reflection is told about each of them once. Only two-phase mode
+   * queues: in single-phase the reply call carries the update (see applyInline), in off
+   * nothing is reflected.
+   */
+  async enqueue(exchange: ExchangeInput): Promise<ReflectionJob | null> {
+    if (this.#deps.config.reflectMode !== "two-phase") return null;
+    const evicting = exchange.evicting ?? [];
+    const job: ReflectionJob = {
+      id: `r-${this.#deps.clock.now().getTime().toString(36)}-${randomBytes(3).toString("hex")}`,
+      exchange: {
+        messageIds: [...exchange.messageIds],
+        trigger: exchange.trigger,
+        evicting: evicting.map((m) => m.id),
+      },
+      attempts: 0,
+      enqueuedAt: this.#deps.clock.now().toISOString(),
+    };
+    await this.#deps.mind.update((mind) => {
+      mind.reflectionQueue.push(job);
+      const mark = flushMarkAfter(mind.flushedThrough, evicting);
+      if (mark) mind.flushedThrough = mark;
+    });
+    return job;
+  }
+
+  /**
+   * Reflects on every queued exchange that is due, oldest first. Calls made while a run is
+   * going wait for it, so two reflections never run at once. Stops at the first job that
+   * has to wait, since later ones build on its result.
+   */
+  runPending(): Promise<ReflectionRunSummary> {
+    const run = this.#chain.then(() => this.#drain());
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Applies an update that arrived with the reply (single-phase mode), with the same checks
+   * and the same all-or-nothing write as a queued reflection.
+   */
+  applyInline(exchange: ExchangeInput, input: unknown): Promise<ReflectionOutcome> {
+    const run = this.#chain.then(async () => {
+      const messages = await this.#load(exchange.messageIds);
+      const job: Exchange = {
+        messageIds: [...exchange.messageIds],
+        trigger: exchange.trigger,
+        evicting: (exchange.evicting ?? []).map((m) => m.id),
+      };
+      const outcome = await this.#commit(null, job, messages, input);
+      if (exchange.evicting && exchange.evicting.length > 0) {
+        const evicting = exchange.evicting;
+        await this.#deps.mind.update((mind) => {
+          const mark = flushMarkAfter(mind.flushedThrough, evicting);
+          if (mark) mind.flushedThrough = mark;
+        });
+      }
+      await this.#trace({ kind: "reflect", mode: "single-phase", exchange: job, ...describe(outcome) });
+      return outcome;
+    });
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  async #drain(): Promise<ReflectionRunSummary> {
+    const summary: ReflectionRunSummary = { applied: 0, refused: 0, dropped: 0, retryAt: null };
+    for (;;) {
+      const job = this.#deps.mind.read().reflectionQueue[0];
+      if (!job) return summary;
+      const now = this.#deps.clock.now();
+      if (job.notBefore !== undefined && Date.parse(job.notBefore) > now.getTime()) {
+        summary.retryAt = job.notBefore;
+        return summary;
+      }
+      const result = await this.#runJob(job);
+      if (result === "wait") {
+        summary.retryAt = this.#deps.mind.read().reflectionQueue[0]?.notBefore ?? null;
+        return summary;
+      }
+      summary[result] += 1;
+    }
+  }
+
+  async #runJob(job: ReflectionJob): Promise<"applied" | "refused" | "dropped" | "wait"> {
+    const messages = await this.#load(job.exchange.messageIds);
+    if (messages.length === 0) {
+      await this.#remove(job.id);
+      await this.#trace({
+        kind: "reflect",
+        job: job.id,
+        outcome: "dropped",
+        reason: "its messages are gone",
+      });
+      return "dropped";
+    }
+    const evicting = await this.#load(job.exchange.evicting);
+    const mind = this.#deps.mind.read();
+    const sections = reflectionPrompt(mind, messages, evicting, this.#deps.clock.now(), this.#deps.timezone);
+    const model = this.#deps.config.reflectModel;
+    const shown = { model, sections: sections.map((s) => ({ name: s.name, tokens: s.tokens })) };
+
+    let response: Anthropic.Message;
+    try {
+      response = await this.#deps.model.create(
+        {
+          model,
+          max_tokens: REFLECT_MAX_TOKENS,
+          system: [{ type: "text", text: REFLECT_SYSTEM, cache_control: { type: "ephemeral" } }],
+          tools: [REFLECT_TOOL],
+          tool_choice: { type: "tool", name: REFLECT_TOOL.name },
+          messages: [{ role: "user", content: sections.map((s) => s.text).join("\n\n") }],
+        },
+        "reflect",
+      );
+    } catch (error) {
+      return this.#failed(job, error, shown);
+    }
+
+    const call = response.content.find(
+      (block): block is Anthropic.ToolUseBlock =>
+        block.type === "tool_use" && block.name === REFLECT_TOOL.name,
+    );
+    const usage = response.usage;
+    const tokens = {
+      input: usage.input_tokens,
+      output: usage.output_tokens,
+      cacheWrite: usage.cache_creation_input_tokens ?? 0,
+      cacheRead: usage.cache_read_input_tokens ?? 0,
+    };
+    if (!call) {
+      await this.#remove(job.id);
+      await this.#trace({
+        kind: "reflect",
+        job: job.id,
+        exchange: job.exchange,
+        shown,
+        tokens,
+        outcome: "refused",
+        reason: "the model did not call update_mind",
+      });
+      return "refused";
+    }
+    const outcome = await this.#commit(job.id, job.exchange, messages, call.input);
+    await this.#trace({
+      kind: "reflect",
+      job: job.id,
+      exchange: job.exchange,
+      shown,
+      returned: call.input,
+      tokens,
+      ...describe(outcome),
+    });
+    if (!outcome.ok) this.#logger.warn({ job: job.id }, "reflection update refused");
+    return outcome.ok ? "applied" : "refused";
+  }
+
+  /**
+   * Writes an update: annotations and the WORKSPACE archive first (rewriting them is
+   * harmless if a crash makes the job run again), then the state and the job's removal in
+   * one mind.json write. The update is applied again to the state as it is at that moment,
+   * so a /forget or /wipe that happened while the model thought is not undone.
+   */
+  async #commit(
+    jobId: string | null,
+    exchange: Exchange,
+    messages: readonly Message[],
+    input: unknown,
+  ): Promise<ReflectionOutcome> {
+    const now = this.#deps.clock.now();
+    const context = (mind: MindState) => ({
+      mind,
+      exchange,
+      messages,
+      now,
+      newMemoryId: () => `m${randomBytes(3).toString("hex")}`,
+      topicsOf: detectTopics,
+    });
+    const preview = applyReflectionUpdate(input, context(this.#deps.mind.read()));
+    if (!preview.ok) {
+      if (jobId !== null) await this.#remove(jobId);
+      return preview;
+    }
+    for (const { messageId, annotations } of preview.annotations) {
+      await this.#deps.log.update(messageId, { annotations });
+    }
+    if (preview.archive) await this.#deps.notes.write(preview.archive.key, preview.archive.content);
+    return this.#deps.mind.update((mind): ReflectionOutcome => {
+      if (jobId !== null) {
+        const queued = mind.reflectionQueue.some((j) => j.id === jobId);
+        if (!queued) return { ok: false, reason: "the job left the queue while it ran (the mind was wiped)" };
+        mind.reflectionQueue = mind.reflectionQueue.filter((j) => j.id !== jobId);
+      }
+      const applied = applyReflectionUpdate(input, context(mind));
+      if (!applied.ok) return applied;
+      mind.scratchpad = applied.scratchpad;
+      mind.memory = applied.memory;
+      mind.threads = applied.threads;
+      return applied;
+    });
+  }
+
+  async #failed(
+    job: ReflectionJob,
+    error: unknown,
+    shown: Record<string, unknown>,
+  ): Promise<"dropped" | "wait"> {
+    const transient = error instanceof ModelUnavailableError;
+    const attempts = job.attempts + 1;
+    const message = error instanceof Error ? error.message : String(error);
+    if (!transient && attempts >= MAX_FAILED_ATTEMPTS) {
+      await this.#remove(job.id);
+      await this.#trace({
+        kind: "reflect",
+        job: job.id,
+        shown,
+        outcome: "dropped",
+        reason: message,
+        attempts,
+      });
+      this.#logger.error({ job: job.id, err: error }, "reflection given up");
+      return "dropped";
+    }
+    const delay = RETRY_BACKOFF_MS[Math.min(attempts, RETRY_BACKOFF_MS.length) - 1] ?? 0;
+    const notBefore = new Date(this.#deps.clock.now().getTime() + delay).toISOString();
+    await this.#deps.mind.update((mind) => {
+      const queued = mind.reflectionQueue.find((j) => j.id === job.id);
+      if (queued) Object.assign(queued, { attempts, notBefore, lastError: message });
+    });
+    await this.#trace({
+      kind: "reflect",
+      job: job.id,
+      shown,
+      outcome: "deferred",
+      reason: message,
+      attempts,
+      notBefore,
+    });
+    this.#logger.warn({ job: job.id, attempts, transient }, "reflection deferred");
+    return "wait";
+  }
+
+  async #load(ids: readonly string[]): Promise<Message[]> {
+    const found = await Promise.all(ids.map((id) => this.#deps.log.get(id)));
+    return found.filter((m): m is Message => m !== null);
+  }
+
+  async #remove(jobId: string): Promise<void> {
+    await this.#deps.mind.update((mind) => {
+      mind.reflectionQueue = mind.reflectionQueue.filter((j) => j.id !== jobId);
+    });
+  }
+
+  async #trace(record: NewTraceRecord): Promise<void> {
+    try {
+      await this.#deps.trace?.append(record);
+    } catch (error) {
+      this.#logger.warn({ err: error }, "could not write the reflection trace");
+    }
+  }
+}
+
+function describe(outcome: ReflectionOutcome): Record<string, unknown> {
+  return outcome.ok
+    ? { outcome: "applied", changes: outcome.changes }
+    : { outcome: "refused", reason: outcome.reason };
+}

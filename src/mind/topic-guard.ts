@@ -1,0 +1,73 @@
+import { answeredTopicsSince, unansweredAskedTopics } from "../awareness/build.ts";
+import type { AwarenessContext } from "../awareness/context.ts";
+import { canonicalTopic, detectTopics, messageTopics } from "../awareness/topics.ts";
+import type { Message } from "../store/message.ts";
+
+/**
+ * The check-in's topic, checked in code rather than hoped for in the prompt: a model that
+ * decided to ask about water is held back when the person already talked about water in
+ * the last hours, or when it already asked about water and is still waiting for an answer.
+ * Pure: the same decision, log and moment always give the same verdict.
+ */
+
+/** Why a decided check-in was held back. */
+export type TopicGuardReason = "already-answered" | "repeated-topic";
+
+export type TopicVerdict =
+  | { allow: true; topics: string[] }
+  | { allow: false; reason: TopicGuardReason; detail: string; topics: string[] };
+
+/** The canonical labels of a decided topic, so "water", "hydration" and "drinking enough" meet. */
+export function canonicalTopicsOf(decidedTopic: string): string[] {
+  const text = decidedTopic.trim();
+  if (text === "") return [];
+  const detected = detectTopics(text);
+  return detected.length > 0 ? detected : [canonicalTopic(text)];
+}
+
+/** Whether a check-in about `decidedTopic` may be sent at `now`; `hours` is the already-answered window. */
+export function guardTopic(
+  decidedTopic: string,
+  log: readonly Message[],
+  awareness: AwarenessContext,
+  now: Date,
+  hours: number,
+): TopicVerdict {
+  const topics = canonicalTopicsOf(decidedTopic);
+  if (topics.length === 0) return { allow: true, topics };
+  const visible = log.filter((m) => Date.parse(m.ts) <= now.getTime());
+
+  const answered = answeredTopicsSince(visible, new Date(now.getTime() - hours * 3_600_000));
+  const answeredTopic = topics.find((t) => answered.has(t));
+  if (answeredTopic !== undefined) {
+    const when = visible.findLast((m) => m.role === "user" && messageTopics(m).includes(answeredTopic));
+    const ago = when ? ` ${formatAgo(now.getTime() - Date.parse(when.ts))} ago` : "";
+    return {
+      allow: false,
+      reason: "already-answered",
+      detail: `the person already talked about ${answeredTopic}${ago} (within ${hours} h)`,
+      topics,
+    };
+  }
+
+  const waiting = unansweredAskedTopics(awareness);
+  const repeated = topics.find((t) => waiting.has(t));
+  if (repeated !== undefined) {
+    const count = awareness.self.messagesSent.filter((m) => messageTopics(m).includes(repeated)).length;
+    return {
+      allow: false,
+      reason: "repeated-topic",
+      detail: `already raised ${repeated} ${count === 1 ? "once" : `${count} times`} since the person last wrote, still unanswered`,
+      topics,
+    };
+  }
+  return { allow: true, topics };
+}
+
+function formatAgo(ms: number): string {
+  const minutes = Math.max(0, Math.round(ms / 60_000));
+  if (minutes < 60) return `${minutes} min`;
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  return m === 0 ? `${h} h` : `${h} h ${m} min`;
+}

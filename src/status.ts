@@ -1,0 +1,146 @@
+import { DateTime } from "luxon";
+import type { CoreConfig } from "./config.ts";
+import { isInQuietHours } from "./heartbeat/policy.ts";
+import { nextFireTime } from "./heartbeat/schedule.ts";
+import type { Message } from "./store/message.ts";
+import type { Decision, MindState } from "./store/mind.ts";
+
+/**
+ * What the companion's data says right now, in one place for the `status` command and
+ * Telegram's /status: whether check-ins are on, how many messages wait for an answer,
+ * when the next check-in could go out, and today's token spend against the budget.
+ */
+export interface Status {
+  now: string;
+  /** The person's zone: their /tz override, else the configured one. */
+  timezone: string;
+  /** Null when check-ins are not paused. */
+  paused: { until: string | null; indefinitely: boolean } | null;
+  /** Telegram said the person blocked the bot; check-ins wait until they write. */
+  blocked: boolean;
+  /** The companion's messages since the person last wrote. */
+  unansweredCount: number;
+  /** The next tick of the schedule outside quiet hours and pauses (the pre-check may still hold it); null when none. */
+  nextCheckin: string | null;
+  tokensToday: number;
+  /** The daily token budget, when known. */
+  budget: number | null;
+  lastDecision: Decision | null;
+  /** Exchanges still waiting for reflection. */
+  pendingReflections: number;
+}
+
+/** What buildStatus reads; all of it already loaded, so building is pure. */
+export interface StatusInput {
+  now: Date;
+  core: CoreConfig;
+  mind: MindState;
+  /** At least every message since the person's last one (MessageLog.awarenessSlice gives that). */
+  messages: readonly Message[];
+  tokensToday: number;
+  budget: number | null;
+}
+
+/** How far ahead the next check-in is looked for. */
+const LOOKAHEAD_TICKS = 2_000;
+
+/** Puts the companion's state together. */
+export function buildStatus(input: StatusInput): Status {
+  const { now, core, mind } = input;
+  const heartbeat = mind.heartbeat;
+  const timezone = heartbeat.timezone ?? core.timezone;
+  const pausedUntil =
+    heartbeat.pausedUntil !== null && Date.parse(heartbeat.pausedUntil) > now.getTime() ? heartbeat.pausedUntil : null;
+  const paused =
+    heartbeat.pausedIndefinitely || pausedUntil !== null
+      ? { until: heartbeat.pausedIndefinitely ? null : pausedUntil, indefinitely: heartbeat.pausedIndefinitely }
+      : null;
+  const overBudget = input.budget !== null && input.tokensToday >= input.budget;
+  return {
+    now: now.toISOString(),
+    timezone,
+    paused,
+    blocked: heartbeat.blocked,
+    unansweredCount: unansweredCount(input.messages),
+    nextCheckin:
+      heartbeat.pausedIndefinitely || heartbeat.blocked
+        ? null
+        : nextCheckin({
+            cron: core.heartbeatCron,
+            timezone,
+            quiet: heartbeat.quietHours ?? core.quietHours,
+            now,
+            notBefore: pausedUntil === null ? null : new Date(pausedUntil),
+            skipToday: overBudget,
+          }),
+    tokensToday: input.tokensToday,
+    budget: input.budget,
+    lastDecision: mind.decisions.at(-1) ?? null,
+    pendingReflections: mind.reflectionQueue.length,
+  };
+}
+
+/** The companion's messages after the person's last one: the awareness engine's unanswered count. */
+export function unansweredCount(messages: readonly Message[]): number {
+  let count = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as Message;
+    if (message.role === "user") break;
+    count += 1;
+  }
+  return count;
+}
+
+function nextCheckin(options: {
+  cron: string;
+  timezone: string;
+  quiet: CoreConfig["quietHours"];
+  now: Date;
+  notBefore: Date | null;
+  skipToday: boolean;
+}): string | null {
+  const today = DateTime.fromJSDate(options.now, { zone: options.timezone }).toISODate();
+  let after = options.now;
+  for (let i = 0; i < LOOKAHEAD_TICKS; i++) {
+    const next = nextFireTime(options.cron, options.timezone, after);
+    if (next === null) return null;
+    after = next;
+    if (options.notBefore !== null && next < options.notBefore) continue;
+    if (isInQuietHours(next, options.timezone, options.quiet)) continue;
+    if (options.skipToday && DateTime.fromJSDate(next, { zone: options.timezone }).toISODate() === today) continue;
+    return next.toISOString();
+  }
+  return null;
+}
+
+/** The status as a few lines for a person, times in their zone. */
+export function formatStatus(status: Status, timezone: string = status.timezone): string {
+  const local = (iso: string) => DateTime.fromISO(iso, { zone: timezone }).toFormat("ccc d LLL HH:mm");
+  const checkins = status.blocked
+    ? "stopped: the bot was blocked; they resume when you write"
+    : status.paused?.indefinitely
+      ? "paused until /resume"
+      : status.paused?.until
+        ? `paused until ${local(status.paused.until)}`
+        : "on";
+  const tokens =
+    status.budget === null
+      ? `${status.tokensToday.toLocaleString("en-US")}`
+      : `${status.tokensToday.toLocaleString("en-US")} of ${status.budget.toLocaleString("en-US")}${
+          status.tokensToday >= status.budget ? " (over budget: no check-ins until tomorrow)" : ""
+        }`;
+  const decision = status.lastDecision;
+  const lines = [
+    `Check-ins: ${checkins}`,
+    `Unanswered: ${status.unansweredCount === 0 ? "none" : `${status.unansweredCount} message${status.unansweredCount === 1 ? "" : "s"} since you last wrote`}`,
+    `Next check-in: ${status.nextCheckin === null ? "none scheduled" : `${local(status.nextCheckin)} at the earliest (${timezone})`}`,
+    `Tokens today: ${tokens}`,
+    `Last heartbeat: ${
+      decision === null
+        ? "none yet"
+        : `${local(decision.ts)} ${decision.fire ? "sent" : "held back"} (${decision.reason})${decision.detail ? `: ${decision.detail}` : ""}`
+    }`,
+  ];
+  if (status.pendingReflections > 0) lines.push(`Reflections waiting: ${status.pendingReflections}`);
+  return lines.join("\n");
+}

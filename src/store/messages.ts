@@ -1,0 +1,534 @@
+import { readdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { type Adapter, Low } from "lowdb";
+import { DateTime, IANAZone } from "luxon";
+import type { Clock } from "../clock.ts";
+import { type Logger, silentLogger } from "../log.ts";
+import {
+  DataFileError,
+  DurableJsonFile,
+  ensurePrivateDir,
+  fsyncDir,
+  isErrnoCode,
+  removeDurable,
+  removeLeftoverTemps,
+  unlinkIfExists,
+} from "./files.ts";
+import { createIdGenerator } from "./ids.ts";
+import {
+  MESSAGE_LOG_VERSION,
+  type MessageLogData,
+  MessageLogError,
+  parseMessageLogFile,
+  serializeMessageLog,
+  sortByTime,
+  timeOf,
+} from "./log-format.ts";
+import { type Message, messageSchema } from "./message.ts";
+
+export { MESSAGE_LOG_VERSION, type MessageLogData, MessageLogError } from "./log-format.ts";
+
+/** The named fields of a message, without the index signature that keeps unknown ones. */
+type KnownFields<T> = {
+  [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K];
+};
+type MessageFields = KnownFields<Message>;
+
+/** What a caller appends: a message whose id and time the log may fill in. */
+export type NewMessage = Omit<MessageFields, "id" | "ts"> &
+  Partial<Pick<MessageFields, "id" | "ts">> &
+  Record<string, unknown>;
+
+/** A change to a logged message. Its identity, time and author never change. */
+export type MessagePatch = Partial<Omit<MessageFields, "id" | "ts" | "role">> & Record<string, unknown>;
+
+/** A message the caller built does not satisfy the log's schema: a bug in the caller. */
+export class InvalidMessageError extends Error {
+  override readonly name = "InvalidMessageError";
+}
+
+/** The log already holds this id or this Telegram update: appending it again would duplicate it. */
+export class DuplicateMessageError extends Error {
+  override readonly name = "DuplicateMessageError";
+}
+
+export interface MessageLogOptions {
+  /** The data directory; the log is messages.json and archive/ inside it. */
+  dataDir: string;
+  /** Source of new ids and of the day boundary that decides what is archived. */
+  clock: Clock;
+  /** Zone whose midnight starts a day for the rollover; defaults to the machine's. */
+  timeZone?: string;
+  /**
+   * Local days kept in messages.json: today and the days before it. Older days move into
+   * archive/ so one append never rewrites a year. At least 2, so everything Telegram may
+   * deliver again (24 h) is still in the window.
+   */
+  windowDays?: number;
+  logger?: Logger;
+}
+
+/** Local days kept in messages.json unless told otherwise; see bench/store.ts for the figures. */
+export const DEFAULT_WINDOW_DAYS = 3;
+
+const ARCHIVE_FILE = /^(\d{4}-\d{2})\.json$/;
+const HOUR_MS = 3_600_000;
+
+/**
+ * The conversation log: every message either side sent, oldest first, kept durably.
+ *
+ * messages.json holds a recent window (in memory too); older days live in
+ * archive/YYYY-MM.json by UTC month, read only when asked for. Writes go through one queue,
+ * so appends started together land in the order they were started and none is lost.
+ */
+export class MessageLog {
+  readonly file: string;
+  readonly archiveDir: string;
+  readonly #low: Low<MessageLogData>;
+  readonly #clock: Clock;
+  readonly #zone: string;
+  readonly #windowDays: number;
+  readonly #logger: Logger;
+  readonly #nextId: () => string;
+  #byId = new Map<string, Message>();
+  #byTelegram = new Map<string, Message>();
+  #updateIds = new Set<number>();
+  /** Newest archived message and newest archived message from the person, once looked up. */
+  #archiveTail: { last: Message | null; lastUser: Message | null } | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(options: MessageLogOptions, low: Low<MessageLogData>) {
+    this.file = join(options.dataDir, "messages.json");
+    this.archiveDir = join(options.dataDir, "archive");
+    this.#low = low;
+    this.#clock = options.clock;
+    this.#zone = options.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+    this.#windowDays = options.windowDays ?? DEFAULT_WINDOW_DAYS;
+    this.#logger = options.logger ?? silentLogger;
+    this.#nextId = createIdGenerator(options.clock);
+    this.#reindex();
+  }
+
+  /**
+   * Loads the log, creating the private data directory if needed. A missing file is an empty
+   * log; a file that cannot be read or validated throws MessageLogError and is left exactly as
+   * it was. An older format is migrated in memory and written back with the next append.
+   */
+  static async open(options: MessageLogOptions): Promise<MessageLog> {
+    const windowDays = options.windowDays ?? DEFAULT_WINDOW_DAYS;
+    if (!Number.isInteger(windowDays) || windowDays < 2) {
+      throw new RangeError(`MessageLog: windowDays must be a whole number of at least 2, got ${windowDays}`);
+    }
+    if (options.timeZone !== undefined && !IANAZone.isValidZone(options.timeZone)) {
+      throw new RangeError(`MessageLog: unknown time zone ${JSON.stringify(options.timeZone)}`);
+    }
+    await ensurePrivateDir(options.dataDir);
+    const low = new Low(logAdapter(join(options.dataDir, "messages.json")), emptyLog());
+    await low.read();
+    return new MessageLog(options, low);
+  }
+
+  /**
+   * Adds a message, durably, before resolving; fills in a time-sortable id and the clock's time
+   * when missing. A message older than the newest one is placed in time order. Moving older
+   * days to the archive happens after it resolves, in the same queue, so the turn does not wait
+   * for it.
+   */
+  append(input: NewMessage): Promise<Message> {
+    return this.#enqueue(async () => {
+      const message = this.#validate({
+        ...input,
+        id: input.id ?? this.#nextId(),
+        ts: input.ts ?? this.#clock.now().toISOString(),
+      });
+      this.#refuseDuplicate(message);
+      const messages = insertByTime(this.#low.data.messages, message);
+      await this.#writeWindow(messages);
+      this.#index(message);
+      const cutoff = this.#windowStart();
+      void this.#enqueue(() => this.#rollOverQuietly(cutoff));
+      return message;
+    });
+  }
+
+  /**
+   * Changes a logged message (an edit, reflection's annotations), keeping every field the
+   * patch does not name, unknown ones included. A new text without `editedAt` is stamped with
+   * the clock. Resolves to the updated message, or null when no message has this id.
+   */
+  update(id: string, patch: MessagePatch): Promise<Message | null> {
+    return this.#enqueue(async () => {
+      for (const field of ["id", "ts", "role"]) {
+        if (field in patch) throw new InvalidMessageError(`a message's ${field} cannot be changed`);
+      }
+      const apply = (current: Message): Message => {
+        const stamp =
+          patch.text !== undefined && patch.text !== current.text && patch.editedAt === undefined
+            ? { editedAt: this.#clock.now().toISOString() }
+            : {};
+        return this.#validate({ ...current, ...patch, ...stamp });
+      };
+      const inWindow = this.#byId.get(id);
+      if (inWindow) {
+        const updated = apply(inWindow);
+        await this.#writeWindow(this.#low.data.messages.map((m) => (m.id === id ? updated : m)));
+        this.#reindex();
+        return updated;
+      }
+      for (const month of (await this.#archiveMonths()).reverse()) {
+        const archive = await this.#openArchive(month);
+        const current = archive.data.messages.find((m) => m.id === id);
+        if (!current) continue;
+        const updated = apply(current);
+        archive.data = {
+          ...archive.data,
+          messages: archive.data.messages.map((m) => (m.id === id ? updated : m)),
+        };
+        await archive.write();
+        this.#archiveTail = undefined;
+        return updated;
+      }
+      return null;
+    });
+  }
+
+  /** Resolves once every write started so far is done, archiving included (before exiting). */
+  async flush(): Promise<void> {
+    await this.#enqueue(async () => undefined);
+  }
+
+  /** The message with this id, wherever it is kept. */
+  get(id: string): Promise<Message | null> {
+    const inWindow = this.#byId.get(id);
+    if (inWindow) return Promise.resolve(inWindow);
+    return this.#enqueue(() => this.#findInArchives((m) => m.id === id));
+  }
+
+  /** The logged message for a Telegram message, so an edit can update its text. */
+  findByTelegram(chatId: number, messageId: number): Promise<Message | null> {
+    const inWindow = this.#byTelegram.get(telegramKey(chatId, messageId));
+    if (inWindow) return Promise.resolve(inWindow);
+    return this.#enqueue(() =>
+      this.#findInArchives((m) => m.telegram?.chatId === chatId && m.telegram.messageId === messageId),
+    );
+  }
+
+  /**
+   * Whether a Telegram update was already logged, for exactly-once processing across
+   * restarts. Only the window is consulted: Telegram never redelivers an update older than
+   * 24 hours, and the window always covers more than that.
+   */
+  hasTelegramUpdate(updateId: number): boolean {
+    return this.#updateIds.has(updateId);
+  }
+
+  /** The newest message of the whole log, or null when it is empty. */
+  lastMessage(): Promise<Message | null> {
+    const messages = this.#low.data.messages;
+    const last = messages[messages.length - 1];
+    if (last) return Promise.resolve(last);
+    return this.#enqueue(async () => (await this.#loadArchiveTail()).last);
+  }
+
+  /** The person's newest message, however old, or null when they never wrote. */
+  lastUserMessage(): Promise<Message | null> {
+    const inWindow = this.#low.data.messages.findLast((m) => m.role === "user");
+    if (inWindow) return Promise.resolve(inWindow);
+    return this.#enqueue(async () => (await this.#loadArchiveTail()).lastUser);
+  }
+
+  /** The messages kept in memory (the recent window), oldest first. */
+  recent(): Message[] {
+    return [...this.#low.data.messages];
+  }
+
+  /**
+   * What the awareness engine needs at `now`: every message of the last `windowHours`, and also
+   * the person's last message and everything after it, however old, so days of one-sided
+   * check-ins are still counted. Messages after `now` are left out. Served from memory unless
+   * the slice reaches back past the window.
+   */
+  async awarenessSlice(now: Date, windowHours: number): Promise<Message[]> {
+    const nowMs = now.getTime();
+    const window = this.#low.data.messages;
+    const lastUserInWindow = window.findLast((m) => m.role === "user" && timeOf(m) <= nowMs);
+    const first = window[0];
+    if (lastUserInWindow && first) {
+      const fromMs = Math.min(nowMs - windowHours * HOUR_MS, timeOf(lastUserInWindow));
+      if (timeOf(first) <= fromMs) return window.filter((m) => inRange(m, fromMs, nowMs));
+    }
+    return this.#enqueue(async () => {
+      const lastUser =
+        this.#low.data.messages.findLast((m) => m.role === "user" && timeOf(m) <= nowMs) ??
+        (await this.#lastArchivedUserAtOrBefore(nowMs));
+      let fromMs = nowMs - windowHours * HOUR_MS;
+      if (lastUser) fromMs = Math.min(fromMs, timeOf(lastUser));
+      return (await this.#messagesSince(fromMs)).filter((m) => inRange(m, fromMs, nowMs));
+    });
+  }
+
+  /** The whole history as one time-sorted log: archive months, then the window. */
+  all(): Promise<Message[]> {
+    return this.#enqueue(() => this.#messagesSince(Number.NEGATIVE_INFINITY));
+  }
+
+  /**
+   * Deletes, for real, every message the predicate selects, in the window and the archive
+   * (the person asked to forget). Resolves to the number deleted.
+   */
+  deleteWhere(predicate: (message: Message) => boolean): Promise<number> {
+    return this.#enqueue(async () => {
+      let deleted = 0;
+      for (const month of await this.#archiveMonths()) {
+        const archive = await this.#openArchive(month);
+        const kept = archive.data.messages.filter((m) => !predicate(m));
+        if (kept.length === archive.data.messages.length) continue;
+        deleted += archive.data.messages.length - kept.length;
+        if (kept.length === 0) {
+          await removeDurable(archivePath(this.archiveDir, month));
+        } else {
+          archive.data = { ...archive.data, messages: kept };
+          await archive.write();
+        }
+        this.#archiveTail = undefined;
+      }
+      const kept = this.#low.data.messages.filter((m) => !predicate(m));
+      if (kept.length !== this.#low.data.messages.length) {
+        deleted += this.#low.data.messages.length - kept.length;
+        await this.#writeWindow(kept);
+        this.#reindex();
+      }
+      return deleted;
+    });
+  }
+
+  /** Deletes the whole log for real, window and archive (/wipe). The log is empty afterwards. */
+  deleteAll(): Promise<void> {
+    return this.#enqueue(async () => {
+      await removeDurable(this.archiveDir);
+      await unlinkIfExists(this.file);
+      await removeLeftoverTemps(this.file);
+      await fsyncDir(dirname(this.file));
+      this.#low.data = emptyLog();
+      this.#archiveTail = { last: null, lastUser: null };
+      this.#reindex();
+    });
+  }
+
+  #enqueue<R>(operation: () => Promise<R>): Promise<R> {
+    const run = this.#queue.then(operation, operation);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  #validate(candidate: Record<string, unknown>): Message {
+    const result = messageSchema.safeParse(candidate);
+    if (result.success) return result.data;
+    const problems = result.error.issues.map(
+      (issue) => `${issue.path.join(".") || "message"}: ${issue.message}`,
+    );
+    throw new InvalidMessageError(`invalid message: ${problems.join("; ")}`);
+  }
+
+  #refuseDuplicate(message: Message): void {
+    if (this.#byId.has(message.id)) {
+      throw new DuplicateMessageError(`a message with id ${JSON.stringify(message.id)} is already logged`);
+    }
+    const updateId = message.telegram?.updateId;
+    if (updateId !== undefined && this.#updateIds.has(updateId)) {
+      throw new DuplicateMessageError(`Telegram update ${updateId} is already logged`);
+    }
+  }
+
+  /** Writes the window; memory changes only once the file is safely on disk. */
+  async #writeWindow(messages: Message[]): Promise<void> {
+    const previous = this.#low.data;
+    this.#low.data = { version: MESSAGE_LOG_VERSION, messages };
+    try {
+      await this.#low.write();
+    } catch (error) {
+      this.#low.data = previous;
+      throw error;
+    }
+  }
+
+  /**
+   * Moves the days before the window into their archive months. Archive first, window second:
+   * a crash in between leaves a message in both places, which readers tolerate (the window's
+   * copy wins) and the next rollover cleans up, rather than in neither. The append that
+   * triggered it is already safe, so a failure here (a damaged archive file) is logged and the
+   * messages simply stay in the window until it is fixed.
+   */
+  async #rollOverQuietly(cutoff: number): Promise<void> {
+    try {
+      await this.#rollOver(cutoff);
+    } catch (error) {
+      this.#logger.warn({ err: error, file: this.archiveDir }, "message log: archiving older days failed");
+    }
+  }
+
+  /** The first instant the window keeps: midnight, in the log's zone, windowDays - 1 days ago. */
+  #windowStart(): number {
+    return DateTime.fromJSDate(this.#clock.now(), { zone: this.#zone })
+      .startOf("day")
+      .minus({ days: this.#windowDays - 1 })
+      .toMillis();
+  }
+
+  async #rollOver(cutoff: number): Promise<void> {
+    const window = this.#low.data.messages;
+    const oldest = window[0];
+    if (oldest === undefined || timeOf(oldest) >= cutoff) return;
+    const keepFrom = window.findIndex((m) => timeOf(m) >= cutoff);
+    const split = keepFrom === -1 ? window.length : keepFrom;
+    const leaving = window.slice(0, split);
+    await ensurePrivateDir(this.archiveDir);
+    for (const [month, messages] of groupByMonth(leaving)) {
+      const archive = await this.#openArchive(month);
+      const known = new Set(archive.data.messages.map((m) => m.id));
+      const merged = sortByTime([...archive.data.messages, ...messages.filter((m) => !known.has(m.id))]);
+      archive.data = { version: MESSAGE_LOG_VERSION, messages: merged };
+      await archive.write();
+    }
+    this.#archiveTail = undefined;
+    await this.#writeWindow(window.slice(split));
+    this.#reindex();
+  }
+
+  async #archiveMonths(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.archiveDir);
+    } catch (error) {
+      if (isErrnoCode(error, "ENOENT")) return [];
+      throw error;
+    }
+    return names
+      .map((name) => ARCHIVE_FILE.exec(name)?.[1])
+      .filter((month): month is string => month !== undefined)
+      .sort();
+  }
+
+  async #openArchive(month: string): Promise<Low<MessageLogData>> {
+    const archive = new Low(logAdapter(archivePath(this.archiveDir, month)), emptyLog());
+    await archive.read();
+    return archive;
+  }
+
+  /** Archived messages from `fromMs` on, then the window; a message in both counts once. */
+  async #messagesSince(fromMs: number): Promise<Message[]> {
+    const window = this.#low.data.messages;
+    const first = window[0];
+    // Everything archived is older than the window's first message.
+    if (first && timeOf(first) <= fromMs) return window.filter((m) => timeOf(m) >= fromMs);
+    const firstMonth = Number.isFinite(fromMs) ? new Date(fromMs).toISOString().slice(0, 7) : "";
+    const archived: Message[] = [];
+    for (const month of await this.#archiveMonths()) {
+      if (month < firstMonth) continue;
+      const archive = await this.#openArchive(month);
+      for (const message of archive.data.messages) {
+        if (timeOf(message) >= fromMs && !this.#byId.has(message.id)) archived.push(message);
+      }
+    }
+    return sortByTime([...archived, ...window.filter((m) => timeOf(m) >= fromMs)]);
+  }
+
+  async #findInArchives(predicate: (message: Message) => boolean): Promise<Message | null> {
+    for (const month of (await this.#archiveMonths()).reverse()) {
+      const found = (await this.#openArchive(month)).data.messages.findLast(predicate);
+      if (found) return found;
+    }
+    return null;
+  }
+
+  async #loadArchiveTail(): Promise<{ last: Message | null; lastUser: Message | null }> {
+    if (this.#archiveTail) return this.#archiveTail;
+    let last: Message | null = null;
+    let lastUser: Message | null = null;
+    for (const month of (await this.#archiveMonths()).reverse()) {
+      const messages = (await this.#openArchive(month)).data.messages;
+      last ??= messages[messages.length - 1] ?? null;
+      lastUser = messages.findLast((m) => m.role === "user") ?? null;
+      if (lastUser) break;
+    }
+    this.#archiveTail = { last, lastUser };
+    return this.#archiveTail;
+  }
+
+  async #lastArchivedUserAtOrBefore(nowMs: number): Promise<Message | null> {
+    const { lastUser } = await this.#loadArchiveTail();
+    if (lastUser === null || timeOf(lastUser) <= nowMs) return lastUser;
+    return this.#findInArchives((m) => m.role === "user" && timeOf(m) <= nowMs);
+  }
+
+  #reindex(): void {
+    this.#byId = new Map();
+    this.#byTelegram = new Map();
+    this.#updateIds = new Set();
+    for (const message of this.#low.data.messages) this.#index(message);
+  }
+
+  #index(message: Message): void {
+    this.#byId.set(message.id, message);
+    const telegram = message.telegram;
+    if (!telegram) return;
+    this.#byTelegram.set(telegramKey(telegram.chatId, telegram.messageId), message);
+    if (telegram.updateId !== undefined) this.#updateIds.add(telegram.updateId);
+  }
+}
+
+/** The log's files through lowdb; an unreadable file is reported like an invalid one. */
+function logAdapter(file: string): Adapter<MessageLogData> {
+  const json = new DurableJsonFile(file, {
+    parse: (value) => parseMessageLogFile(file, value),
+    serialize: serializeMessageLog,
+  });
+  return {
+    read: async () => {
+      try {
+        return await json.read();
+      } catch (error) {
+        if (error instanceof DataFileError) throw new MessageLogError(file, error.problem);
+        throw error;
+      }
+    },
+    write: (data) => json.write(data),
+  };
+}
+
+function emptyLog(): MessageLogData {
+  return { version: MESSAGE_LOG_VERSION, messages: [] };
+}
+
+function archivePath(archiveDir: string, month: string): string {
+  return join(archiveDir, `${month}.json`);
+}
+
+function telegramKey(chatId: number, messageId: number): string {
+  return `${chatId}:${messageId}`;
+}
+
+/** A new array with the message after every message not later than it. */
+function insertByTime(messages: Message[], message: Message): Message[] {
+  const at = timeOf(message);
+  let index = messages.length;
+  while (index > 0 && timeOf(messages[index - 1] as Message) > at) index--;
+  return [...messages.slice(0, index), message, ...messages.slice(index)];
+}
+
+/** Archive files are per UTC month, so concatenating them in name order keeps time order. */
+function groupByMonth(messages: Message[]): Map<string, Message[]> {
+  const months = new Map<string, Message[]>();
+  for (const message of messages) {
+    const month = new Date(timeOf(message)).toISOString().slice(0, 7);
+    const group = months.get(month);
+    if (group) group.push(message);
+    else months.set(month, [message]);
+  }
+  return months;
+}
+
+function inRange(message: Message, fromMs: number, toMs: number): boolean {
+  const at = timeOf(message);
+  return at >= fromMs && at <= toMs;
+}

@@ -1,0 +1,321 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { TelegramChannel, TelegramTokenRejectedError } from "../../../src/channels/telegram/bot.ts";
+import { CommandHandlers } from "../../../src/channels/telegram/command-handlers.ts";
+import { BOT_COMMANDS } from "../../../src/channels/telegram/commands.ts";
+import { SettableClock } from "../../../src/clock.ts";
+import { silentLogger } from "../../../src/log.ts";
+import type { IncomingInput } from "../../../src/port.ts";
+import { MessageLog } from "../../../src/store/messages.ts";
+import { MindStore } from "../../../src/store/mind.ts";
+import { type BotApiFake, startBotApiFake } from "../../fakes/bot-api.ts";
+
+const OWNER = 1001;
+const FAST_RETRY = { maxAttempts: 6, baseDelayMs: 10, maxDelayMs: 40, maxRetryAfterSeconds: 5 };
+
+let fake: BotApiFake;
+let dataDir: string;
+let clock: SettableClock;
+let channels: TelegramChannel[];
+
+beforeEach(async () => {
+  fake = await startBotApiFake();
+  dataDir = await mkdtemp(join(tmpdir(), "presence-bot-"));
+  clock = new SettableClock("2026-03-10T10:00:00Z");
+  channels = [];
+});
+
+afterEach(async () => {
+  for (const channel of channels) await channel.stop(1_000);
+  await fake.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/**
+ * A stand-in for the companion with the same contract: receive() logs, reply() answers every
+ * unanswered message in one message and logs it. Replies wait on `gate` when a test holds it.
+ */
+function companionDouble(messages: MessageLog, outbound: () => TelegramChannel["outbound"]) {
+  const received: IncomingInput[] = [];
+  let gate: Promise<void> = Promise.resolve();
+  let turn: Promise<unknown> = Promise.resolve();
+  return {
+    received,
+    hold() {
+      let release = () => {};
+      gate = new Promise((r) => {
+        release = r;
+      });
+      return release;
+    },
+    async receive(input: IncomingInput) {
+      received.push(input);
+      return messages.append({
+        role: "user",
+        text: input.text,
+        channel: input.channel,
+        ...(input.media ? { media: input.media } : {}),
+        ...(input.telegram ? { telegram: input.telegram } : {}),
+      });
+    },
+    reply() {
+      turn = turn.then(async () => {
+        await gate;
+        const log = await messages.all();
+        const lastAnswer = log.findLastIndex((m) => m.role === "assistant");
+        const unanswered = log.slice(lastAnswer + 1).filter((m) => m.role === "user");
+        if (unanswered.length === 0) return;
+        const text = `echo: ${unanswered.map((m) => m.text).join(" + ")}`;
+        const delivery = await outbound().send({ text, kind: "reply" });
+        await messages.append({
+          role: "assistant",
+          trigger: "reply",
+          text,
+          channel: "telegram",
+          ...delivery,
+        });
+      });
+      return turn;
+    },
+  };
+}
+
+async function startChannel(token = fake.token) {
+  const messages = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
+  const mind = await MindStore.open(dataDir, clock);
+  let channel: TelegramChannel | undefined;
+  const companion = companionDouble(messages, () => channel?.outbound as TelegramChannel["outbound"]);
+  const commands = new CommandHandlers({
+    mind,
+    clock,
+    settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
+    status: async () => "all good",
+    exportAll: async () => ({ messages: await messages.all(), mind: mind.exportAll() }),
+    wipeAll: async () => {
+      await messages.deleteAll();
+      await mind.deleteAll();
+    },
+  });
+  const fatal: unknown[] = [];
+  channel = new TelegramChannel({
+    token,
+    ownerId: OWNER,
+    apiRoot: fake.apiRoot,
+    companion,
+    messages,
+    commands,
+    clock,
+    logger: silentLogger,
+    retryPolicy: FAST_RETRY,
+    pollTimeoutSeconds: 1,
+    onFatal: (error) => fatal.push(error),
+  });
+  await channel.start();
+  channels.push(channel);
+  return { channel, messages, mind, companion, fatal };
+}
+
+describe("TelegramChannel", () => {
+  it("refuses a token Telegram rejects, with a message that says where to get one", async () => {
+    const error = await startChannel("123:rejectedrejectedrejectedrejected").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TelegramTokenRejectedError);
+    expect(String(error)).toContain("@BotFather");
+  });
+
+  it("registers the command menu", async () => {
+    await startChannel();
+    expect(fake.commands.map((c) => c.command)).toEqual(BOT_COMMANDS.map((c) => c.command));
+  });
+
+  it("logs the owner's message with its Telegram identifiers and answers it once", async () => {
+    const { messages } = await startChannel();
+    const sent = fake.message(fake.user(OWNER, "Ada"), { text: "good morning" });
+    await fake.waitForSent(1);
+    expect(fake.sent.map((s) => s.text)).toEqual(["echo: good morning"]);
+    const log = await messages.all();
+    expect(log[0]).toMatchObject({
+      role: "user",
+      text: "good morning",
+      telegram: { chatId: OWNER, messageId: sent.messageId, updateId: sent.updateId },
+    });
+  });
+
+  it("answers a stranger once an hour with the fixed reply and their id, logging nothing", async () => {
+    const { messages, companion } = await startChannel();
+    const stranger = fake.user(555, "Eve");
+    fake.message(stranger, { text: "hi bot" });
+    fake.message(stranger, { text: "hello??" });
+    await fake.waitForSent(1);
+    await new Promise((r) => setTimeout(r, 150));
+    clock.advanceMinutes(61);
+    fake.message(stranger, { text: "anyone?" });
+    await fake.waitForSent(2);
+    expect(fake.sent.map((s) => s.chatId)).toEqual([555, 555]);
+    expect(fake.sent[0]?.text).toContain("555");
+    expect(fake.sent[0]?.text).toBe(fake.sent[1]?.text);
+    expect(await messages.all()).toEqual([]);
+    expect(companion.received).toEqual([]);
+  });
+
+  it("ignores group chats, even the owner's", async () => {
+    const { messages } = await startChannel();
+    const group = { id: -100, type: "group" as const, title: "Friends" };
+    fake.message(fake.user(OWNER, "Ada"), { text: "in the group" }, { chat: group });
+    fake.message(fake.user(555, "Eve"), { text: "me too" }, { chat: group });
+    fake.message(fake.user(OWNER, "Ada"), { text: "private" });
+    await fake.waitForSent(1);
+    await waitFor(async () => (await messages.all()).length === 2);
+    expect(fake.sent.map((s) => s.text)).toEqual(["echo: private"]);
+    expect((await messages.all()).map((m) => m.text)).toEqual(["private", "echo: private"]);
+  });
+
+  it("answers messages that arrive during a turn together, in the next turn", async () => {
+    const { companion } = await startChannel();
+    const release = companion.hold();
+    const owner = fake.user(OWNER, "Ada");
+    fake.message(owner, { text: "one" });
+    await waitFor(() => companion.received.length === 1);
+    fake.message(owner, { text: "two" });
+    fake.message(owner, { text: "three" });
+    await waitFor(() => companion.received.length === 3);
+    release();
+    await fake.waitForSent(1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fake.sent.map((s) => s.text)).toEqual(["echo: one + two + three"]);
+  });
+
+  it("skips an update the log already holds (delivered again after a restart)", async () => {
+    const { messages, companion, channel } = await startChannel();
+    const owner = fake.user(OWNER, "Ada");
+    fake.message(owner, { text: "first" });
+    await fake.waitForSent(1);
+    await channel.stop(1_000);
+    const replayed = fake.message(owner, { text: "replayed" });
+    await messages.append({
+      role: "user",
+      text: "replayed",
+      channel: "telegram",
+      telegram: { chatId: OWNER, messageId: replayed.messageId, updateId: replayed.updateId },
+    });
+    await messages.append({
+      role: "assistant",
+      trigger: "reply",
+      text: "already answered",
+      channel: "telegram",
+    });
+    const second = await startChannel();
+    fake.message(owner, { text: "new" });
+    await fake.waitForSent(2);
+    expect(second.companion.received.map((i) => i.text)).toEqual(["new"]);
+    expect(companion.received.map((i) => i.text)).toEqual(["first"]);
+    expect(fake.pendingUpdates()).toBe(0);
+  });
+
+  it("turns a photo into an image for the model, with its caption", async () => {
+    const { companion } = await startChannel();
+    const bytes = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]);
+    fake.message(fake.user(OWNER, "Ada"), { photo: { bytes, caption: "my garden" } });
+    await fake.waitForSent(1);
+    expect(companion.received[0]).toMatchObject({
+      text: "my garden",
+      media: { kind: "photo", caption: "my garden" },
+      image: { mediaType: "image/jpeg", base64: Buffer.from(bytes).toString("base64") },
+    });
+  });
+
+  it("describes voice notes, stickers, documents and locations in words", async () => {
+    const { companion } = await startChannel();
+    const owner = fake.user(OWNER, "Ada");
+    fake.message(owner, { voice: { duration: 12 } });
+    fake.message(owner, { sticker: { emoji: "🥳" } });
+    fake.message(owner, { document: { fileName: "plan.pdf", caption: "for Monday" } });
+    fake.message(owner, { location: { latitude: 38.7223, longitude: -9.1393 } });
+    await waitFor(() => companion.received.length === 4);
+    expect(companion.received.map((i) => [i.text, i.media?.kind])).toEqual([
+      ["[voice note, 12 s]", "voice"],
+      ["🥳", "sticker"],
+      ["[document: plan.pdf] for Monday", "document"],
+      ["[location: 38.72230, -9.13930]", "location"],
+    ]);
+  });
+
+  it("updates the logged text when the person edits a message", async () => {
+    const { messages } = await startChannel();
+    const original = fake.message(fake.user(OWNER, "Ada"), { text: "see you at 5" });
+    await fake.waitForSent(1);
+    fake.edit(original, "see you at 6");
+    await waitFor(async () => (await messages.all())[0]?.text === "see you at 6");
+    expect((await messages.all())[0]?.editedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+  });
+
+  it("runs commands without logging them as conversation", async () => {
+    const { messages, mind } = await startChannel();
+    fake.message(fake.user(OWNER, "Ada"), { text: "/pause 2h" });
+    await fake.waitForSent(1);
+    expect(fake.sent[0]?.text).toMatch(/^Check-ins paused until 13:00 \(Europe\/Berlin\)/);
+    expect(mind.read().heartbeat.pausedUntil).toBe("2026-03-10T12:00:00.000Z");
+    expect(await messages.all()).toEqual([]);
+  });
+
+  it("sends /export as a JSON file", async () => {
+    await startChannel();
+    const owner = fake.user(OWNER, "Ada");
+    fake.message(owner, { text: "remember this" });
+    await fake.waitForSent(1);
+    fake.message(owner, { text: "/export" });
+    await fake.waitForSent(2);
+    const file = fake.sent[1]?.document;
+    expect(file?.fileName).toMatch(/^presence-export-\d{4}-\d\d-\d\d\.json$/);
+    const exported = JSON.parse(new TextDecoder().decode(file?.bytes));
+    expect(exported.messages.map((m: { text: string }) => m.text)).toContain("remember this");
+  });
+
+  it("wipes only after the confirmation", async () => {
+    const { messages } = await startChannel();
+    const owner = fake.user(OWNER, "Ada");
+    fake.message(owner, { text: "a secret" });
+    await fake.waitForSent(1);
+    fake.message(owner, { text: "/wipe" });
+    await fake.waitForSent(2);
+    expect(fake.sent[1]?.text).toContain("/wipe yes");
+    expect(await messages.all()).toHaveLength(2);
+    fake.message(owner, { text: "/wipe yes" });
+    await fake.waitForSent(3);
+    expect(await messages.all()).toEqual([]);
+  });
+
+  it("carries on through a burst of 429s and 5xx, replies in order and none twice", async () => {
+    await startChannel();
+    const owner = fake.user(OWNER, "Ada");
+    fake.failNext(
+      "sendMessage",
+      { type: "rate-limit", retryAfter: 1 },
+      { type: "server-error", status: 502 },
+      { type: "drop" },
+      { type: "rate-limit", retryAfter: 1 },
+    );
+    fake.message(owner, { text: "a" });
+    await fake.waitForSent(1, 15_000);
+    fake.message(owner, { text: "b" });
+    await fake.waitForSent(2, 15_000);
+    expect(fake.sent.map((s) => s.text)).toEqual(["echo: a", "echo: b"]);
+    expect(fake.calls.filter((c) => c.method === "sendMessage").map((c) => c.status)).toEqual([
+      429,
+      502,
+      "dropped",
+      429,
+      200,
+      200,
+    ]);
+  });
+});
+
+async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const start = Date.now();
+  while (!(await condition())) {
+    if (Date.now() - start > timeoutMs) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -1,0 +1,160 @@
+import { Api } from "grammy";
+import { afterEach, describe, expect, it } from "vitest";
+import { TelegramOutbound } from "../../../src/channels/telegram/outbound.ts";
+import { type RetryPolicy, retryTransformer } from "../../../src/channels/telegram/retry.ts";
+import { silentLogger } from "../../../src/log.ts";
+import { RecipientBlockedError } from "../../../src/port.ts";
+import { type BotApiFake, startBotApiFake } from "../../fakes/bot-api.ts";
+
+const OWNER = 1001;
+let fake: BotApiFake;
+let waits: number[];
+
+afterEach(async () => {
+  await fake?.close();
+});
+
+async function setup(policy: Partial<RetryPolicy> = {}, typingRefreshMs?: number): Promise<TelegramOutbound> {
+  fake = await startBotApiFake({ knownChats: [OWNER] });
+  waits = [];
+  const api = new Api(fake.token, { apiRoot: fake.apiRoot });
+  const fullPolicy = {
+    maxAttempts: 5,
+    baseDelayMs: 100,
+    maxDelayMs: 400,
+    maxRetryAfterSeconds: 60,
+    ...policy,
+  };
+  api.config.use(
+    retryTransformer(fullPolicy, silentLogger, async (ms) => {
+      waits.push(ms);
+    }),
+  );
+  return new TelegramOutbound({
+    api,
+    chatId: OWNER,
+    logger: silentLogger,
+    ...(typingRefreshMs ? { typingRefreshMs } : {}),
+  });
+}
+
+describe("TelegramOutbound", () => {
+  it("sends formatted text as entities Telegram accepts", async () => {
+    const outbound = await setup();
+    const delivery = await outbound.send({ text: "Drink **water** today", kind: "reply" });
+    expect(fake.sent[0]).toMatchObject({
+      text: "Drink water today",
+      entities: [{ type: "bold", offset: 6, length: 5 }],
+    });
+    expect(delivery.telegram).toEqual({ chatId: OWNER, messageId: fake.sent[0]?.messageId });
+  });
+
+  it("splits a long reply into messages within the limit, in order", async () => {
+    const outbound = await setup();
+    const paragraphs = Array.from({ length: 6 }, (_, i) => `Paragraph ${i}. ${"word ".repeat(300).trim()}`);
+    await outbound.send({ text: paragraphs.join("\n\n"), kind: "reply" });
+    expect(fake.sent.length).toBeGreaterThan(1);
+    for (const s of fake.sent) expect(s.text.length).toBeLessThanOrEqual(4096);
+    expect(fake.sent.map((s) => s.text).join("\n\n")).toBe(paragraphs.join("\n\n"));
+  });
+
+  it("waits out a 429 for as long as Telegram asks, and sends once", async () => {
+    const outbound = await setup();
+    fake.failNext(
+      "sendMessage",
+      { type: "rate-limit", retryAfter: 7 },
+      { type: "rate-limit", retryAfter: 2 },
+    );
+    await outbound.send({ text: "hello", kind: "reply" });
+    expect(waits).toEqual([7000, 2000]);
+    expect(fake.sent.map((s) => s.text)).toEqual(["hello"]);
+  });
+
+  it("retries 5xx and dropped connections with growing backoff", async () => {
+    const outbound = await setup();
+    fake.failNext(
+      "sendMessage",
+      { type: "server-error", status: 500 },
+      { type: "drop" },
+      { type: "server-error", status: 502 },
+      { type: "server-error", status: 500 },
+    );
+    await outbound.send({ text: "still here", kind: "reply" });
+    expect(waits).toEqual([100, 200, 400, 400]);
+    expect(fake.sent.map((s) => s.text)).toEqual(["still here"]);
+  });
+
+  it("gives up after the attempt cap instead of looping forever", async () => {
+    const outbound = await setup({ maxAttempts: 3 });
+    fake.failNext(
+      "sendMessage",
+      ...Array.from({ length: 5 }, () => ({ type: "server-error" as const, status: 500 as const })),
+    );
+    await expect(outbound.send({ text: "x", kind: "reply" })).rejects.toThrow(/500/);
+    expect(fake.calls.filter((c) => c.method === "sendMessage")).toHaveLength(3);
+  });
+
+  it("does not wait for a retry_after beyond the policy", async () => {
+    const outbound = await setup({ maxRetryAfterSeconds: 30 });
+    fake.failNext("sendMessage", { type: "rate-limit", retryAfter: 3600 });
+    await expect(outbound.send({ text: "x", kind: "reply" })).rejects.toThrow(/429/);
+    expect(waits).toEqual([]);
+  });
+
+  it("reports a blocked bot as RecipientBlockedError, without retrying", async () => {
+    const outbound = await setup();
+    fake.block(OWNER);
+    await expect(outbound.send({ text: "are you there?", kind: "heartbeat" })).rejects.toBeInstanceOf(
+      RecipientBlockedError,
+    );
+    expect(fake.calls.filter((c) => c.method === "sendMessage")).toHaveLength(1);
+  });
+
+  it("falls back to plain text when Telegram refuses the formatting", async () => {
+    const outbound = await setup();
+    fake.failNext("sendMessage", {
+      type: "bad-request",
+      description: "can't parse entities: Unsupported entity",
+    });
+    await outbound.send({ text: "a **bold** move", kind: "reply" });
+    expect(fake.sent).toHaveLength(1);
+    expect(fake.sent[0]?.text).toBe("a bold move");
+    expect(fake.sent[0]?.entities).toBeUndefined();
+  });
+
+  it("keeps two replies' parts from interleaving", async () => {
+    const outbound = await setup();
+    fake.failNext("sendMessage", { type: "slow", ms: 50 });
+    const long = `${"first ".repeat(800)}\n\n${"first ".repeat(800)}`;
+    await Promise.all([
+      outbound.send({ text: long, kind: "reply" }),
+      outbound.send({ text: "second", kind: "reply" }),
+    ]);
+    const firstWords = fake.sent.map((s) => s.text.split(" ")[0]);
+    expect(firstWords.at(-1)).toBe("second");
+    expect(firstWords.slice(0, -1).every((w) => w === "first")).toBe(true);
+    expect(firstWords.length).toBeGreaterThan(2);
+  });
+
+  it("shows typing until stopped", async () => {
+    const outbound = await setup({}, 20);
+    const stop = outbound.showWorking();
+    await new Promise((r) => setTimeout(r, 90));
+    stop();
+    const shown = fake.actions.length;
+    expect(shown).toBeGreaterThanOrEqual(2);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(fake.actions.length).toBe(shown);
+    expect(fake.actions.every((a) => a.action === "typing" && a.chatId === OWNER)).toBe(true);
+  });
+
+  it("sends a document", async () => {
+    const outbound = await setup();
+    await outbound.sendDocument("presence-export.json", new TextEncoder().encode("{}"), "All of it");
+    expect(fake.sent[0]).toMatchObject({
+      method: "sendDocument",
+      text: "All of it",
+      document: { fileName: "presence-export.json" },
+    });
+  });
+});

@@ -1,0 +1,174 @@
+import cron from "node-cron";
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { CronError } from "../../src/heartbeat/cron.ts";
+import { type HeartbeatSchedule, startHeartbeatSchedule } from "../../src/heartbeat/scheduler.ts";
+
+interface LogLine {
+  level: number;
+  msg: string;
+  err?: { message: string };
+  source?: string;
+}
+
+function recordingLogger() {
+  const lines: LogLine[] = [];
+  const logger = pino(
+    { level: "debug" },
+    { write: (line: string) => lines.push(JSON.parse(line) as LogLine) },
+  );
+  return { logger, lines };
+}
+
+const PINO_ERROR = 50;
+const PINO_WARN = 40;
+
+describe("startHeartbeatSchedule", () => {
+  let schedule: HeartbeatSchedule | undefined;
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.setSystemTime(new Date("2026-02-10T10:06:58Z"));
+  });
+
+  afterEach(async () => {
+    await schedule?.stop();
+    schedule = undefined;
+    vi.useRealTimers();
+  });
+
+  it("calls onTick at each fire time with the scheduled instant", async () => {
+    const ticks: string[] = [];
+    const { logger } = recordingLogger();
+    schedule = startHeartbeatSchedule({
+      cron: "7 * * * *",
+      timezone: "Europe/Berlin",
+      onTick: (at) => {
+        ticks.push(at.toISOString());
+      },
+      logger,
+    });
+    await vi.advanceTimersByTimeAsync(2 * 60 * 60 * 1000 + 5000);
+    expect(ticks).toEqual([
+      "2026-02-10T10:07:00.000Z",
+      "2026-02-10T11:07:00.000Z",
+      "2026-02-10T12:07:00.000Z",
+    ]);
+  });
+
+  it("logs a tick that throws and keeps ticking", async () => {
+    const { logger, lines } = recordingLogger();
+    let calls = 0;
+    schedule = startHeartbeatSchedule({
+      cron: "7 * * * *",
+      timezone: "UTC",
+      onTick: async () => {
+        calls++;
+        if (calls === 1) throw new Error("model unreachable");
+      },
+      logger,
+    });
+    await vi.advanceTimersByTimeAsync(60 * 60 * 1000 + 5000);
+    expect(calls).toBe(2);
+    const failures = lines.filter((l) => l.level === PINO_ERROR);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatchObject({
+      msg: "heartbeat tick failed",
+      err: { message: "model unreachable" },
+    });
+  });
+
+  it("stop() waits for the tick in flight and no tick starts afterwards", async () => {
+    const { logger } = recordingLogger();
+    let finishTick: () => void = () => undefined;
+    let calls = 0;
+    schedule = startHeartbeatSchedule({
+      cron: "7 * * * *",
+      timezone: "UTC",
+      onTick: () => {
+        calls++;
+        return new Promise<void>((resolve) => {
+          finishTick = resolve;
+        });
+      },
+      logger,
+    });
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(calls).toBe(1);
+    let stopped = false;
+    const stopping = schedule.stop().then(() => {
+      stopped = true;
+    });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(stopped).toBe(false);
+    finishTick();
+    await stopping;
+    expect(stopped).toBe(true);
+    await vi.advanceTimersByTimeAsync(3 * 60 * 60 * 1000);
+    expect(calls).toBe(1);
+  });
+
+  it("never overlaps ticks: a slow tick makes the next one skip", async () => {
+    const { logger } = recordingLogger();
+    let running = 0;
+    let most = 0;
+    schedule = startHeartbeatSchedule({
+      cron: "*/20 * * * * *",
+      timezone: "UTC",
+      onTick: async () => {
+        running++;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 50_000));
+        running--;
+      },
+      logger,
+    });
+    await vi.advanceTimersByTimeAsync(3 * 60 * 1000);
+    expect(most).toBe(1);
+  });
+
+  it("does not make up ticks missed while the process was blocked or away", async () => {
+    const { logger, lines } = recordingLogger();
+    const ticks: string[] = [];
+    schedule = startHeartbeatSchedule({
+      cron: "7 * * * *",
+      timezone: "UTC",
+      onTick: (at) => {
+        ticks.push(at.toISOString());
+      },
+      logger,
+    });
+    vi.setSystemTime(new Date("2026-02-10T13:30:00Z"));
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(ticks).toEqual([]);
+    expect(lines.some((l) => l.level === PINO_WARN && l.source === "node-cron")).toBe(true);
+    await vi.advanceTimersByTimeAsync(40 * 60 * 1000);
+    expect(ticks).toEqual(["2026-02-10T14:07:00.000Z"]);
+  });
+
+  it("tells /status the next tick, and nothing once stopped", async () => {
+    const { logger } = recordingLogger();
+    schedule = startHeartbeatSchedule({
+      cron: "7 * * * *",
+      timezone: "Europe/Berlin",
+      onTick: () => {},
+      logger,
+    });
+    expect(schedule.nextRun(new Date("2026-10-25T00:30:00Z"))?.toISOString()).toBe(
+      "2026-10-25T01:07:00.000Z",
+    );
+    await schedule.stop();
+    expect(schedule.nextRun(new Date("2026-10-25T00:30:00Z"))).toBeNull();
+  });
+
+  it("refuses an invalid expression or zone before scheduling anything", () => {
+    const { logger } = recordingLogger();
+    const before = cron.getTasks().size;
+    const start = (expression: string, timezone: string) => () =>
+      startHeartbeatSchedule({ cron: expression, timezone, onTick: () => {}, logger });
+    expect(start("7 * * *", "UTC")).toThrow(CronError);
+    expect(start("0 0 L * *", "UTC")).toThrow(CronError);
+    expect(start("7 * * * *", "Mars/Olympus")).toThrow(/unknown time zone "Mars\/Olympus"/);
+    expect(cron.getTasks().size).toBe(before);
+  });
+});

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { guardOutgoing } from "../../src/mind/leak-guard.ts";
+
+const MESSAGE = "How did the interview go? I've been thinking about you all morning.";
+
+describe("guardOutgoing", () => {
+  it("leaves a clean message untouched, including a horizontal rule inside it", () => {
+    const text = "Here's the plan we sketched:\n\n---\n\n1. Walk at 7\n2. Lights out by 11\n\n**You've got this.**";
+    expect(guardOutgoing(text)).toEqual({ text, removed: [] });
+    expect(guardOutgoing(`  ${MESSAGE}\n`)).toEqual({ text: MESSAGE, removed: [] });
+  });
+
+  it.each([
+    ["closed thinking tag", `<thinking>He hasn't answered in 3 hours. Keep it light.</thinking>\n${MESSAGE}`],
+    ["reasoning tag with attributes", `<reasoning type="plan">ask about the interview</reasoning>${MESSAGE}`],
+    ["scratchpad tag mid-text", `${MESSAGE}<scratchpad>note: interview today</scratchpad>`],
+    ["internal tag", `<internal>topic=work</internal>\n\n${MESSAGE}`],
+    ["namespaced thinking tag", `<ns:thinking>weighing it</ns:thinking>${MESSAGE}`],
+    ["unclosed thinking tag at the end", `${MESSAGE}\n<thinking>I should also mention the water goal`],
+    ["stray closing tag", `the user seems busy, one short question.</thinking>\n${MESSAGE}`],
+    ["thinking code fence", "```thinking\nshould I send? yes\n```\n" + MESSAGE],
+  ])("strips a %s", (_kind, leaky) => {
+    const result = guardOutgoing(leaky);
+    expect(result.text).toBe(MESSAGE);
+    expect(result.removed.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ["YES_MESSAGE", `YES_MESSAGE\n${MESSAGE}`],
+    ["NO_MESSAGE after text", `${MESSAGE} NO_MESSAGE`],
+    ["[SEND]", `[SEND] ${MESSAGE}`],
+    ["HEARTBEAT_OK", `${MESSAGE}\n\nHEARTBEAT_OK`],
+  ])("strips the protocol token %s", (_token, leaky) => {
+    expect(guardOutgoing(leaky).text).toBe(MESSAGE);
+  });
+
+  it("strips decision header lines and a reply label", () => {
+    const leaky = `Decision: send\nTopic: interview\n**Why:** he mentioned it yesterday\n\nMessage: ${MESSAGE}`;
+    const result = guardOutgoing(leaky);
+    expect(result.text).toBe(MESSAGE);
+    expect(result.removed).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining("Decision: send"),
+        expect.stringContaining("Topic: interview"),
+        expect.stringContaining("Why:"),
+        expect.stringContaining("Message:"),
+      ]),
+    );
+  });
+
+  it("strips a labelled reasoning paragraph wherever it stands", () => {
+    const leaky = `Reasoning: the person answered about sleep already,\nso I'll ask about the interview.\n\n${MESSAGE}`;
+    expect(guardOutgoing(leaky).text).toBe(MESSAGE);
+    const bold = `**Reply:** ${MESSAGE}`;
+    expect(guardOutgoing(bold).text).toBe(MESSAGE);
+  });
+
+  it("strips a leading block of reasoning set apart with a --- line", () => {
+    const leaky = `Looking at the awareness block, the user hasn't replied since 8:39. I should keep it short.\n\n---\n\n${MESSAGE}`;
+    const result = guardOutgoing(leaky);
+    expect(result.text).toBe(MESSAGE);
+    expect(result.removed[0]).toMatch(/^leading reasoning block/);
+  });
+
+  it("strips front-matter style reasoning between two rules at the start", () => {
+    const leaky = `---\ndecided: check-in about the interview\n---\n${MESSAGE}`;
+    expect(guardOutgoing(leaky).text).toBe(MESSAGE);
+  });
+
+  it("keeps an opening paragraph before a rule when it is part of the message", () => {
+    const text = "Good morning! Quick recap of yesterday:\n\n---\n\nYou walked 5k and slept by 11.";
+    expect(guardOutgoing(text).text).toBe(text);
+  });
+
+  it("keeps ordinary words that merely resemble labels inside the message", () => {
+    const text = "We talked about why it matters.\nTopic for tonight: nothing serious, just rest.\nSleep well.";
+    expect(guardOutgoing(text).text).toBe(text);
+  });
+
+  it("returns null when nothing but leakage is left, and says what was removed", () => {
+    const result = guardOutgoing("<thinking>nothing worth saying now</thinking>\nNO_MESSAGE");
+    expect(result.text).toBeNull();
+    expect(result.removed).toHaveLength(2);
+    expect(guardOutgoing("Decision: don't send\nWhy: he is asleep").text).toBeNull();
+    expect(guardOutgoing("   ").text).toBeNull();
+  });
+
+  it("handles every leak at once", () => {
+    const leaky = [
+      "<thinking>",
+      "The user answered about water at 9. Do not repeat.",
+      "</thinking>",
+      "Decision: send",
+      "Topic: interview",
+      "Considering the check-in, I should ask one thing only.",
+      "---",
+      `[SEND] ${MESSAGE}`,
+      "<reasoning>unclosed and trailing",
+    ].join("\n");
+    expect(guardOutgoing(leaky).text).toBe(MESSAGE);
+  });
+});

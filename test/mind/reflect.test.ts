@@ -1,0 +1,302 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SettableClock } from "../../src/clock.ts";
+import type { ModelConfig } from "../../src/config.ts";
+import { ModelClient } from "../../src/mind/llm.ts";
+import { applyReflectionUpdate, REFLECT_TOOL, reflectionUpdateSchema } from "../../src/mind/reflect.ts";
+import { Reflector, RETRY_BACKOFF_MS } from "../../src/mind/reflection-queue.ts";
+import type { Message } from "../../src/store/message.ts";
+import { MessageLog } from "../../src/store/messages.ts";
+import { initialMindState, MindStore } from "../../src/store/mind.ts";
+import { NotesStore } from "../../src/store/notes.ts";
+import { Trace } from "../../src/store/trace.ts";
+import {
+  lastUserText,
+  type MessagesApiFake,
+  startMessagesApiFake,
+  toolReply,
+} from "../fakes/messages-api.ts";
+
+let root: string;
+let dataDir: string;
+let clock: SettableClock;
+let api: MessagesApiFake;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "presence-reflect-"));
+  dataDir = join(root, "data");
+  clock = new SettableClock("2026-11-22T09:00:00.000Z");
+  api = await startMessagesApiFake();
+});
+afterEach(async () => {
+  await api.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+function modelConfig(overrides: Partial<ModelConfig> = {}): ModelConfig {
+  return {
+    apiKey: api.apiKey,
+    baseURL: api.url,
+    model: "claude-sonnet-5-5",
+    reflectModel: "claude-haiku-5-5",
+    maxRetries: 0,
+    timeoutMs: 5_000,
+    dailyTokenBudget: 1_000_000,
+    promptCeiling: 12_000,
+    reflectMode: "two-phase",
+    answeredTopicHours: 6,
+    ...overrides,
+  };
+}
+
+interface World {
+  mind: MindStore;
+  log: MessageLog;
+  notes: NotesStore;
+  trace: Trace;
+  reflector: Reflector;
+  exchange: Message[];
+}
+
+async function world(config: ModelConfig = modelConfig()): Promise<World> {
+  const mind = await MindStore.open(dataDir, clock);
+  const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
+  const notes = new NotesStore({ dataDir });
+  const trace = new Trace({ dataDir, clock });
+  const model = new ModelClient(config, { clock, onUsage: (u) => mind.recordUsage(u) });
+  const reflector = new Reflector({ mind, log, notes, model, config, clock, timezone: "Europe/Berlin", trace });
+  const exchange = log.recent().slice(-2);
+  return { mind, log, notes, trace, reflector, exchange };
+}
+
+async function converse(): Promise<Message[]> {
+  const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
+  const person = await log.append({ role: "user", text: "The job interview went well, I think!", channel: "cli" });
+  clock.advanceMinutes(1);
+  const reply = await log.append({
+    role: "assistant",
+    trigger: "reply",
+    text: "That's lovely to hear. When will they let you know?",
+    channel: "cli",
+  });
+  return [person, reply];
+}
+
+describe("reflection through the real SDK", () => {
+  it("makes one forced tool call with the cheaper model and applies the update atomically", async () => {
+    const [person, reply] = await converse();
+    const w = await world();
+    const p = person as Message;
+    const r = reply as Message;
+    await w.reflector.enqueue({ messageIds: [p.id, r.id], trigger: "reply" });
+    api.enqueue(
+      toolReply("update_mind", {
+        trajectory_now: "Waiting on the interview result",
+        understanding_known: "APPEND: - (user) had a job interview on 22 Nov",
+        self_confidence: "MEDIUM - they sound hopeful",
+        memory: [{ op: "add", kind: "open_loop", text: "Hear back about the job interview", importance: 4 }],
+        threads: [{ op: "scope", name: "job hunt", note: "the interview" }],
+        annotations: [
+          { messageId: p.id, topics: ["work"], question: false, tone: "warm" },
+          { messageId: r.id, topics: ["work"], question: true, tone: "warm" },
+        ],
+      }),
+    );
+
+    const summary = await w.reflector.runPending();
+    expect(summary).toEqual({ applied: 1, refused: 0, dropped: 0, retryAt: null });
+    expect(api.problems).toEqual([]);
+    const request = api.requests[0]?.body;
+    expect(request?.model).toBe("claude-haiku-5-5");
+    expect(request?.tool_choice).toEqual({ type: "tool", name: "update_mind" });
+    expect(request?.tools?.map((t) => t.name)).toEqual(["update_mind"]);
+    const shown = lastUserText(request as never);
+    expect(shown).toContain("<prior_understanding>");
+    expect(shown).toContain(`[${p.id}] Sun 22 Nov 10:00 person: The job interview went well, I think!`);
+    expect(shown).toContain("you: That's lovely to hear.");
+
+    const state = w.mind.read();
+    expect(state.scratchpad.trajectory_now).toBe("Waiting on the interview result");
+    expect(state.scratchpad.understanding_known).toBe("- (user) had a job interview on 22 Nov");
+    expect(state.memory).toMatchObject([
+      { kind: "open_loop", text: "Hear back about the job interview", importance: 4, sourceMessageIds: [p.id, r.id] },
+    ]);
+    expect(state.threads.current).toBe("job hunt");
+    expect(state.threads.list[0]?.notes.map((n) => n.text)).toEqual(["[→ job hunt] the interview"]);
+    expect(state.reflectionQueue).toEqual([]);
+    expect(state.usage.map((u) => u.purpose)).toEqual(["reflect"]);
+    expect((await w.log.get(r.id))?.annotations).toEqual({ topics: ["work"], question: true, tone: "warm" });
+
+    const [record] = await w.trace.last(1);
+    expect(record).toMatchObject({ kind: "reflect", outcome: "applied" });
+    expect((record?.shown as { sections: { name: string }[] }).sections.map((s) => s.name)).toEqual([
+      "prior_understanding",
+      "memory",
+      "threads",
+      "exchange",
+    ]);
+    expect(record?.changes).toContain("scratchpad TRAJECTORY.Now");
+    expect(record?.tokens).toMatchObject({ input: expect.any(Number), output: expect.any(Number) });
+  });
+
+  it("a refused update changes nothing, leaves the queue and is traced with its reason", async () => {
+    const [person, reply] = await converse();
+    const w = await world();
+    await w.reflector.enqueue({ messageIds: [(person as Message).id, (reply as Message).id], trigger: "reply" });
+    const before = w.mind.read();
+    api.enqueue(
+      toolReply("update_mind", {
+        trajectory_now: "Something new",
+        self_confidence: "fairly sure",
+        annotations: [{ messageId: (person as Message).id, topics: ["work"], question: false, tone: "warm" }],
+      }),
+    );
+    expect(await w.reflector.runPending()).toMatchObject({ applied: 0, refused: 1 });
+    const after = w.mind.read();
+    expect(after.scratchpad).toEqual(before.scratchpad);
+    expect(after.reflectionQueue).toEqual([]);
+    expect((await w.log.get((person as Message).id))?.annotations).toBeUndefined();
+    const [record] = await w.trace.last(1);
+    expect(record).toMatchObject({ kind: "reflect", outcome: "refused" });
+    expect(String(record?.reason)).toMatch(/SELF.Confidence must start with HIGH, MEDIUM or LOW/);
+  });
+
+  it("survives a crash between the reply and its reflection", async () => {
+    const [person, reply] = await converse();
+    const first = await world();
+    await first.reflector.enqueue({ messageIds: [(person as Message).id, (reply as Message).id], trigger: "reply" });
+    expect(JSON.parse(await readFile(join(dataDir, "mind.json"), "utf8")).reflectionQueue).toHaveLength(1);
+
+    // The process dies here: a new one opens the same data directory.
+    const restarted = await world();
+    api.enqueue(toolReply("update_mind", { trajectory_now: "Reflected after the restart" }));
+    expect(await restarted.reflector.runPending()).toMatchObject({ applied: 1 });
+    expect(restarted.mind.read().scratchpad.trajectory_now).toBe("Reflected after the restart");
+    expect(restarted.mind.read().reflectionQueue).toEqual([]);
+  });
+
+  it("retries after a 529 with backoff, on a later run", async () => {
+    const [person, reply] = await converse();
+    const w = await world();
+    await w.reflector.enqueue({ messageIds: [(person as Message).id, (reply as Message).id], trigger: "reply" });
+    api.failNext("529");
+    const failed = await w.reflector.runPending();
+    const retryAt = new Date(clock.now().getTime() + (RETRY_BACKOFF_MS[0] as number)).toISOString();
+    expect(failed).toEqual({ applied: 0, refused: 0, dropped: 0, retryAt });
+    const [job] = w.mind.read().reflectionQueue;
+    expect(job).toMatchObject({ attempts: 1, notBefore: retryAt });
+    expect(job?.lastError).toMatch(/529/);
+
+    expect(await w.reflector.runPending()).toMatchObject({ applied: 0, retryAt });
+    expect(api.requests).toHaveLength(1);
+
+    clock.set(retryAt);
+    api.enqueue(toolReply("update_mind", { trajectory_now: "After the outage" }));
+    expect(await w.reflector.runPending()).toMatchObject({ applied: 1, retryAt: null });
+    expect(w.mind.read().scratchpad.trajectory_now).toBe("After the outage");
+  });
+
+  it("runs one reflection at a time, each seeing the state the one before left", async () => {
+    const [person, reply] = await converse();
+    const w = await world();
+    await w.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "reply" });
+    await w.reflector.enqueue({ messageIds: [(reply as Message).id], trigger: "reply" });
+    let inFlight = 0;
+    let most = 0;
+    api.setHandler(async (body, index) => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      inFlight -= 1;
+      return toolReply("update_mind", { trajectory_path: `APPEND: step ${index} saw ${lastUserText(body).includes("step 0") ? "step 0" : "nothing"}` });
+    });
+    const [a, b] = await Promise.all([w.reflector.runPending(), w.reflector.runPending()]);
+    expect((a?.applied ?? 0) + (b?.applied ?? 0)).toBe(2);
+    expect(most).toBe(1);
+    expect(w.mind.read().scratchpad.trajectory_path).toBe("step 0 saw nothing\nstep 1 saw step 0");
+  });
+
+  it("tells reflection once which messages are leaving the window", async () => {
+    const [person, reply] = await converse();
+    const w = await world();
+    await w.reflector.enqueue({
+      messageIds: [(reply as Message).id],
+      trigger: "reply",
+      evicting: [person as Message],
+    });
+    expect(w.mind.read().flushedThrough).toEqual({ messageId: (person as Message).id, ts: (person as Message).ts });
+    api.enqueue(toolReply("update_mind", {}));
+    await w.reflector.runPending();
+    const shown = lastUserText(api.requests[0]?.body as never);
+    expect(shown).toContain("<leaving_window>");
+    expect(shown).toContain("The job interview went well");
+  });
+
+  it("archives an over-full WORKSPACE into a keyed note", async () => {
+    const [person] = await converse();
+    const w = await world();
+    await w.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "reply" });
+    const big = "- a long list of things to remember about the move\n".repeat(60);
+    api.enqueue(toolReply("update_mind", { workspace: big }));
+    await w.reflector.runPending();
+    const pointer = w.mind.read().scratchpad.workspace;
+    const key = /"(workspace-[0-9-]+)"/.exec(pointer)?.[1] as string;
+    expect(await w.notes.read(key)).toBe(big.trim());
+  });
+
+  it("does nothing in off mode, and applies inline updates in single-phase mode", async () => {
+    const [person] = await converse();
+    const off = await world(modelConfig({ reflectMode: "off" }));
+    expect(await off.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "reply" })).toBeNull();
+    expect(off.mind.read().reflectionQueue).toEqual([]);
+
+    const single = await world(modelConfig({ reflectMode: "single-phase" }));
+    expect(await single.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "reply" })).toBeNull();
+    const outcome = await single.reflector.applyInline(
+      { messageIds: [(person as Message).id], trigger: "reply" },
+      { trajectory_now: "Inline" },
+    );
+    expect(outcome.ok).toBe(true);
+    expect(single.mind.read().scratchpad.trajectory_now).toBe("Inline");
+    expect(api.requests).toHaveLength(0);
+  });
+});
+
+describe("applyReflectionUpdate", () => {
+  const now = new Date("2026-11-22T09:00:00.000Z");
+  const message: Message = { id: "u1", ts: now.toISOString(), role: "user", text: "hi", channel: "cli" };
+  const ctx = {
+    mind: initialMindState(now),
+    exchange: { messageIds: ["u1"], trigger: "reply" as const, evicting: [] },
+    messages: [message],
+    now,
+    newMemoryId: () => "m1",
+    topicsOf: () => [],
+  };
+
+  it.each([
+    ["a field over its size limit", { trajectory_now: "x".repeat(1_501) }, /trajectory_now/],
+    ["a wrong type", { memory: "add a loop" }, /memory/],
+    ["an annotation for a message outside the exchange", { annotations: [{ messageId: "zz", topics: [], question: false, tone: "warm" }] }, /not a message of this exchange/],
+    ["a memory op on an unknown id", { memory: [{ op: "close", id: "nope" }] }, /no open item/],
+    ["a thread goto to nowhere", { threads: [{ op: "goto", name: "nowhere", note: "x" }] }, /no thread "nowhere"/],
+  ])("refuses %s", (_name, input, reason) => {
+    const outcome = applyReflectionUpdate(input, ctx);
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) expect(outcome.reason).toMatch(reason);
+  });
+
+  it("an empty call is a valid no-op", () => {
+    const outcome = applyReflectionUpdate({}, ctx);
+    expect(outcome).toMatchObject({ ok: true, changes: [] });
+  });
+
+  it("the tool schema offers the 13 fields and every operation, none required", () => {
+    const schema = REFLECT_TOOL.input_schema as { properties: Record<string, unknown>; required?: string[] };
+    expect(Object.keys(schema.properties)).toHaveLength(17);
+    expect(schema.required ?? []).toEqual([]);
+    expect(Object.keys(reflectionUpdateSchema.shape)).toContain("self_confidence");
+  });
+});

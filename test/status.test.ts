@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { loadCoreConfig } from "../src/config.ts";
+import type { Message } from "../src/store/message.ts";
+import { initialMindState, type MindState } from "../src/store/mind.ts";
+import { buildStatus, formatStatus, unansweredCount } from "../src/status.ts";
+
+const core = loadCoreConfig({ PRESENCE_TIMEZONE: "UTC", PRESENCE_HEARTBEAT_CRON: "7 * * * *" });
+
+function msg(id: string, ts: string, role: Message["role"]): Message {
+  return { id, ts, role, text: "…", channel: "cli", ...(role === "assistant" ? { trigger: "heartbeat" as const } : {}) };
+}
+
+function status(now: string, change: (mind: MindState) => void = () => undefined, extra: { tokensToday?: number; budget?: number | null } = {}) {
+  const mind = initialMindState(new Date(now));
+  change(mind);
+  return buildStatus({
+    now: new Date(now),
+    core,
+    mind,
+    messages: [],
+    tokensToday: extra.tokensToday ?? 0,
+    budget: extra.budget === undefined ? 1_000 : extra.budget,
+  });
+}
+
+describe("buildStatus", () => {
+  it("gives the next tick of the schedule outside quiet hours", () => {
+    expect(status("2026-11-22T21:30:00.000Z").nextCheckin).toBe("2026-11-22T21:37:00.000Z");
+    expect(status("2026-11-22T21:40:00.000Z").nextCheckin).toBe("2026-11-23T08:07:00.000Z");
+  });
+
+  it("follows the person's quiet hours and zone overrides", () => {
+    const s = status("2026-11-22T12:40:00.000Z", (m) => {
+      m.heartbeat.timezone = "Asia/Tokyo";
+      m.heartbeat.quietHours = { start: 21 * 60, end: 9 * 60 };
+    });
+    // 21:40 in Tokyo: quiet until 09:00 there, which is 00:00Z; the first tick after is 00:07Z.
+    expect(s.timezone).toBe("Asia/Tokyo");
+    expect(s.nextCheckin).toBe("2026-11-23T00:07:00.000Z");
+  });
+
+  it("a pause moves the next check-in past it; an indefinite pause or a block means none", () => {
+    const until = status("2026-11-22T09:40:00.000Z", (m) => {
+      m.heartbeat.pausedUntil = "2026-11-23T10:00:00.000Z";
+    });
+    expect(until.paused).toEqual({ until: "2026-11-23T10:00:00.000Z", indefinitely: false });
+    expect(until.nextCheckin).toBe("2026-11-23T10:07:00.000Z");
+    const indefinitely = status("2026-11-22T09:40:00.000Z", (m) => {
+      m.heartbeat.pausedIndefinitely = true;
+    });
+    expect(indefinitely.paused).toEqual({ until: null, indefinitely: true });
+    expect(indefinitely.nextCheckin).toBeNull();
+    const blocked = status("2026-11-22T09:40:00.000Z", (m) => {
+      m.heartbeat.blocked = true;
+    });
+    expect(blocked).toMatchObject({ blocked: true, nextCheckin: null });
+  });
+
+  it("a pause that has ended is not shown", () => {
+    const s = status("2026-11-22T09:40:00.000Z", (m) => {
+      m.heartbeat.pausedUntil = "2026-11-22T09:00:00.000Z";
+    });
+    expect(s.paused).toBeNull();
+    expect(s.nextCheckin).toBe("2026-11-22T10:07:00.000Z");
+  });
+
+  it("over the budget, no check-in until the next local day", () => {
+    const s = status("2026-11-22T09:40:00.000Z", () => undefined, { tokensToday: 1_500, budget: 1_000 });
+    expect(s.nextCheckin).toBe("2026-11-23T08:07:00.000Z");
+  });
+
+  it("counts the companion's messages since the person last wrote", () => {
+    expect(
+      unansweredCount([
+        msg("1", "2026-11-22T08:00:00Z", "assistant"),
+        msg("2", "2026-11-22T08:10:00Z", "user"),
+        msg("3", "2026-11-22T09:00:00Z", "assistant"),
+        msg("4", "2026-11-22T10:00:00Z", "assistant"),
+      ]),
+    ).toBe(2);
+    expect(unansweredCount([])).toBe(0);
+  });
+});
+
+describe("formatStatus", () => {
+  it("says it in a few lines, in the person's local time", () => {
+    const s = status(
+      "2026-11-22T09:40:00.000Z",
+      (m) => {
+        m.heartbeat.pausedUntil = "2026-11-22T18:00:00.000Z";
+        m.decisions.push({ ts: "2026-11-22T09:07:00.000Z", fire: false, reason: "paused", detail: "paused until 18:00" });
+      },
+      { tokensToday: 1_234, budget: 2_000_000 },
+    );
+    expect(formatStatus(s, "Europe/Berlin").split("\n")).toEqual([
+      "Check-ins: paused until Sun 22 Nov 19:00",
+      "Unanswered: none",
+      "Next check-in: Sun 22 Nov 19:07 at the earliest (Europe/Berlin)",
+      "Tokens today: 1,234 of 2,000,000",
+      "Last heartbeat: Sun 22 Nov 10:07 held back (paused): paused until 18:00",
+    ]);
+  });
+
+  it("says when the budget is spent and when check-ins are stopped by a block", () => {
+    const over = status("2026-11-22T09:40:00.000Z", () => undefined, { tokensToday: 5_000, budget: 1_000 });
+    expect(formatStatus(over)).toContain("Tokens today: 5,000 of 1,000 (over budget: no check-ins until tomorrow)");
+    const blocked = status("2026-11-22T09:40:00.000Z", (m) => {
+      m.heartbeat.blocked = true;
+    });
+    expect(formatStatus(blocked)).toContain("Check-ins: stopped: the bot was blocked");
+    expect(formatStatus(blocked)).toContain("Next check-in: none scheduled");
+  });
+});

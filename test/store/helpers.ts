@@ -1,0 +1,22 @@
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach } from "vitest";
+
+const made: string[] = [];
+
+/** A fresh directory for one test, removed afterwards; the data dir is a child so its creation is tested too. */
+export async function tempDataDir(): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), "presence-store-"));
+  made.push(root);
+  return join(root, "data");
+}
+
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** Permission bits of a path, e.g. 0o600. */
+export async function modeOf(path: string): Promise<number> {
+  return (await stat(path)).mode & 0o777;
+}

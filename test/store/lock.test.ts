@@ -1,0 +1,79 @@
+import { spawnSync } from "node:child_process";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SettableClock } from "../../src/clock.ts";
+import { acquireDataLock, DataLockedError, LOCK_FILE, readDataLock } from "../../src/store/lock.ts";
+import { modeOf, tempDataDir } from "./helpers.ts";
+
+/** The PID of a process that has already exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ["-e", ""]);
+  if (child.pid === undefined) throw new Error("could not start a child process");
+  return child.pid;
+}
+
+describe("acquireDataLock", () => {
+  it("writes a private lock naming this process, and release removes it (twice is harmless)", async () => {
+    const dataDir = await tempDataDir();
+    const lock = await acquireDataLock(dataDir, "start", new SettableClock("2026-02-07T08:00:00.000Z"));
+    const path = join(dataDir, LOCK_FILE);
+    expect(JSON.parse(await readFile(path, "utf8"))).toEqual({
+      pid: process.pid,
+      purpose: "start",
+      startedAt: "2026-02-07T08:00:00.000Z",
+    });
+    expect(await modeOf(path)).toBe(0o600);
+    expect(await readDataLock(dataDir)).toMatchObject({ pid: process.pid, purpose: "start" });
+
+    await lock.release();
+    await lock.release();
+    expect(await readdir(dataDir)).toEqual([]);
+    expect(await readDataLock(dataDir)).toBeNull();
+  });
+
+  it("refuses while a live process holds it, naming the PID and what it is doing", async () => {
+    const dataDir = await tempDataDir();
+    const held = await acquireDataLock(dataDir, "start");
+    const error = await acquireDataLock(dataDir, "chat").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataLockedError);
+    expect((error as Error).message).toBe(
+      `presence is already running (pid ${process.pid}, start) for data directory ${dataDir}; stop it first`,
+    );
+    await held.release();
+    const next = await acquireDataLock(dataDir, "chat");
+    await next.release();
+  });
+
+  it("takes over a lock left by a process that no longer exists", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir, { recursive: true });
+    const path = join(dataDir, LOCK_FILE);
+    const pid = deadPid();
+    await writeFile(path, JSON.stringify({ pid, purpose: "start", startedAt: "2026-01-01T00:00:00.000Z" }));
+    expect(await readDataLock(dataDir)).toBeNull();
+
+    const lock = await acquireDataLock(dataDir, "inject");
+    expect(JSON.parse(await readFile(path, "utf8"))).toMatchObject({ pid: process.pid, purpose: "inject" });
+    await lock.release();
+  });
+
+  it("takes over an unreadable lock file", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(join(dataDir, LOCK_FILE), "");
+    const lock = await acquireDataLock(dataDir, "start");
+    expect(lock.info.pid).toBe(process.pid);
+    await lock.release();
+  });
+
+  it("does not remove a lock that another process took over in the meantime", async () => {
+    const dataDir = await tempDataDir();
+    const lock = await acquireDataLock(dataDir, "start");
+    const path = join(dataDir, LOCK_FILE);
+    const other = JSON.stringify({ pid: 1, purpose: "start", startedAt: "2026-03-01T00:00:00.000Z" });
+    await writeFile(path, other);
+    await lock.release();
+    expect(await readFile(path, "utf8")).toBe(other);
+  });
+});

@@ -1,0 +1,433 @@
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SettableClock } from "../../src/clock.ts";
+import {
+  DuplicateMessageError,
+  InvalidMessageError,
+  MessageLog,
+  MessageLogError,
+  type NewMessage,
+} from "../../src/store/messages.ts";
+import { modeOf, tempDataDir } from "./helpers.ts";
+
+const START = "2026-02-07T08:00:00.000Z";
+
+async function openLog(dataDir: string, clock = new SettableClock(START), windowDays = 2) {
+  return MessageLog.open({ dataDir, clock, timeZone: "UTC", windowDays });
+}
+
+function user(text: string, extra: Partial<NewMessage> = {}): NewMessage {
+  return { role: "user", text, channel: "telegram", ...extra };
+}
+
+function assistant(text: string, extra: Partial<NewMessage> = {}): NewMessage {
+  return { role: "assistant", text, channel: "telegram", trigger: "heartbeat", ...extra };
+}
+
+async function readJson(path: string): Promise<unknown> {
+  return JSON.parse(await readFile(path, "utf8"));
+}
+
+describe("opening", () => {
+  it("starts empty without a file, in a directory only the owner can enter", async () => {
+    const dataDir = await tempDataDir();
+    const log = await openLog(dataDir);
+    expect(await log.all()).toEqual([]);
+    expect(await log.lastMessage()).toBeNull();
+    expect(await modeOf(dataDir)).toBe(0o700);
+  });
+
+  it("tightens an existing data directory to owner-only", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir, { mode: 0o755 });
+    await openLog(dataDir);
+    expect(await modeOf(dataDir)).toBe(0o700);
+  });
+
+  it("refuses an invalid entry, naming the file, the entry and the problem, and leaves the file as it was", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir);
+    const file = join(dataDir, "messages.json");
+    const original = `{ "version": 1, "messages": [
+      { "id": "a", "ts": "2026-02-07T08:00:00.000Z", "role": "user", "text": "hi", "channel": "telegram" },
+      { "id": "b", "ts": "yesterday", "role": "user", "text": "hi", "channel": "telegram" }
+    ] }`;
+    await writeFile(file, original);
+    const error = await openLog(dataDir).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MessageLogError);
+    const message = (error as MessageLogError).message;
+    expect(message).toContain(file);
+    expect(message).toContain("entry 2 (index 1");
+    expect(message).toContain('"b"');
+    expect(message).toContain("ts");
+    expect((error as MessageLogError).entryIndex).toBe(1);
+    expect(await readFile(file, "utf8")).toBe(original);
+    expect(await readdir(dataDir)).toEqual(["messages.json"]);
+  });
+
+  it.each([
+    ["not JSON", "{ messages: [", "not valid JSON"],
+    ["a newer format", '{ "version": 7, "messages": [] }', "newer presence"],
+    ["the wrong shape", '{ "version": 1, "messages": {} }', '"messages" must be an array'],
+    [
+      "a bad role",
+      '[{ "id": "x", "ts": "2026-02-07T08:00:00Z", "role": "bot", "text": "", "channel": "cli" }]',
+      "role",
+    ],
+    [
+      "a duplicate id",
+      '[{ "id": "x", "ts": "2026-02-07T08:00:00Z", "role": "user", "text": "", "channel": "cli" },' +
+        ' { "id": "x", "ts": "2026-02-07T08:01:00Z", "role": "user", "text": "", "channel": "cli" }]',
+      "already used by entry 1",
+    ],
+  ])("refuses %s without touching it", async (_case, contents, problem) => {
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir);
+    const file = join(dataDir, "messages.json");
+    await writeFile(file, contents);
+    const error = await openLog(dataDir).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MessageLogError);
+    expect((error as Error).message.startsWith(`${file}: `)).toBe(true);
+    expect((error as Error).message).toContain(problem);
+    expect(await readFile(file, "utf8")).toBe(contents);
+  });
+
+  it("refuses a window too short to cover Telegram's redelivery, and an unknown zone", async () => {
+    const dataDir = await tempDataDir();
+    await expect(openLog(dataDir, new SettableClock(START), 1)).rejects.toThrow(RangeError);
+    await expect(
+      MessageLog.open({ dataDir, clock: new SettableClock(START), timeZone: "Mars/Olympus" }),
+    ).rejects.toThrow("Mars/Olympus");
+  });
+
+  it("migrates a version 0 file (a bare array) in memory and writes version 1 only with the next append", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir);
+    const file = join(dataDir, "messages.json");
+    const original = JSON.stringify([
+      {
+        id: "old",
+        ts: "2026-02-07T07:00:00.000Z",
+        role: "user",
+        text: "morning",
+        channel: "telegram",
+        mood: "ok",
+      },
+    ]);
+    await writeFile(file, original);
+    const log = await openLog(dataDir);
+    expect((await log.all()).map((m) => m.id)).toEqual(["old"]);
+    expect(await readFile(file, "utf8")).toBe(original);
+
+    await log.append(assistant("hello"));
+    const written = (await readJson(file)) as { version: number; messages: Record<string, unknown>[] };
+    expect(written.version).toBe(1);
+    expect(written.messages.map((m) => m.text)).toEqual(["morning", "hello"]);
+    expect(written.messages[0]?.mood).toBe("ok");
+  });
+
+  it("migrates a version 0 object without a version field", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir);
+    await writeFile(
+      join(dataDir, "messages.json"),
+      JSON.stringify({
+        messages: [{ id: "a", ts: "2026-02-07T07:00:00Z", role: "user", text: "x", channel: "cli" }],
+      }),
+    );
+    const log = await openLog(dataDir);
+    expect((await log.lastMessage())?.id).toBe("a");
+  });
+});
+
+describe("appending", () => {
+  it("fills in a sortable id and the clock's time, and writes a private file before resolving", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock(START);
+    const log = await openLog(dataDir, clock);
+    const first = await log.append(user("Good morning."));
+    clock.advanceMinutes(1);
+    const second = await log.append(assistant("Morning!"));
+    expect(first.ts).toBe(START);
+    expect(first.id < second.id).toBe(true);
+
+    const file = join(dataDir, "messages.json");
+    expect(await modeOf(file)).toBe(0o600);
+    const onDisk = (await readJson(file)) as { version: number; messages: { id: string }[] };
+    expect(onDisk.version).toBe(1);
+    expect(onDisk.messages.map((m) => m.id)).toEqual([first.id, second.id]);
+    expect((await readdir(dataDir)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("keeps unknown fields", async () => {
+    const dataDir = await tempDataDir();
+    const log = await openLog(dataDir);
+    await log.append(user("hi", { futureField: { nested: [1, 2] } }));
+    const reopened = await openLog(dataDir);
+    expect((await reopened.lastMessage())?.futureField).toEqual({ nested: [1, 2] });
+  });
+
+  it("never loses or reorders 200 appends started at once", async () => {
+    const dataDir = await tempDataDir();
+    const log = await openLog(dataDir);
+    const texts = Array.from({ length: 200 }, (_, i) => `message ${i}`);
+    const appended = await Promise.all(texts.map((text) => log.append(user(text))));
+    expect(new Set(appended.map((m) => m.id)).size).toBe(200);
+    const reopened = await openLog(dataDir);
+    expect((await reopened.all()).map((m) => m.text)).toEqual(texts);
+  });
+
+  it("places a message with an earlier time in time order", async () => {
+    const dataDir = await tempDataDir();
+    const log = await openLog(dataDir);
+    await log.append(user("second", { ts: "2026-02-07T07:30:00.000Z" }));
+    await log.append(user("first", { ts: "2026-02-07T07:00:00.000Z" }));
+    expect((await log.all()).map((m) => m.text)).toEqual(["first", "second"]);
+  });
+
+  it("refuses invalid messages, duplicate ids and an update logged twice, and writes nothing for them", async () => {
+    const dataDir = await tempDataDir();
+    const log = await openLog(dataDir);
+    await log.append(user("once", { id: "x", telegram: { chatId: 1, messageId: 5, updateId: 900 } }));
+    await expect(log.append(user("again", { id: "x" }))).rejects.toThrow(DuplicateMessageError);
+    await expect(
+      log.append(user("same update", { telegram: { chatId: 1, messageId: 6, updateId: 900 } })),
+    ).rejects.toThrow(DuplicateMessageError);
+    await expect(log.append(user("bad", { trigger: "reply" }))).rejects.toThrow(InvalidMessageError);
+    await expect(log.append(user("bad", { ts: "2026-02-07 08:00" }))).rejects.toThrow(InvalidMessageError);
+    const reopened = await openLog(dataDir);
+    expect((await reopened.all()).map((m) => m.text)).toEqual(["once"]);
+  });
+});
+
+describe("lookups and edits", () => {
+  it("finds a message by Telegram ids and knows which updates were processed", async () => {
+    const dataDir = await tempDataDir();
+    const log = await openLog(dataDir);
+    const logged = await log.append(user("hi", { telegram: { chatId: 42, messageId: 7, updateId: 1001 } }));
+    expect(await log.findByTelegram(42, 7)).toEqual(logged);
+    expect(await log.findByTelegram(42, 8)).toBeNull();
+    expect(log.hasTelegramUpdate(1001)).toBe(true);
+    expect(log.hasTelegramUpdate(1002)).toBe(false);
+    expect((await openLog(dataDir)).hasTelegramUpdate(1001)).toBe(true);
+  });
+
+  it("edits text with editedAt from the clock and adds annotations, keeping every other field", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock(START);
+    const log = await openLog(dataDir, clock);
+    const logged = await log.append(user("I drank two glases", { custom: "kept" }));
+    clock.advanceMinutes(3);
+    await log.update(logged.id, { text: "I drank two glasses" });
+    await log.update(logged.id, { annotations: { topics: ["water"], question: false, tone: "neutral" } });
+
+    const reopened = await openLog(dataDir, clock);
+    const edited = await reopened.get(logged.id);
+    expect(edited).toMatchObject({
+      text: "I drank two glasses",
+      editedAt: "2026-02-07T08:03:00.000Z",
+      custom: "kept",
+      ts: START,
+      annotations: { topics: ["water"], question: false, tone: "neutral" },
+    });
+    expect(await reopened.update("missing", { text: "x" })).toBeNull();
+    await expect(reopened.update(logged.id, { role: "assistant" } as never)).rejects.toThrow(
+      InvalidMessageError,
+    );
+  });
+});
+
+describe("growth: the window and the archive", () => {
+  /** Two messages a day for 70 days, the clock following along. */
+  async function seventyDays(dataDir: string) {
+    const clock = new SettableClock("2026-01-01T09:00:00.000Z");
+    const log = await openLog(dataDir, clock);
+    const ids: string[] = [];
+    for (let day = 0; day < 70; day++) {
+      ids.push((await log.append(user(`day ${day} question`))).id);
+      clock.advanceMinutes(60);
+      ids.push((await log.append(assistant(`day ${day} answer`, { trigger: "reply" }))).id);
+      clock.advanceMinutes(23 * 60);
+    }
+    await log.flush();
+    return { clock, log, ids };
+  }
+
+  it("keeps only recent days in messages.json and rolls older ones into private monthly archives", async () => {
+    const dataDir = await tempDataDir();
+    const { log } = await seventyDays(dataDir);
+    const window = (await readJson(join(dataDir, "messages.json"))) as { messages: { ts: string }[] };
+    expect(window.messages.map((m) => m.ts.slice(0, 10))).toEqual([
+      "2026-03-10",
+      "2026-03-10",
+      "2026-03-11",
+      "2026-03-11",
+    ]);
+    expect(log.recent()).toHaveLength(4);
+    const archive = join(dataDir, "archive");
+    expect((await readdir(archive)).sort()).toEqual(["2026-01.json", "2026-02.json", "2026-03.json"]);
+    expect(await modeOf(archive)).toBe(0o700);
+    expect(await modeOf(join(archive, "2026-02.json"))).toBe(0o600);
+    const february = (await readJson(join(archive, "2026-02.json"))) as {
+      version: number;
+      messages: unknown[];
+    };
+    expect(february.version).toBe(1);
+    expect(february.messages).toHaveLength(56);
+  });
+
+  it("reads back one continuous, time-sorted log across archive and window, also after reopening", async () => {
+    const dataDir = await tempDataDir();
+    const { log, ids, clock } = await seventyDays(dataDir);
+    expect((await log.all()).map((m) => m.id)).toEqual(ids);
+    const reopened = await openLog(dataDir, clock);
+    const all = await reopened.all();
+    expect(all.map((m) => m.id)).toEqual(ids);
+    expect(all.map((m) => m.ts)).toEqual([...all.map((m) => m.ts)].sort());
+  });
+
+  it("finds, edits and deletes archived messages", async () => {
+    const dataDir = await tempDataDir();
+    const { log, ids, clock } = await seventyDays(dataDir);
+    const oldest = ids[0] as string;
+    expect((await log.get(oldest))?.text).toBe("day 0 question");
+    await log.update(oldest, { annotations: { topics: ["greeting"], question: true, tone: "warm" } });
+    expect((await (await openLog(dataDir, clock)).get(oldest))?.annotations?.topics).toEqual(["greeting"]);
+
+    const deleted = await log.deleteWhere((m) => m.text.startsWith("day 1 "));
+    expect(deleted).toBe(2);
+    const remaining = await (await openLog(dataDir, clock)).all();
+    expect(remaining).toHaveLength(138);
+    expect(remaining.some((m) => m.text.startsWith("day 1 "))).toBe(false);
+  });
+
+  it("counts a message once when a crash left it in both the archive and the window", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(join(dataDir, "archive"), { recursive: true });
+    const message = { id: "twice", ts: "2026-02-01T10:00:00.000Z", role: "user", text: "hi", channel: "cli" };
+    await writeFile(
+      join(dataDir, "archive", "2026-02.json"),
+      JSON.stringify({ version: 1, messages: [message] }),
+    );
+    await writeFile(join(dataDir, "messages.json"), JSON.stringify({ version: 1, messages: [message] }));
+    const clock = new SettableClock("2026-02-10T10:00:00.000Z");
+    const log = await openLog(dataDir, clock);
+    expect((await log.all()).map((m) => m.id)).toEqual(["twice"]);
+
+    await log.append(user("later"));
+    await log.flush();
+    const archived = (await readJson(join(dataDir, "archive", "2026-02.json"))) as { messages: unknown[] };
+    expect(archived.messages).toHaveLength(1);
+    expect((await log.all()).map((m) => m.id)).toEqual(["twice", (await log.lastMessage())?.id]);
+  });
+
+  it("keeps older days in the window, and a damaged archive file as it is, when archiving fails", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(join(dataDir, "archive"), { recursive: true });
+    const damaged = join(dataDir, "archive", "2026-01.json");
+    await writeFile(damaged, "{ not json");
+    const clock = new SettableClock("2026-01-05T08:00:00.000Z");
+    const log = await openLog(dataDir, clock);
+    await log.append(user("january"));
+    clock.advanceMinutes(10 * 24 * 60);
+    await log.append(user("ten days later"));
+    await log.flush();
+    expect(log.recent().map((m) => m.text)).toEqual(["january", "ten days later"]);
+    expect(await readFile(damaged, "utf8")).toBe("{ not json");
+    await expect(log.all()).rejects.toThrow(MessageLogError);
+    await expect(log.all()).rejects.toThrow(damaged);
+  });
+
+  it("answers lastMessage and lastUserMessage when everything has been archived", async () => {
+    const dataDir = await tempDataDir();
+    const { clock, ids } = await seventyDays(dataDir);
+    clock.advanceMinutes(10 * 24 * 60);
+    const log = await openLog(dataDir, clock);
+    await log.append(assistant("still there?"));
+    clock.advanceMinutes(5 * 24 * 60);
+    await log.append(assistant("checking in"));
+    await log.flush();
+    expect(log.recent().map((m) => m.text)).toEqual(["checking in"]);
+    expect((await log.lastUserMessage())?.id).toBe(ids[ids.length - 2]);
+    expect((await log.lastMessage())?.text).toBe("checking in");
+  });
+});
+
+describe("awarenessSlice", () => {
+  it("is the window's messages when the person wrote within it", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock("2026-02-07T08:00:00.000Z");
+    const log = await openLog(dataDir, clock);
+    await log.append(user("three days ago"));
+    clock.advanceMinutes(3 * 24 * 60);
+    await log.append(user("today"));
+    clock.advanceMinutes(30);
+    await log.append(assistant("reply", { trigger: "reply" }));
+    const slice = await log.awarenessSlice(clock.now(), 48);
+    expect(slice.map((m) => m.text)).toEqual(["today", "reply"]);
+  });
+
+  it("reaches back to the person's last message 10 days ago and everything since, through the archive", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock("2026-02-01T08:00:00.000Z");
+    const log = await openLog(dataDir, clock);
+    await log.append(user("before the last one"));
+    clock.advanceMinutes(60);
+    await log.append(user("the last thing I said"));
+    for (let day = 0; day < 10; day++) {
+      clock.advanceMinutes(24 * 60);
+      await log.append(assistant(`check-in ${day}`));
+    }
+    await log.flush();
+    expect(log.recent().some((m) => m.role === "user")).toBe(false);
+
+    const reopened = await openLog(dataDir, clock);
+    const slice = await reopened.awarenessSlice(clock.now(), 48);
+    expect(slice.map((m) => m.text)).toEqual([
+      "the last thing I said",
+      ...Array.from({ length: 10 }, (_, day) => `check-in ${day}`),
+    ]);
+  });
+
+  it("leaves out messages after the moment asked about", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock("2026-02-07T08:00:00.000Z");
+    const log = await openLog(dataDir, clock);
+    await log.append(user("earlier"));
+    clock.advanceMinutes(60);
+    await log.append(user("later"));
+    const slice = await log.awarenessSlice(new Date("2026-02-07T08:30:00.000Z"), 48);
+    expect(slice.map((m) => m.text)).toEqual(["earlier"]);
+  });
+
+  it("is the plain window when the person never wrote", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock("2026-02-01T08:00:00.000Z");
+    const log = await openLog(dataDir, clock);
+    await log.append(assistant("hello?"));
+    clock.advanceMinutes(5 * 24 * 60);
+    await log.append(assistant("anyone?"));
+    expect((await log.awarenessSlice(clock.now(), 48)).map((m) => m.text)).toEqual(["anyone?"]);
+  });
+});
+
+describe("deleteAll", () => {
+  it("deletes the window and the archive for real", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock("2026-01-01T08:00:00.000Z");
+    const log = await openLog(dataDir, clock);
+    await log.append(user("old"));
+    clock.advanceMinutes(40 * 24 * 60);
+    await log.append(user("new", { telegram: { chatId: 1, messageId: 2, updateId: 3 } }));
+    await log.flush();
+    expect(await readdir(dataDir)).toContain("archive");
+
+    await log.deleteAll();
+    expect(await readdir(dataDir)).toEqual([]);
+    expect(await log.all()).toEqual([]);
+    expect(await log.lastUserMessage()).toBeNull();
+    expect(log.hasTelegramUpdate(3)).toBe(false);
+    expect(await (await openLog(dataDir, clock)).all()).toEqual([]);
+  });
+});

@@ -1,0 +1,243 @@
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SettableClock } from "../../src/clock.ts";
+import type { UsageRecord } from "../../src/mind/llm.ts";
+import { DataFileError } from "../../src/store/files.ts";
+import { DECISIONS_KEPT, initialMindState, MindStore } from "../../src/store/mind.ts";
+
+let root: string;
+let dataDir: string;
+let clock: SettableClock;
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), "presence-mind-"));
+  dataDir = join(root, "data");
+  clock = new SettableClock("2026-11-22T10:00:00.000Z");
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+const usage = (ts: string, input: number): UsageRecord => ({
+  ts,
+  purpose: "reply",
+  model: "claude-test",
+  input,
+  output: 10,
+  cacheWrite: 0,
+  cacheRead: 5,
+});
+
+describe("MindStore", () => {
+  it("starts fresh without a file and writes owner-only files durably", async () => {
+    const mind = await MindStore.open(dataDir, clock);
+    expect(mind.read()).toEqual(initialMindState(clock.now()));
+    await mind.update((m) => {
+      m.scratchpad.trajectory_now = "Talking about the garden";
+    });
+    expect((await stat(mind.file)).mode & 0o777).toBe(0o600);
+    expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
+    const again = await MindStore.open(dataDir, clock);
+    expect(again.read().scratchpad.trajectory_now).toBe("Talking about the garden");
+    expect(JSON.parse(await readFile(mind.file, "utf8")).version).toBe(1);
+  });
+
+  it("read() is a snapshot: changing it changes nothing", async () => {
+    const mind = await MindStore.open(dataDir, clock);
+    mind.read().memory.push({} as never);
+    expect(mind.read().memory).toEqual([]);
+  });
+
+  it("updates started together all land, in order", async () => {
+    const mind = await MindStore.open(dataDir, clock);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        mind.update((m) => {
+          m.scratchpad.self_flags += `${i},`;
+        }),
+      ),
+    );
+    const expected = Array.from({ length: 20 }, (_, i) => `${i},`).join("");
+    expect((await MindStore.open(dataDir, clock)).read().scratchpad.self_flags).toBe(expected);
+  });
+
+  it("an update that throws or would write an invalid state changes nothing", async () => {
+    const mind = await MindStore.open(dataDir, clock);
+    await mind.update((m) => {
+      m.scratchpad.trajectory_now = "before";
+    });
+    const fileBefore = await readFile(mind.file, "utf8");
+    await expect(
+      mind.update((m) => {
+        m.scratchpad.trajectory_now = "during";
+        throw new Error("boom");
+      }),
+    ).rejects.toThrow("boom");
+    await expect(
+      mind.update((m) => {
+        (m.scratchpad as Record<string, unknown>).trajectory_now = 42;
+      }),
+    ).rejects.toThrow(/invalid state: scratchpad.trajectory_now/);
+    expect(mind.read().scratchpad.trajectory_now).toBe("before");
+    expect(await readFile(mind.file, "utf8")).toBe(fileBefore);
+  });
+
+  it.each([
+    ["not JSON", "{ nope", /mind\.json: is not valid JSON/],
+    ["a newer version", JSON.stringify({ version: 7 }), /written by a newer presence \(format version 7/],
+    ["no version", JSON.stringify({ scratchpad: {} }), /"version" must be a whole number/],
+    [
+      "a bad field",
+      JSON.stringify({ ...initialMindState(new Date("2026-01-01T00:00:00Z")), memory: [{ id: "x" }] }),
+      /mind\.json: memory\.0\.kind: .*left as it is/,
+    ],
+  ])(
+    "refuses %s, naming the file and the problem, and leaves it as it was",
+    async (_name, contents, message) => {
+      await MindStore.open(dataDir, clock);
+      const file = join(dataDir, "mind.json");
+      await writeFile(file, contents);
+      const error = await MindStore.open(dataDir, clock).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DataFileError);
+      expect((error as DataFileError).file).toBe(file);
+      expect(String((error as Error).message)).toMatch(message);
+      expect(await readFile(file, "utf8")).toBe(contents);
+    },
+  );
+
+  it("fills in fields a file written before them lacks", async () => {
+    await MindStore.open(dataDir, clock);
+    const { heartbeat: _h, decisions: _d, outbox: _o, ...older } = initialMindState(clock.now());
+    await writeFile(join(dataDir, "mind.json"), JSON.stringify({ ...older, futureField: { kept: true } }));
+    const mind = await MindStore.open(dataDir, clock);
+    expect(mind.read().decisions).toEqual([]);
+    expect(mind.read().heartbeat.blocked).toBe(false);
+    await mind.update(() => undefined);
+    expect(JSON.parse(await readFile(mind.file, "utf8")).futureField).toEqual({ kept: true });
+  });
+});
+
+describe("the usage ledger", () => {
+  it("counts tokens on the person's local day, not the UTC day", async () => {
+    const mind = await MindStore.open(dataDir, clock);
+    // 23:30 on the 21st in New York is 04:30Z on the 22nd; 01:00Z on the 22nd is still the 21st there.
+    await mind.recordUsage(usage("2026-11-22T04:30:00.000Z", 100));
+    await mind.recordUsage(usage("2026-11-22T01:00:00.000Z", 1000));
+    await mind.recordUsage(usage("2026-11-22T09:00:00.000Z", 50));
+    const each = (input: number) => input + 10 + 5;
+    expect(mind.tokensToday("UTC")).toBe(each(100) + each(1000) + each(50));
+    expect(mind.tokensToday("America/New_York")).toBe(each(50));
+    expect(mind.tokensOnLocalDay(new Date("2026-11-21T12:00:00Z"), "America/New_York")).toBe(
+      each(100) + each(1000),
+    );
+  });
+
+  it("drops detailed records after eight days and keeps the daily totals", async () => {
+    const mind = await MindStore.open(dataDir, clock);
+    await mind.recordUsage(usage("2026-11-10T10:00:00.000Z", 300));
+    await mind.recordUsage(usage("2026-11-22T09:00:00.000Z", 20));
+    const state = mind.read();
+    expect(state.usage.map((u) => u.ts)).toEqual(["2026-11-22T09:00:00.000Z"]);
+    expect(state.usageDaily["2026-11-10"]).toEqual({
+      calls: 1,
+      input: 300,
+      output: 10,
+      cacheWrite: 0,
+      cacheRead: 5,
+    });
+  });
+});
+
+describe("decisions", () => {
+  it("keeps the last 500 and answers the latest", async () => {
+    const mind = await MindStore.open(dataDir, clock);
+    expect(mind.lastDecision()).toBeNull();
+    await mind.update((m) => {
+      for (let i = 0; i < DECISIONS_KEPT + 5; i++) {
+        m.decisions.push({
+          ts: clock.now().toISOString(),
+          fire: false,
+          reason: "quiet-hours",
+          detail: `#${i}`,
+        });
+      }
+    });
+    await mind.recordDecision({
+      ts: clock.now().toISOString(),
+      fire: true,
+      reason: "ok",
+      detail: "last",
+      topic: "sleep",
+    });
+    expect(mind.read().decisions).toHaveLength(DECISIONS_KEPT);
+    expect(mind.read().decisions[0]?.detail).toBe("#6");
+    expect(mind.lastDecision()).toMatchObject({ fire: true, reason: "ok", topic: "sleep" });
+  });
+});
+
+describe("forgetting", () => {
+  async function remembering(): Promise<MindStore> {
+    const mind = await MindStore.open(dataDir, clock);
+    await mind.update((m) => {
+      m.memory.push(
+        {
+          id: "m1",
+          kind: "open_loop",
+          text: "Waiting to hear from Dr Alvarez about the scan",
+          learnedAt: "2026-11-20T10:00:00.000Z",
+          sourceMessageIds: ["x"],
+          importance: 4,
+          topics: ["health"],
+        },
+        {
+          id: "m2",
+          kind: "pattern",
+          text: "Walks the dog at seven",
+          learnedAt: "2026-11-20T10:00:00.000Z",
+          sourceMessageIds: [],
+          importance: 2,
+          topics: [],
+        },
+      );
+      m.scratchpad.understanding_known = "- (user) sees dr alvarez monthly\n- (user) has a dog";
+      m.threads.list[0]?.notes.push({
+        ts: "2026-11-20T10:00:00.000Z",
+        text: "Dr Alvarez called",
+        kind: "note",
+      });
+      m.usage.push({ ...usage("2026-11-22T09:00:00.000Z", 10) });
+    });
+    return mind;
+  }
+
+  it("forget deletes matching items, lines and notes for real and says which", async () => {
+    const mind = await remembering();
+    const result = await mind.forget("dr  ALVAREZ");
+    expect(result.memory.map((i) => i.id)).toEqual(["m1"]);
+    expect(result.scratchpadLines).toEqual(["UNDERSTANDING.Known: - (user) sees dr alvarez monthly"]);
+    expect(result.threadNotes).toEqual(["Dr Alvarez called"]);
+    const file = await readFile(mind.file, "utf8");
+    expect(file.toLowerCase()).not.toContain("alvarez");
+    expect(file).toContain("Walks the dog at seven");
+    expect(mind.read().scratchpad.understanding_known).toBe("- (user) has a dog");
+  });
+
+  it("deleteAll rewrites the file as a fresh mind, keeping only the token ledger", async () => {
+    const mind = await remembering();
+    await mind.deleteAll();
+    const file = await readFile(mind.file, "utf8");
+    expect(file).not.toMatch(/alvarez|dog/i);
+    expect(mind.read().memory).toEqual([]);
+    expect(mind.read().usage).toHaveLength(1);
+    expect((await MindStore.open(dataDir, clock)).read().memory).toEqual([]);
+  });
+
+  it("exportAll hands over everything kept", async () => {
+    const mind = await remembering();
+    const exported = mind.exportAll();
+    expect(exported.memory).toHaveLength(2);
+    expect(exported.scratchpad.understanding_known).toContain("dog");
+  });
+});

@@ -1,0 +1,108 @@
+import { appendFile, mkdir, readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SettableClock } from "../../src/clock.ts";
+import { Trace } from "../../src/store/trace.ts";
+import { modeOf, tempDataDir } from "./helpers.ts";
+
+const DAY = 24 * 60;
+
+describe("Trace", () => {
+  it("appends one private JSON line per record and reads the newest back in order", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock("2026-02-07T08:00:00.000Z");
+    const trace = new Trace({ dataDir, clock });
+    await trace.append({ kind: "reply", input: "hi", tokens: { input: 10 } });
+    clock.advanceMinutes(1);
+    await trace.append({ kind: "heartbeat", reason: "quiet-hours" });
+    await trace.append({ kind: "reflect", ts: "2026-02-07T08:05:00.000Z" });
+
+    const lines = (await readFile(trace.file, "utf8")).trimEnd().split("\n");
+    expect(lines.map((line) => JSON.parse(line).kind)).toEqual(["reply", "heartbeat", "reflect"]);
+    expect(await modeOf(trace.file)).toBe(0o600);
+    expect(await modeOf(dataDir)).toBe(0o700);
+    expect(await trace.last(2)).toEqual([
+      { ts: "2026-02-07T08:01:00.000Z", kind: "heartbeat", reason: "quiet-hours" },
+      { ts: "2026-02-07T08:05:00.000Z", kind: "reflect" },
+    ]);
+    expect(await new Trace({ dataDir, clock }).last(10)).toHaveLength(3);
+  });
+
+  it("keeps records in call order when many are appended at once", async () => {
+    const dataDir = await tempDataDir();
+    const trace = new Trace({ dataDir, clock: new SettableClock("2026-02-07T08:00:00.000Z") });
+    await Promise.all(Array.from({ length: 50 }, (_, i) => trace.append({ kind: "turn", i })));
+    expect((await trace.last(50)).map((record) => record.i)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+  });
+
+  it("rotates at half the size budget, keeping the total bounded and the newest lines readable", async () => {
+    const dataDir = await tempDataDir();
+    const trace = new Trace({
+      dataDir,
+      clock: new SettableClock("2026-02-07T08:00:00.000Z"),
+      maxBytes: 4000,
+    });
+    for (let i = 0; i < 100; i++) await trace.append({ kind: "turn", i, padding: "x".repeat(60) });
+    const files = (await readdir(dataDir)).sort();
+    expect(files).toEqual(["trace.1.jsonl", "trace.jsonl"]);
+    const total = (await stat(trace.file)).size + (await stat(trace.rotatedFile)).size;
+    expect(total).toBeLessThanOrEqual(4000);
+    expect(await modeOf(trace.rotatedFile)).toBe(0o600);
+    const last = await trace.last(20);
+    expect(last.map((record) => record.i)).toEqual(Array.from({ length: 20 }, (_, i) => 80 + i));
+  });
+
+  it("deletes lines older than the age limit for real, from the current and the rotated file", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock("2026-01-01T08:00:00.000Z");
+    const trace = new Trace({ dataDir, clock, maxAgeDays: 30, maxBytes: 3000 });
+    for (let i = 0; i < 40; i++)
+      await trace.append({ kind: "old", secret: `january ${i}`, pad: "y".repeat(40) });
+    expect((await readdir(dataDir)).sort()).toEqual(["trace.1.jsonl", "trace.jsonl"]);
+    clock.advanceMinutes(20 * DAY);
+    await trace.append({ kind: "recent" });
+    clock.advanceMinutes(11 * DAY);
+    await trace.append({ kind: "new" });
+
+    const onDisk = (
+      await Promise.all((await readdir(dataDir)).map((f) => readFile(join(dataDir, f), "utf8")))
+    ).join("");
+    expect(onDisk).not.toContain("january");
+    expect((await trace.last(10)).map((record) => record.kind)).toEqual(["recent", "new"]);
+  });
+
+  it("sweeps expired lines left by an earlier process on its first write", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock("2026-01-01T08:00:00.000Z");
+    await new Trace({ dataDir, clock }).append({ kind: "old" });
+    clock.advanceMinutes(31 * DAY);
+    const trace = new Trace({ dataDir, clock });
+    await trace.append({ kind: "new" });
+    expect((await trace.last(10)).map((record) => record.kind)).toEqual(["new"]);
+  });
+
+  it("drops a line torn by a crash instead of gluing the next record to it", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir, { recursive: true });
+    const clock = new SettableClock("2026-02-07T08:00:00.000Z");
+    await new Trace({ dataDir, clock }).append({ kind: "whole" });
+    await appendFile(join(dataDir, "trace.jsonl"), '{"ts":"2026-02-07T08:00:00.000Z","ki');
+    const trace = new Trace({ dataDir, clock });
+    await trace.append({ kind: "after" });
+    const lines = (await readFile(trace.file, "utf8")).trimEnd().split("\n");
+    expect(lines.map((line) => JSON.parse(line).kind)).toEqual(["whole", "after"]);
+  });
+
+  it("deleteAll removes every trace file", async () => {
+    const dataDir = await tempDataDir();
+    const trace = new Trace({
+      dataDir,
+      clock: new SettableClock("2026-02-07T08:00:00.000Z"),
+      maxBytes: 1000,
+    });
+    for (let i = 0; i < 30; i++) await trace.append({ kind: "turn", pad: "z".repeat(50) });
+    await trace.deleteAll();
+    expect(await readdir(dataDir)).toEqual([]);
+    expect(await trace.last(5)).toEqual([]);
+  });
+});
