@@ -1,9 +1,12 @@
 import { existsSync } from "node:fs";
 import { awarenessCommand } from "./commands/awareness.ts";
 import { benchCommand } from "./commands/bench.ts";
+import { chatCommand } from "./commands/chat.ts";
 import { type Command, type CommandIO, parseCommandArgs, UsageError } from "./commands/command.ts";
 import { heartbeatCheckCommand } from "./commands/heartbeat-check.ts";
 import { injectCommand } from "./commands/inject.ts";
+import { setupCommand } from "./commands/setup.ts";
+import { startCommand } from "./commands/start.ts";
 import { statusCommand } from "./commands/status.ts";
 import { traceCommand } from "./commands/trace.ts";
 import { ConfigError } from "./config.ts";
@@ -14,6 +17,9 @@ import { ConfigError } from "./config.ts";
  * into one readable line and an exit code (2 for usage and configuration mistakes).
  */
 const commands: Command[] = [
+  startCommand,
+  setupCommand,
+  chatCommand,
   awarenessCommand,
   heartbeatCheckCommand,
   statusCommand,

@@ -25,8 +25,8 @@ function status(now: string, change: (mind: MindState) => void = () => undefined
 
 describe("buildStatus", () => {
   it("gives the next tick of the schedule outside quiet hours", () => {
-    expect(status("2026-11-22T21:30:00.000Z").nextCheckin).toBe("2026-11-22T21:37:00.000Z");
-    expect(status("2026-11-22T21:40:00.000Z").nextCheckin).toBe("2026-11-23T08:07:00.000Z");
+    expect(status("2026-11-22T20:30:00.000Z").nextCheckin).toBe("2026-11-22T21:07:00.000Z");
+    expect(status("2026-11-22T21:30:00.000Z").nextCheckin).toBe("2026-11-23T08:07:00.000Z");
   });
 
   it("follows the person's quiet hours and zone overrides", () => {

@@ -72,7 +72,11 @@ const domains = new Map<string, Domain>(TOPIC_LEXICON.map((e) => [e.topic, e.dom
 const byStem = new Map<string, string>();
 const bySurface = new Map<string, string>();
 const emoji: { topic: string; symbol: string }[] = [];
-const sequences: Sequence[] = IDIOMS.map((idiom, priority) => ({ priority, topic: null, stems: stems(idiom) }));
+const sequences: Sequence[] = IDIOMS.map((idiom, priority) => ({
+  priority,
+  topic: null,
+  stems: stems(idiom),
+}));
 for (const entry of TOPIC_LEXICON) {
   for (const word of entry.words) {
     const stem = stemOf(word);

@@ -1,0 +1,51 @@
+import { CliOutbound, runCliChat } from "../channels/cli.ts";
+import { systemClock } from "../clock.ts";
+import { loadConfigParts, loadCoreConfig, loadModelConfig } from "../config.ts";
+import { createLogger } from "../log.ts";
+import { buildCommandHandlers, buildCompanion, openRuntime } from "../main.ts";
+import { DataLockedError } from "../store/lock.ts";
+import { defineCommand } from "./command.ts";
+
+/**
+ * `chat` (`npm run chat`): the companion in the terminal, channel "cli" — same log, same
+ * memory. It takes the data lock, so it refuses while the bot runs on the same data.
+ */
+export const chatCommand = defineCommand({
+  name: "chat",
+  summary: "talk to the companion in the terminal (npm run chat)",
+  usage: "chat",
+  help: [
+    "Reads lines from the terminal (or standard input) and answers them with the same companion,",
+    "log and memory as the bot. The slash commands work; /quit or end of input stops.",
+    "Needs ANTHROPIC_API_KEY; not TELEGRAM_*. Refused while `npm start` runs on the same data.",
+  ].join("\n"),
+  options: {},
+  async run(_args, io) {
+    const { core, model } = loadConfigParts({ core: loadCoreConfig, model: loadModelConfig }, io.env);
+    const logger = createLogger(io.interactive ? "warn" : core.logLevel, false);
+    let runtime: Awaited<ReturnType<typeof openRuntime>>;
+    try {
+      runtime = await openRuntime({ core, model, purpose: "chat", clock: systemClock, logger });
+    } catch (error) {
+      if (!(error instanceof DataLockedError)) throw error;
+      io.stderr(`presence chat: ${error.message}\n`);
+      return 1;
+    }
+    const companion = buildCompanion(runtime, new CliOutbound(io.stdout), { defaultChannel: "cli" });
+    try {
+      await runCliChat({
+        companion,
+        commands: buildCommandHandlers(runtime),
+        input: process.stdin,
+        write: io.stdout,
+        logger,
+        exportDir: process.cwd(),
+      });
+      await companion.idle();
+    } finally {
+      await companion.close();
+      await runtime.lock.release();
+    }
+    return 0;
+  },
+});
