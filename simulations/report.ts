@@ -57,6 +57,8 @@ export function renderReport(result: RunResult): string {
 <section class="timeline" aria-label="timeline">
   ${legend()}
   ${days.map((day) => dayBlock(day, result)).join("\n")}
+  <h2>Events</h2>
+  ${days.map((day) => eventTable(day, days.length <= 2)).join("\n")}
 </section>
 <aside class="figures" aria-label="figures">
   ${expectationsBlock(result)}
@@ -74,7 +76,8 @@ export function renderReport(result: RunResult): string {
 
 interface DayRow {
   date: string;
-  zone: string;
+  /** The zones the person was in that day, in order (two on a travel day). */
+  zones: string[];
   events: SimEvent[];
   /** Minutes of the day before the run starts / after it ends, greyed out. */
   outsideBefore: number;
@@ -89,9 +92,10 @@ function dayRows(result: RunResult): DayRow[] {
   const row = (date: string, zone: string): DayRow => {
     let r = rows.get(date);
     if (!r) {
-      r = { date, zone, events: [], outsideBefore: 0, outsideAfter: 0 };
+      r = { date, zones: [], events: [], outsideBefore: 0, outsideAfter: 0 };
       rows.set(date, r);
     }
+    if (!r.zones.includes(zone)) r.zones.push(zone);
     return r;
   };
   for (let t = start.getTime(); t <= end.getTime(); t += 3_600_000) {
@@ -113,12 +117,14 @@ function x(minutesOfDay: number): number {
   return LEFT + (minutesOfDay / (24 * 60)) * PLOT;
 }
 
+function dayTitle(day: DayRow): string {
+  return DateTime.fromISO(day.date).toFormat("cccc d LLLL yyyy");
+}
+
 function dayBlock(day: DayRow, result: RunResult): string {
-  const title = DateTime.fromISO(day.date).toFormat("cccc d LLLL yyyy");
   return `<figure class="day" data-date="${day.date}">
-  <figcaption>${esc(title)} <span class="zone">${esc(day.zone)}</span></figcaption>
+  <figcaption>${esc(dayTitle(day))} <span class="zone">${esc(day.zones.join(" → "))}</span></figcaption>
   ${daySvg(day, result)}
-  ${eventTable(day.events)}
 </figure>`;
 }
 
@@ -209,14 +215,16 @@ function summary(event: SimEvent): string {
   }
 }
 
-function eventTable(events: SimEvent[]): string {
-  if (events.length === 0) return `<p class="empty">Nothing happened this day.</p>`;
+function eventTable(day: DayRow, open: boolean): string {
+  const { events } = day;
+  const title = `${esc(dayTitle(day))}: ${events.length} event${events.length === 1 ? "" : "s"}`;
+  if (events.length === 0) return `<p class="empty">${title}</p>`;
   const rows = events.map((event) => {
     const reading = readIn(new Date(event.at), event.zone);
     const tone = event.kind === "checkin-sent" || event.kind === "checkin-held" ? event.tone : "";
     return `<tr class="row ${event.kind}"><td class="time">${reading.time}</td><td><span class="tag ${event.kind}">${KIND_LABEL[event.kind]}</span></td><td>${esc(summary(event))}</td><td>${tone ? `<span class="tone-tag" style="background:${TONE_COLOR[tone]}">${tone}</span>` : ""}</td></tr>`;
   });
-  return `<details class="events"${events.length <= 40 ? " open" : ""}><summary>${events.length} events</summary><table>${rows.join("")}</table></details>`;
+  return `<details class="events"${open ? " open" : ""}><summary>${title}</summary><table>${rows.join("")}</table></details>`;
 }
 
 function legend(): string {
@@ -338,14 +346,14 @@ main{display:grid;grid-template-columns:minmax(0,1fr) 400px;gap:20px;padding:12p
 .day{margin:0 0 14px;background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px 10px}
 figcaption{font-weight:600}.zone{font-weight:400;color:var(--muted);margin-left:6px}
 .day-chart{width:100%;height:auto;display:block}
-.quiet{fill:#dfe3ea;opacity:.7}.outside{fill:#f2f2f0}
+.quiet{fill:#d6e2f5}.outside{fill:#eeeeec}
 .grid{stroke:var(--line)}.hour{font-size:11px;fill:var(--muted);text-anchor:middle}
 .lane{font-size:11px;fill:var(--muted)}
 .ev.person{fill:var(--person)}.ev.reply{fill:var(--reply)}.ev.notice{fill:var(--notice)}
 .ev.checkin-sent{fill:var(--sent);stroke:#b57406;stroke-width:1}.ev.checkin-sent.stripped{stroke:var(--bad);stroke-width:2.5}
 .ev.checkin-held{stroke:var(--held);stroke-width:2.5;fill:none}.ev.checkin-held.topic-guard{stroke:var(--bad)}
 .ev.tz-change{stroke:var(--tz);stroke-width:2;stroke-dasharray:4 3}
-.events summary{cursor:pointer;color:var(--muted);font-size:12px}
+.events{margin:0 0 8px}.events summary{cursor:pointer;font-weight:600}
 .events table{width:100%;border-collapse:collapse;margin-top:4px}
 .events td{padding:3px 6px;border-top:1px solid var(--line);vertical-align:top}
 .events td.time{font-variant-numeric:tabular-nums;color:var(--muted);width:3.5em}
@@ -355,7 +363,7 @@ figcaption{font-weight:600}.zone{font-weight:400;color:var(--muted);margin-left:
 .tone-tag{display:inline-block;font-size:11px;padding:1px 6px;border-radius:4px;color:#1f2933}
 .legend{display:flex;flex-wrap:wrap;gap:6px;align-items:center;color:var(--muted);font-size:12px;margin:0 0 10px}
 .legend-item{display:inline-flex;align-items:center;gap:4px}
-.swatch{display:inline-block;width:14px;height:10px;border-radius:2px}.swatch.quiet{background:#dfe3ea}
+.swatch{display:inline-block;width:14px;height:10px;border-radius:2px}.swatch.quiet{background:#d6e2f5}
 .figures{background:#fff;border:1px solid var(--line);border-radius:8px;padding:4px 14px 14px;align-self:start;position:sticky;top:12px}
 .figures table{width:100%;border-collapse:collapse;font-size:12.5px}
 .figures td,.figures th{padding:3px 4px;border-top:1px solid var(--line);text-align:left}

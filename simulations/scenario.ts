@@ -152,7 +152,7 @@ export const scenarioSchema = z.strictObject({
     start: localDateTime,
     end: localDateTime,
     heartbeatCron: z.string().refine(isPlausibleCron, "a cron expression like 7 * * * *").default("7 * * * *"),
-    quietHours: clockRange.default("22:00-08:00"),
+    quietHours: clockRange.prefault("22:00-08:00"),
     settings: scenarioSettingsSchema.default({}),
     messages: z.array(scriptedMessageSchema).default([]),
     reactions: z.array(reactionRuleSchema).default([]),

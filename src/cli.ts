@@ -6,6 +6,7 @@ import { type Command, type CommandIO, parseCommandArgs, UsageError } from "./co
 import { heartbeatCheckCommand } from "./commands/heartbeat-check.ts";
 import { injectCommand } from "./commands/inject.ts";
 import { setupCommand } from "./commands/setup.ts";
+import { simulateCommand } from "./commands/simulate.ts";
 import { startCommand } from "./commands/start.ts";
 import { statusCommand } from "./commands/status.ts";
 import { traceCommand } from "./commands/trace.ts";
@@ -26,6 +27,7 @@ const commands: Command[] = [
   injectCommand,
   traceCommand,
   benchCommand,
+  simulateCommand,
 ];
 
 function overview(): string {

@@ -26,7 +26,12 @@ import { type ExchangeInput, Reflector } from "./mind/reflection-queue.ts";
 import { renderScratchpad } from "./mind/scratchpad.ts";
 import { recentThreadNotes } from "./mind/threads.ts";
 import { guardTopic } from "./mind/topic-guard.ts";
-import { type IncomingInput, type OutboundPort, type OutgoingMessage, RecipientBlockedError } from "./port.ts";
+import {
+  type IncomingInput,
+  type OutboundPort,
+  type OutgoingMessage,
+  RecipientBlockedError,
+} from "./port.ts";
 import type { Channel, Message } from "./store/message.ts";
 import type { MessageLog } from "./store/messages.ts";
 import type { Decision, MindState, MindStore } from "./store/mind.ts";
@@ -220,7 +225,9 @@ class CompanionImpl implements Companion {
 
   async heartbeat(): Promise<HeartbeatOutcome> {
     if (this.#closed) return { status: "closed" };
-    return this.#lock.runCoalesced("heartbeat", () => this.#guarded("heartbeat", () => this.#heartbeatTurn()));
+    return this.#lock.runCoalesced("heartbeat", () =>
+      this.#guarded("heartbeat", () => this.#heartbeatTurn()),
+    );
   }
 
   async recover(): Promise<void> {
@@ -249,7 +256,8 @@ class CompanionImpl implements Companion {
     });
     const result = await Promise.race([this.idle().then(() => "idle" as const), expired]);
     clearTimeout(timer);
-    if (result === "timeout") this.#deps.logger.warn({ timeoutMs: timeout }, "closed with work still in flight");
+    if (result === "timeout")
+      this.#deps.logger.warn({ timeoutMs: timeout }, "closed with work still in flight");
   }
 
   /** Runs a turn so that an unexpected failure is logged and traced, never thrown at a channel or timer. */
@@ -258,7 +266,10 @@ class CompanionImpl implements Companion {
       return await turn();
     } catch (error) {
       this.#deps.logger.error({ err: error, kind }, "turn failed");
-      await this.#traceQuietly({ kind: `${kind}-error`, error: error instanceof Error ? error.message : String(error) });
+      await this.#traceQuietly({
+        kind: `${kind}-error`,
+        error: error instanceof Error ? error.message : String(error),
+      });
       throw error;
     }
   }
@@ -320,7 +331,12 @@ class CompanionImpl implements Companion {
       evicting: composed.prompt.evicting,
     };
     const reflection = await this.#reflect(exchange, generation.reflection);
-    await this.#traceQuietly({ ...base, outcome: "sent", sent: { id: delivered.message.id, text: generation.text }, reflection });
+    await this.#traceQuietly({
+      ...base,
+      outcome: "sent",
+      sent: { id: delivered.message.id, text: generation.text },
+      reflection,
+    });
     return { status: "sent", message: delivered.message, answered };
   }
 
@@ -334,7 +350,10 @@ class CompanionImpl implements Companion {
     if (error instanceof ModelUnavailableError) {
       const notice = await this.#maybeNotice(pending);
       const retryInMs = this.#scheduleRetry();
-      this.#deps.logger.warn({ status: error.status, retryInMs, notice }, "model unavailable; reply deferred");
+      this.#deps.logger.warn(
+        { status: error.status, retryInMs, notice },
+        "model unavailable; reply deferred",
+      );
       await this.#traceQuietly({ ...base, outcome: "deferred", error: error.message, retryInMs, notice });
       return { status: "deferred", answered, reason: error.message };
     }
@@ -420,7 +439,13 @@ class CompanionImpl implements Companion {
     } catch (error) {
       if (!(error instanceof ModelUnavailableError || error instanceof ModelRequestError)) throw error;
       const reason = error instanceof ModelUnavailableError ? "model-unavailable" : "model-error";
-      await this.#traceQuietly({ kind: "heartbeat", stage: "model", preCheck, shown: composed.prompt.sections, error: error.message });
+      await this.#traceQuietly({
+        kind: "heartbeat",
+        stage: "model",
+        preCheck,
+        shown: composed.prompt.sections,
+        error: error.message,
+      });
       return held(reason, error.message);
     }
     const base = { kind: "heartbeat", preCheck, shown: composed.prompt.sections, usage: generation.usage };
@@ -432,7 +457,12 @@ class CompanionImpl implements Companion {
         await this.#traceQuietly({ ...base, stage: "decide", decision: generation.decision });
         return held("model-declined", generation.decision.why, topicOf(generation.decision.topic));
       case "held":
-        await this.#traceQuietly({ ...base, stage: "topic-guard", decision: generation.decision, verdict: generation.verdict });
+        await this.#traceQuietly({
+          ...base,
+          stage: "topic-guard",
+          decision: generation.decision,
+          verdict: generation.verdict,
+        });
         return held(generation.verdict.reason, generation.verdict.detail, topicOf(generation.decision.topic));
       case "empty":
         await this.#traceQuietly({
@@ -442,7 +472,10 @@ class CompanionImpl implements Companion {
           returned: { raw: generation.raw, removed: generation.removed },
           why: "the leak guard left nothing to send",
         });
-        return held("leak-guard-empty", "The written check-in was all reasoning or protocol; nothing was sent.");
+        return held(
+          "leak-guard-empty",
+          "The written check-in was all reasoning or protocol; nothing was sent.",
+        );
       case "write":
         break;
     }
@@ -458,7 +491,8 @@ class CompanionImpl implements Companion {
     const returned = { decision: generation.decision, raw: generation.raw, removed: generation.removed };
     if (delivered.status !== "sent") {
       await this.#traceQuietly({ ...base, stage: "send", returned, outcome: delivered.status });
-      if (delivered.status === "blocked") return held("blocked", "The channel says the person blocked the bot.");
+      if (delivered.status === "blocked")
+        return held("blocked", "The channel says the person blocked the bot.");
       return held("send-failed", delivered.error, topicOf(generation.decision.topic));
     }
     const decision: Decision = {
@@ -477,7 +511,13 @@ class CompanionImpl implements Companion {
       { messageIds: [delivered.message.id], trigger: "heartbeat", evicting: composed.prompt.evicting },
       undefined,
     );
-    await this.#traceQuietly({ ...base, stage: "sent", returned, sent: { id: delivered.message.id, text: generation.text }, reflection });
+    await this.#traceQuietly({
+      ...base,
+      stage: "sent",
+      returned,
+      sent: { id: delivered.message.id, text: generation.text },
+      reflection,
+    });
     return { status: "sent", message: delivered.message, decision };
   }
 
@@ -500,8 +540,10 @@ class CompanionImpl implements Companion {
     pending: readonly Message[],
     known?: { slice: Message[]; awareness: AwarenessContext; zone: string },
   ): Promise<Composed> {
-    const zone = known?.zone ?? effectiveTimezone(heartbeatSettingsFromConfig(this.#deps.core), mind.heartbeat);
-    const slice = known?.slice ?? (await this.#deps.log.awarenessSlice(now, defaultAwarenessSettings.windowHours));
+    const zone =
+      known?.zone ?? effectiveTimezone(heartbeatSettingsFromConfig(this.#deps.core), mind.heartbeat);
+    const slice =
+      known?.slice ?? (await this.#deps.log.awarenessSlice(now, defaultAwarenessSettings.windowHours));
     const awareness = known?.awareness ?? this.#awareness(slice, now, zone, kind);
     const prefix = await this.#prefix();
     const query = queryOf(kind === "reply" ? pending : slice.slice(-4));
@@ -522,7 +564,9 @@ class CompanionImpl implements Companion {
       pending,
       images: this.#images,
       waitedMinutes: waitedMinutes(pending, awareness, now),
-      ...(kind === "heartbeat" ? { checkinText: checkinMomentText(`${local.toFormat("cccc HH:mm")}, ${zone}`) } : {}),
+      ...(kind === "heartbeat"
+        ? { checkinText: checkinMomentText(`${local.toFormat("cccc HH:mm")}, ${zone}`) }
+        : {}),
     });
     return { prompt, awarenessFormat: kind === "heartbeat" ? "full" : awareness.format };
   }
@@ -534,7 +578,10 @@ class CompanionImpl implements Companion {
   async #prefix(): Promise<StablePrefix> {
     const persona = await this.#deps.persona.current();
     const singlePhase = this.#deps.model.reflectMode === "single-phase";
-    return buildStablePrefix(persona, { notes: NOTES_TOOLS, ...(singlePhase ? { reflect: REFLECT_TOOL } : {}) });
+    return buildStablePrefix(persona, {
+      notes: NOTES_TOOLS,
+      ...(singlePhase ? { reflect: REFLECT_TOOL } : {}),
+    });
   }
 
   #generateDeps(): GenerateDeps {
@@ -613,7 +660,9 @@ class CompanionImpl implements Companion {
   /** Finishes what a crash interrupted: logged sends are cleared, unlogged ones sent (stale check-ins dropped). */
   async #finishOutbox(): Promise<void> {
     const now = this.#deps.clock.now().getTime();
-    const logged = new Set(this.#deps.log.recent().flatMap((m) => (typeof m.outboxId === "string" ? [m.outboxId] : [])));
+    const logged = new Set(
+      this.#deps.log.recent().flatMap((m) => (typeof m.outboxId === "string" ? [m.outboxId] : [])),
+    );
     for (const entry of this.#deps.mind.read().outbox) {
       const parsed = outboxIntentSchema.safeParse(entry);
       const id = typeof entry.id === "string" ? entry.id : "";
@@ -624,14 +673,24 @@ class CompanionImpl implements Companion {
       }
       const intent = parsed.data;
       const stale =
-        intent.kind === "notice" || (intent.kind === "heartbeat" && now - Date.parse(intent.createdAt) > STALE_CHECKIN_MS);
+        intent.kind === "notice" ||
+        (intent.kind === "heartbeat" && now - Date.parse(intent.createdAt) > STALE_CHECKIN_MS);
       if (logged.has(intent.id) || stale) {
         await this.#clearIntent(intent.id);
-        await this.#traceQuietly({ kind: "recover", outbox: intent.id, action: logged.has(intent.id) ? "already-sent" : "dropped-stale" });
+        await this.#traceQuietly({
+          kind: "recover",
+          outbox: intent.id,
+          action: logged.has(intent.id) ? "already-sent" : "dropped-stale",
+        });
         continue;
       }
       const delivered = await this.#send(intent);
-      await this.#traceQuietly({ kind: "recover", outbox: intent.id, action: "resent", outcome: delivered.status });
+      await this.#traceQuietly({
+        kind: "recover",
+        outbox: intent.id,
+        action: "resent",
+        outcome: delivered.status,
+      });
     }
   }
 
@@ -655,7 +714,10 @@ class CompanionImpl implements Companion {
     try {
       const summary = await this.#reflector.runPending();
       if (summary.retryAt !== null && !this.#closed) {
-        const delay = Math.min(Math.max(Date.parse(summary.retryAt) - this.#deps.clock.now().getTime(), 1_000), 3_600_000);
+        const delay = Math.min(
+          Math.max(Date.parse(summary.retryAt) - this.#deps.clock.now().getTime(), 1_000),
+          3_600_000,
+        );
         const timer = setTimeout(() => {
           this.#timers.delete(timer);
           this.#track(this.#runReflections());
@@ -719,7 +781,11 @@ export function pendingMessages(recent: readonly Message[], now: Date): Message[
 }
 
 /** How long the oldest pending message waited, when the awareness block cannot say it (a notice came between). */
-function waitedMinutes(pending: readonly Message[], awareness: AwarenessContext, now: Date): number | undefined {
+function waitedMinutes(
+  pending: readonly Message[],
+  awareness: AwarenessContext,
+  now: Date,
+): number | undefined {
   const oldest = pending[0];
   if (!oldest || awareness.conversationState.waitingMinutes !== null) return undefined;
   return Math.floor((now.getTime() - Date.parse(oldest.ts)) / 60_000);

@@ -50,10 +50,15 @@ export function buildStatus(input: StatusInput): Status {
   const heartbeat = mind.heartbeat;
   const timezone = heartbeat.timezone ?? core.timezone;
   const pausedUntil =
-    heartbeat.pausedUntil !== null && Date.parse(heartbeat.pausedUntil) > now.getTime() ? heartbeat.pausedUntil : null;
+    heartbeat.pausedUntil !== null && Date.parse(heartbeat.pausedUntil) > now.getTime()
+      ? heartbeat.pausedUntil
+      : null;
   const paused =
     heartbeat.pausedIndefinitely || pausedUntil !== null
-      ? { until: heartbeat.pausedIndefinitely ? null : pausedUntil, indefinitely: heartbeat.pausedIndefinitely }
+      ? {
+          until: heartbeat.pausedIndefinitely ? null : pausedUntil,
+          indefinitely: heartbeat.pausedIndefinitely,
+        }
       : null;
   const overBudget = input.budget !== null && input.tokensToday >= input.budget;
   return {
@@ -107,7 +112,8 @@ function nextCheckin(options: {
     after = next;
     if (options.notBefore !== null && next < options.notBefore) continue;
     if (isInQuietHours(next, options.timezone, options.quiet)) continue;
-    if (options.skipToday && DateTime.fromJSDate(next, { zone: options.timezone }).toISODate() === today) continue;
+    if (options.skipToday && DateTime.fromJSDate(next, { zone: options.timezone }).toISODate() === today)
+      continue;
     return next.toISOString();
   }
   return null;

@@ -1,16 +1,27 @@
 import { describe, expect, it } from "vitest";
 import { loadCoreConfig } from "../src/config.ts";
+import { buildStatus, formatStatus, unansweredCount } from "../src/status.ts";
 import type { Message } from "../src/store/message.ts";
 import { initialMindState, type MindState } from "../src/store/mind.ts";
-import { buildStatus, formatStatus, unansweredCount } from "../src/status.ts";
 
 const core = loadCoreConfig({ PRESENCE_TIMEZONE: "UTC", PRESENCE_HEARTBEAT_CRON: "7 * * * *" });
 
 function msg(id: string, ts: string, role: Message["role"]): Message {
-  return { id, ts, role, text: "…", channel: "cli", ...(role === "assistant" ? { trigger: "heartbeat" as const } : {}) };
+  return {
+    id,
+    ts,
+    role,
+    text: "…",
+    channel: "cli",
+    ...(role === "assistant" ? { trigger: "heartbeat" as const } : {}),
+  };
 }
 
-function status(now: string, change: (mind: MindState) => void = () => undefined, extra: { tokensToday?: number; budget?: number | null } = {}) {
+function status(
+  now: string,
+  change: (mind: MindState) => void = () => undefined,
+  extra: { tokensToday?: number; budget?: number | null } = {},
+) {
   const mind = initialMindState(new Date(now));
   change(mind);
   return buildStatus({
@@ -88,7 +99,12 @@ describe("formatStatus", () => {
       "2026-11-22T09:40:00.000Z",
       (m) => {
         m.heartbeat.pausedUntil = "2026-11-22T18:00:00.000Z";
-        m.decisions.push({ ts: "2026-11-22T09:07:00.000Z", fire: false, reason: "paused", detail: "paused until 18:00" });
+        m.decisions.push({
+          ts: "2026-11-22T09:07:00.000Z",
+          fire: false,
+          reason: "paused",
+          detail: "paused until 18:00",
+        });
       },
       { tokensToday: 1_234, budget: 2_000_000 },
     );
@@ -103,7 +119,9 @@ describe("formatStatus", () => {
 
   it("says when the budget is spent and when check-ins are stopped by a block", () => {
     const over = status("2026-11-22T09:40:00.000Z", () => undefined, { tokensToday: 5_000, budget: 1_000 });
-    expect(formatStatus(over)).toContain("Tokens today: 5,000 of 1,000 (over budget: no check-ins until tomorrow)");
+    expect(formatStatus(over)).toContain(
+      "Tokens today: 5,000 of 1,000 (over budget: no check-ins until tomorrow)",
+    );
     const blocked = status("2026-11-22T09:40:00.000Z", (m) => {
       m.heartbeat.blocked = true;
     });

@@ -108,12 +108,17 @@ function conversationMinutes(entries: readonly Entry[], nowMs: number, gapMinute
   return elapsedMinutes(entries[start]?.ms ?? last.ms, nowMs);
 }
 
+/**
+ * Whether the assistant is context-poor for this turn: a heartbeat, the person never
+ * wrote, a silence over two hours (before their turn, within it, or since), their turn came
+ * on another channel than the message before it, or it is their first of their local day.
+ */
 function needsFullBlock(
   entries: readonly Entry[],
   lastUser: number,
   nowMs: number,
   settings: AwarenessSettings,
-) {
+): boolean {
   if (settings.trigger === "heartbeat" || lastUser === -1) return true;
   const last = entries[entries.length - 1];
   if (last === undefined || elapsedMinutes(last.ms, nowMs) > LONG_SILENCE_MINUTES) return true;

@@ -96,7 +96,7 @@ for (const sequence of sequences) {
   sequencesByFirstStem.set(first, [...(sequencesByFirstStem.get(first) ?? []), sequence]);
 }
 const sentimentWords = new Set(Object.keys(AFINN_WORDS));
-const ASCII_ONLY = /^[\x00-\x7F]*$/;
+const NON_ASCII = /[^\p{ASCII}]/u;
 
 /** Marks every unconsumed run of `sequence` as consumed and returns where each run starts. */
 function consumeRuns(tokens: readonly Token[], consumed: boolean[], sequence: readonly string[]): number[] {
@@ -127,7 +127,7 @@ function lexiconHits(text: string, tokens: readonly Token[], consumed: boolean[]
     consumed[i] = true;
     hits.push({ topic, offset: token.offset });
   });
-  if (!ASCII_ONLY.test(text)) {
+  if (NON_ASCII.test(text)) {
     for (const { topic, symbol } of emoji) {
       const offset = text.indexOf(symbol);
       if (offset >= 0) hits.push({ topic, offset });
@@ -177,12 +177,18 @@ export function detectTopics(text: string): string[] {
   return unique([...hits].sort((a, b) => a.offset - b.offset).map((h) => h.topic));
 }
 
-/** Maps any label (lexicon, fallback, or free text from reflection) onto the lexicon's labels where possible. */
+/**
+ * Maps any label (lexicon, fallback, or free text from reflection) onto the labels the
+ * lexicon gives, so an annotated message and a detected one meet: "Water intake" is
+ * hydration, "Moltbook" is other:moltbook. A label that maps onto nothing clearly stays as it is.
+ */
 export function canonicalTopic(label: string): string {
   const cleaned = label.trim().toLowerCase();
   if (domains.has(cleaned) || cleaned.startsWith(FALLBACK_PREFIX)) return cleaned;
-  const known = detectTopics(cleaned).find((t) => domains.has(t));
-  return known ?? cleaned;
+  const detected = detectTopics(cleaned);
+  const known = detected.find((t) => domains.has(t));
+  if (known !== undefined) return known;
+  return detected.length === 1 && detected[0] !== undefined ? detected[0] : cleaned;
 }
 
 /** The domain a topic belongs to, so a change of subject can be told from a change of domain. */

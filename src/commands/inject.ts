@@ -13,12 +13,13 @@ import { defineCommand, UsageError } from "./command.ts";
  */
 export const injectCommand = defineCommand({
   name: "inject",
-  summary: "pre-populate a scratchpad section (e.g. inject UNDERSTANDING.Known \"- (user) works nights\")",
+  summary: 'pre-populate a scratchpad section (e.g. inject UNDERSTANDING.Known "- (user) works nights")',
   usage: "inject SECTION TEXT",
   help: [
     "Sets one scratchpad field. SECTION is case-insensitive, with or without its section:",
     `  ${fieldPaths().join(", ")}`,
     "TEXT replaces the field; start it with APPEND: to add a line, or give CLEAR to empty it.",
+    'Put -- before a TEXT that starts with a dash: inject Known -- "- (user) works nights".',
     "Refused while the bot runs (stop it first): both would write data/mind.json.",
   ].join("\n"),
   options: {},
@@ -30,7 +31,9 @@ export const injectCommand = defineCommand({
     }
     const key = resolveFieldPath(section);
     if (key === null) {
-      throw new UsageError(`inject: unknown section "${section}"; valid sections: ${fieldPaths().join(", ")}`);
+      throw new UsageError(
+        `inject: unknown section "${section}"; valid sections: ${fieldPaths().join(", ")}`,
+      );
     }
     const text = words.join(" ");
     const core = loadCoreConfig(io.env);

@@ -1,10 +1,10 @@
 import { DateTime } from "luxon";
 import { type Clock, systemClock } from "../clock.ts";
 import { loadCoreConfig, loadModelConfig } from "../config.ts";
+import { buildStatus, formatStatus } from "../status.ts";
 import { readDataLock } from "../store/lock.ts";
 import { MessageLog } from "../store/messages.ts";
 import { MindStore } from "../store/mind.ts";
-import { buildStatus, formatStatus } from "../status.ts";
 import { parseInstant } from "./awareness.ts";
 import { defineCommand } from "./command.ts";
 
@@ -30,8 +30,14 @@ export const statusCommand = defineCommand({
   async run({ values }, io) {
     const core = loadCoreConfig(io.env);
     // The budget is a model setting; it is read with a stand-in key because status needs no secret.
-    const budget = loadModelConfig({ ...io.env, ANTHROPIC_API_KEY: "not-needed-for-status" }).dailyTokenBudget;
-    const now = values.now === undefined ? systemClock.now() : parseInstant("status", "--now", values.now, core.timezone);
+    const budget = loadModelConfig({
+      ...io.env,
+      ANTHROPIC_API_KEY: "not-needed-for-status",
+    }).dailyTokenBudget;
+    const now =
+      values.now === undefined
+        ? systemClock.now()
+        : parseInstant("status", "--now", values.now, core.timezone);
     const clock: Clock = { now: () => now };
     const mind = await MindStore.open(core.dataDir, clock, { readOnly: true });
     const log = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone });

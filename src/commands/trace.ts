@@ -43,7 +43,16 @@ export const traceCommand = defineCommand({
 
 const LABEL_WIDTH = 9;
 /** Fields shown on their own lines, in this order; the rest follow as compact JSON. */
-const SHOWN_FIRST = ["input", "shown", "returned", "sent", "changes", "reflection", "usage", "tokens"] as const;
+const SHOWN_FIRST = [
+  "input",
+  "shown",
+  "returned",
+  "sent",
+  "changes",
+  "reflection",
+  "usage",
+  "tokens",
+] as const;
 const IN_HEADER = new Set(["ts", "kind", "stage", "outcome"]);
 const CLIP = 240;
 
@@ -59,7 +68,8 @@ export function formatTraceRecord(record: TraceRecord, zone: string): string {
     if (text !== "") line(key === "usage" ? "tokens" : key, text);
   }
   for (const [key, value] of Object.entries(record)) {
-    if (IN_HEADER.has(key) || (SHOWN_FIRST as readonly string[]).includes(key) || value === undefined) continue;
+    if (IN_HEADER.has(key) || (SHOWN_FIRST as readonly string[]).includes(key) || value === undefined)
+      continue;
     line(key, clip(typeof value === "string" ? value : JSON.stringify(value)));
   }
   return lines.join("\n");
@@ -74,9 +84,15 @@ function describeField(key: (typeof SHOWN_FIRST)[number], value: unknown): strin
     case "returned":
     case "sent":
     case "reflection":
-      return typeof value === "object" && value !== null && "text" in value ? quote(textOf(value)) : clip(JSON.stringify(value));
+      return typeof value === "object" && value !== null && "text" in value
+        ? quote(textOf(value))
+        : clip(JSON.stringify(value));
     case "changes":
-      return Array.isArray(value) ? (value.length === 0 ? "nothing" : value.join("; ")) : clip(JSON.stringify(value));
+      return Array.isArray(value)
+        ? value.length === 0
+          ? "nothing"
+          : value.join("; ")
+        : clip(JSON.stringify(value));
     case "usage":
     case "tokens":
       return describeTokens(value);
@@ -89,12 +105,17 @@ function describeShown(value: unknown): string {
   const record = value as Record<string, unknown>;
   const model = typeof record.model === "string" ? `${record.model}: ` : "";
   if (Array.isArray(record.sections)) {
-    const parts = record.sections.map((s: { name?: unknown; tokens?: unknown }) => `${String(s.name)} ${String(s.tokens)}`);
+    const parts = record.sections.map(
+      (s: { name?: unknown; tokens?: unknown }) => `${String(s.name)} ${String(s.tokens)}`,
+    );
     return `${model}${parts.join(", ")} tokens`;
   }
   const sizes = Object.entries(record).filter(([, v]) => typeof v === "number");
   if (sizes.length === 0) return clip(JSON.stringify(value));
-  const truncated = Array.isArray(record.truncated) && record.truncated.length > 0 ? ` (cut: ${record.truncated.join(", ")})` : "";
+  const truncated =
+    Array.isArray(record.truncated) && record.truncated.length > 0
+      ? ` (cut: ${record.truncated.join(", ")})`
+      : "";
   return `${model}${sizes.map(([k, v]) => `${k} ${v}`).join(", ")}${truncated}`;
 }
 
@@ -103,10 +124,12 @@ function describeTokens(value: unknown): string {
   const calls = (Array.isArray(value) ? value : [value]).filter(
     (v): v is Record<string, unknown> => typeof v === "object" && v !== null,
   );
-  const sum = (field: string) => calls.reduce((total, c) => total + (typeof c[field] === "number" ? c[field] : 0), 0);
+  const sum = (field: string) =>
+    calls.reduce((total, c) => total + (typeof c[field] === "number" ? c[field] : 0), 0);
   const input = sum("input");
   const output = sum("output");
-  if (calls.length === 0 || (input === 0 && output === 0 && sum("cacheRead") === 0)) return clip(JSON.stringify(value));
+  if (calls.length === 0 || (input === 0 && output === 0 && sum("cacheRead") === 0))
+    return clip(JSON.stringify(value));
   return `input ${input}, output ${output}, cache write ${sum("cacheWrite")}, cache read ${sum("cacheRead")}`;
 }
 

@@ -112,10 +112,15 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
   const episodic = episodicText(input.threadNotes, input.memory, budgets.episodic);
   if (episodic.truncated) truncated.push("episodic");
 
-  const newInput = input.kind === "reply" ? replyInput(input, budgets.input, truncated) : heartbeatInput(input);
+  const newInput =
+    input.kind === "reply" ? replyInput(input, budgets.input, truncated) : heartbeatInput(input);
   const pendingIds = new Set((input.pending ?? []).map((m) => m.id));
   const history = input.log.filter((m) => !pendingIds.has(m.id));
-  const window = workingMessages(history, { threads: input.threads, flushedThrough: input.flushedThrough }, budgets.working);
+  const window = workingMessages(
+    history,
+    { threads: input.threads, flushedThrough: input.flushedThrough },
+    budgets.working,
+  );
 
   const turns = toTurns(window.kept);
   turns.push({ role: "user", content: newInput.blocks });
@@ -129,7 +134,10 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
 
   const workingTokens = messages
     .slice(0, -1)
-    .reduce((sum, m) => sum + estimateTokens(typeof m.content === "string" ? m.content : JSON.stringify(m.content)), 0);
+    .reduce(
+      (sum, m) => sum + estimateTokens(typeof m.content === "string" ? m.content : JSON.stringify(m.content)),
+      0,
+    );
   const sizes = {
     prefix: input.prefix.tokens,
     scratchpad: scratchpad.tokens,
@@ -162,7 +170,10 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
 }
 
 /** The budgets of the variable parts for a prefix and a ceiling; scaled down together when the ceiling is tight. */
-export function sectionBudgets(prefixTokens: number, ceiling: number): Record<keyof typeof SECTION_BUDGETS, number> {
+export function sectionBudgets(
+  prefixTokens: number,
+  ceiling: number,
+): Record<keyof typeof SECTION_BUDGETS, number> {
   const room = ceiling - prefixTokens - FOLLOW_UP_HEADROOM;
   const wanted = Object.values(SECTION_BUDGETS).reduce((a, b) => a + b, 0);
   if (room < wanted * 0.2) {
@@ -270,12 +281,20 @@ function replyInput(
     const image = input.images?.get(message.id);
     const withImage = image !== undefined && remaining >= IMAGE_TOKENS + MIN_TEXT_ROOM;
     if (withImage) remaining -= IMAGE_TOKENS;
-    const fitted = fitText(describeMessage(message, message.media?.kind === "photo" && !withImage), Math.max(remaining, 20), "input", truncated);
+    const fitted = fitText(
+      describeMessage(message, message.media?.kind === "photo" && !withImage),
+      Math.max(remaining, 20),
+      "input",
+      truncated,
+    );
     remaining -= fitted.tokens;
     tokens += fitted.tokens + (withImage ? IMAGE_TOKENS : 0);
     const textBlock: Anthropic.TextBlockParam = { type: "text", text: fitted.text };
     if (withImage) {
-      blocks.unshift({ type: "image", source: { type: "base64", media_type: image.mediaType, data: image.base64 } }, textBlock);
+      blocks.unshift(
+        { type: "image", source: { type: "base64", media_type: image.mediaType, data: image.base64 } },
+        textBlock,
+      );
     } else blocks.unshift(textBlock);
   }
   if (blocks.length === 0) blocks.push({ type: "text", text: "(no new message)" });

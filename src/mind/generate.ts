@@ -93,18 +93,37 @@ export async function generateReply(
     const uses = toolUses(response);
     const reflectUse = uses.find((u) => u.name === options.reflectToolName);
     if (reflectUse) reflection = reflectUse.input;
-    const needsRound = uses.some((u) => u.name !== options.reflectToolName) || (raw.trim() === "" && reflectUse);
+    const needsRound =
+      uses.some((u) => u.name !== options.reflectToolName) || (raw.trim() === "" && reflectUse);
     if (!needsRound || lastRound) break;
 
     const results: Anthropic.ToolResultBlockParam[] = [];
     for (const use of uses) {
-      const result = await runTool(use, deps.notes, options.reflectToolName, Math.min(TOOL_RESULT_MAX_TOKENS, room));
+      const result = await runTool(
+        use,
+        deps.notes,
+        options.reflectToolName,
+        Math.min(TOOL_RESULT_MAX_TOKENS, room),
+      );
       room -= result.tokens;
-      toolCalls.push({ name: use.name, input: use.input, isError: result.isError, resultTokens: result.tokens });
-      results.push({ type: "tool_result", tool_use_id: use.id, content: result.content, is_error: result.isError });
+      toolCalls.push({
+        name: use.name,
+        input: use.input,
+        isError: result.isError,
+        resultTokens: result.tokens,
+      });
+      results.push({
+        type: "tool_result",
+        tool_use_id: use.id,
+        content: result.content,
+        is_error: result.isError,
+      });
     }
     room -= estimateTokens(JSON.stringify(response.content));
-    messages.push({ role: "assistant", content: assistantContent(response) }, { role: "user", content: results });
+    messages.push(
+      { role: "assistant", content: assistantContent(response) },
+      { role: "user", content: results },
+    );
   }
 
   const guarded = guardOutgoing(raw);
@@ -130,7 +149,14 @@ export type CheckinGeneration =
       usage: UsageRecord[];
     }
   | { stage: "empty"; decision: CheckinDecision; raw: string; removed: string[]; usage: UsageRecord[] }
-  | { stage: "write"; decision: CheckinDecision; text: string; raw: string; removed: string[]; usage: UsageRecord[] };
+  | {
+      stage: "write";
+      decision: CheckinDecision;
+      text: string;
+      raw: string;
+      removed: string[];
+      usage: UsageRecord[];
+    };
 
 /**
  * Decides, guards the topic, then writes. `guard` is the topic guard bound to the log and
@@ -152,7 +178,9 @@ export async function generateCheckin(
   const decideUse = toolUses(decided).find((u) => u.name === DECIDE_CHECKIN_TOOL.name);
   const parsed = checkinDecisionSchema.safeParse(decideUse?.input);
   if (!decideUse || !parsed.success) {
-    const problem = decideUse ? `decide_checkin input invalid: ${parsed.error?.issues[0]?.message}` : "no decide_checkin call";
+    const problem = decideUse
+      ? `decide_checkin input invalid: ${parsed.error?.issues[0]?.message}`
+      : "no decide_checkin call";
     return { stage: "invalid-decision", problem, usage };
   }
   const decision = parsed.data;
@@ -170,7 +198,9 @@ export async function generateCheckin(
       { role: "assistant", content: [toolUseParam(decideUse)] },
       {
         role: "user",
-        content: [{ type: "tool_result", tool_use_id: decideUse.id, content: writeCheckinText(decision.topic) }],
+        content: [
+          { type: "tool_result", tool_use_id: decideUse.id, content: writeCheckinText(decision.topic) },
+        ],
       },
     ],
   };

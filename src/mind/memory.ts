@@ -1,6 +1,7 @@
 import { stemmer } from "stemmer";
 import { z } from "zod";
 import type { PriorMemory } from "../awareness/context.ts";
+import { canonicalTopic } from "../awareness/topics.ts";
 import { estimateTokens } from "./tokens.ts";
 
 /**
@@ -67,7 +68,7 @@ export interface MemoryOpContext {
   /** The exchange the operations were learned from. */
   sourceMessageIds: readonly string[];
   newId: () => string;
-  /** Topic labels of a text, when the model gave none. */
+  /** Topic labels of a text, when the model gave none (labels it gives are made canonical). */
   topicsOf: (text: string) => string[];
 }
 

@@ -45,7 +45,11 @@ export async function loadPersona(dir: string = DEFAULT_PERSONA_DIR): Promise<Pe
       );
     }
   };
-  const [soul, user, heartbeat] = await Promise.all([read(FILES.soul), read(FILES.user), read(FILES.heartbeat)]);
+  const [soul, user, heartbeat] = await Promise.all([
+    read(FILES.soul),
+    read(FILES.user),
+    read(FILES.heartbeat),
+  ]);
   return { soul, user, heartbeat };
 }
 
@@ -74,5 +78,8 @@ export function fixedPersona(persona: Persona): PersonaSource {
 
 /** Line endings and trailing space normalized, so an editor's habits do not break the cache. */
 function normalize(text: string): string {
-  return text.replace(/\r\n?/g, "\n").replace(/[ \t]+$/gm, "").trim();
+  return text
+    .replace(/\r\n?/g, "\n")
+    .replace(/[ \t]+$/gm, "")
+    .trim();
 }

@@ -73,7 +73,8 @@ export const DECIDE_CHECKIN_TOOL: Anthropic.Tool = {
       why: { type: "string", description: "one or two sentences: your reason, for your own record" },
       topic: {
         type: "string",
-        description: 'the one topic the message would be about, in a word or two (e.g. "sleep", "the move"); empty when not sending',
+        description:
+          'the one topic the message would be about, in a word or two (e.g. "sleep", "the move"); empty when not sending',
       },
     },
     required: ["send", "why", "topic"],
@@ -95,7 +96,10 @@ export const WRITE_MESSAGE_TOOL: Anthropic.Tool = {
 };
 
 /** The names of the tools that belong to check-ins; a reply that calls them is told so. */
-export const CHECKIN_TOOL_NAMES: ReadonlySet<string> = new Set([DECIDE_CHECKIN_TOOL.name, WRITE_MESSAGE_TOOL.name]);
+export const CHECKIN_TOOL_NAMES: ReadonlySet<string> = new Set([
+  DECIDE_CHECKIN_TOOL.name,
+  WRITE_MESSAGE_TOOL.name,
+]);
 
 /**
  * The minimum prompt length the API caches, per model class (tokens). Below it a

@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { DateTime } from "luxon";
 import { z } from "zod";
+import { messageTopics } from "../awareness/topics.ts";
 import { type Annotations, type Message, toneSchema } from "../store/message.ts";
 import type { MindState } from "../store/mind.ts";
 import {
@@ -151,7 +152,7 @@ export function reflectionPrompt(
   };
   const line = (m: Message) =>
     `[${m.id}] ${DateTime.fromISO(m.ts, { zone }).toFormat("ccc d LLL HH:mm")} ${m.role === "user" ? "person" : "you"}: ${m.text}`;
-  const query = { text: exchange.map((m) => m.text).join("\n"), topics: [] };
+  const query = { text: exchange.map((m) => m.text).join("\n"), topics: exchange.flatMap(messageTopics) };
   const shown: MemoryItem[] = [];
   let used = 0;
   for (const { item } of rankMemory(mind.memory, query, now)) {

@@ -102,7 +102,8 @@ describe("topic domains and canonical labels", () => {
   it("maps free-text labels onto the lexicon where it can", () => {
     expect(canonicalTopic("Water intake")).toBe("hydration");
     expect(canonicalTopic("guitar practice")).toBe("learning");
-    expect(canonicalTopic("moltbook")).toBe("moltbook");
+    expect(canonicalTopic("Moltbook")).toBe("other:moltbook");
+    expect(canonicalTopic("something new")).toBe("something new");
   });
 });
 

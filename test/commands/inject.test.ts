@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SettableClock } from "../../src/clock.ts";
 import { acquireDataLock } from "../../src/store/lock.ts";
 import { MindStore } from "../../src/store/mind.ts";
-import { SettableClock } from "../../src/clock.ts";
 import { lines, runInProcess } from "../cli/run.ts";
 
 let root: string;
@@ -19,17 +19,25 @@ afterEach(async () => {
 });
 
 const mindFile = () => join(root, "data", "mind.json");
-const scratchpad = async () => JSON.parse(await readFile(mindFile(), "utf8")).scratchpad as Record<string, string>;
+const scratchpad = async () =>
+  JSON.parse(await readFile(mindFile(), "utf8")).scratchpad as Record<string, string>;
 
 describe("inject", () => {
   it("writes a section given as SECTION.Field, in any case, without needing secrets", async () => {
-    const result = await runInProcess(["inject", "understanding.known", "-", "(user)", "works", "night", "shifts"], env);
-    expect(result).toEqual({ code: 0, stdout: "UNDERSTANDING.Known is now:\n- (user) works night shifts\n", stderr: "" });
+    const result = await runInProcess(
+      ["inject", "understanding.known", "-", "(user)", "works", "night", "shifts"],
+      env,
+    );
+    expect(result).toEqual({
+      code: 0,
+      stdout: "UNDERSTANDING.Known is now:\n- (user) works night shifts\n",
+      stderr: "",
+    });
     expect((await scratchpad()).understanding_known).toBe("- (user) works night shifts");
   });
 
   it("APPEND: adds a line to what is there", async () => {
-    await runInProcess(["inject", "Known", "- (user) has a cat"], env);
+    expect((await runInProcess(["inject", "Known", "--", "- (user) has a cat"], env)).code).toBe(0);
     const result = await runInProcess(["inject", "Known", "APPEND: - (user) cat is called Miso"], env);
     expect(result.code).toBe(0);
     expect((await scratchpad()).understanding_known).toBe("- (user) has a cat\n- (user) cat is called Miso");
@@ -39,7 +47,9 @@ describe("inject", () => {
     const result = await runInProcess(["inject", "Mood", "fine"], env);
     expect(result.code).toBe(2);
     expect(lines(result.stderr)).toHaveLength(1);
-    expect(result.stderr).toMatch(/unknown section "Mood"; valid sections: IDENTITY\.Purpose, .*WORKSPACE, .*SELF\.Flags/);
+    expect(result.stderr).toMatch(
+      /unknown section "Mood"; valid sections: IDENTITY\.Purpose, .*WORKSPACE, .*SELF\.Flags/,
+    );
     await expect(readFile(mindFile())).rejects.toThrow(/ENOENT/);
   });
 

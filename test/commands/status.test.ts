@@ -32,7 +32,13 @@ beforeEach(async () => {
     cacheWrite: 0,
     cacheRead: 0,
   });
-  await mind.recordDecision({ ts: "2026-11-22T10:07:00.000Z", fire: true, reason: "ok", detail: "sent", topic: "hydration" });
+  await mind.recordDecision({
+    ts: "2026-11-22T10:07:00.000Z",
+    fire: true,
+    reason: "ok",
+    detail: "sent",
+    topic: "hydration",
+  });
 });
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });

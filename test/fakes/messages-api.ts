@@ -224,7 +224,8 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
 
   /** Answers with the fault; returns false when the request should still be answered (slow). */
   async function applyFault(fault: QueuedFault, res: ServerResponse, req: IncomingMessage): Promise<boolean> {
-    if (fault.options.retryAfterMs !== undefined) res.setHeader("retry-after-ms", String(fault.options.retryAfterMs));
+    if (fault.options.retryAfterMs !== undefined)
+      res.setHeader("retry-after-ms", String(fault.options.retryAfterMs));
     switch (fault.kind) {
       case "429":
         res.setHeader("retry-after", String(fault.options.retryAfterSeconds ?? 1));

@@ -5,7 +5,12 @@ import type { MemoryItem } from "../../src/mind/memory.ts";
 import { NOTES_TOOLS } from "../../src/mind/notes-tools.ts";
 import { loadPersona } from "../../src/mind/persona.ts";
 import { buildStablePrefix } from "../../src/mind/prompts.ts";
-import { FIELD_MAX_CHARS, initialScratchpad, renderScratchpad, SCRATCHPAD_FIELDS } from "../../src/mind/scratchpad.ts";
+import {
+  FIELD_MAX_CHARS,
+  initialScratchpad,
+  renderScratchpad,
+  SCRATCHPAD_FIELDS,
+} from "../../src/mind/scratchpad.ts";
 import { applyThreadOps, initialThreads, type Threads } from "../../src/mind/threads.ts";
 import { estimateTokens } from "../../src/mind/tokens.ts";
 import type { Message } from "../../src/store/message.ts";
@@ -27,7 +32,11 @@ function message(i: number, role: Message["role"], text: string, minutes = i * 1
 
 function conversation(count: number): Message[] {
   return Array.from({ length: count }, (_, i) =>
-    message(i, i % 2 === 0 ? "user" : "assistant", `message number ${String(i).padStart(6, "0")} about the day, the walk and the bread`),
+    message(
+      i,
+      i % 2 === 0 ? "user" : "assistant",
+      `message number ${String(i).padStart(6, "0")} about the day, the walk and the bread`,
+    ),
   );
 }
 
@@ -50,11 +59,20 @@ function input(overrides: Partial<ComposeInput> = {}): ComposeInput {
 
 /** Counts the request independently of compose's own bookkeeping. */
 function requestTokens(params: Anthropic.MessageCreateParamsNonStreaming): number {
-  const system = (params.system as Anthropic.TextBlockParam[]).reduce((n, b) => n + estimateTokens(b.text), 0);
+  const system = (params.system as Anthropic.TextBlockParam[]).reduce(
+    (n, b) => n + estimateTokens(b.text),
+    0,
+  );
   const tools = estimateTokens(JSON.stringify(params.tools));
   const messages = params.messages.reduce((n, m) => {
     if (typeof m.content === "string") return n + estimateTokens(m.content);
-    return n + m.content.reduce((k, b) => k + (b.type === "text" ? estimateTokens(b.text) : b.type === "image" ? 1_600 : 0), 0);
+    return (
+      n +
+      m.content.reduce(
+        (k, b) => k + (b.type === "text" ? estimateTokens(b.text) : b.type === "image" ? 1_600 : 0),
+        0,
+      )
+    );
   }, 0);
   return system + tools + messages;
 }
@@ -85,7 +103,9 @@ describe("composePrompt", () => {
         log: [...log, ...pending],
         pending,
         memory,
-        threadNotes: [{ ts: "2026-02-28T09:00:00.000Z", text: "[← habits] the walking plan", kind: "arrived" }],
+        threadNotes: [
+          { ts: "2026-02-28T09:00:00.000Z", text: "[← habits] the walking plan", kind: "arrived" },
+        ],
       }),
     );
     const system = params.system as Anthropic.TextBlockParam[];
@@ -99,7 +119,15 @@ describe("composePrompt", () => {
     expect(system[3]?.text).toContain("[← habits] the walking plan");
     expect(system[3]?.text).toContain("Weekends are loose");
     expect(params.tools).toBe(prefix.tools);
-    expect(params.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant", "user"]);
+    expect(params.messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+    ]);
     expect(textOf(params.messages.at(-1) as Anthropic.MessageParam)).toBe("Back from the walk!");
     expect(sections.workingMessages).toBe(6);
     expect(sections.memoryItems).toBe(1);
@@ -109,7 +137,8 @@ describe("composePrompt", () => {
   it("stays under the ceiling whatever the history, scratchpad, memory and input", () => {
     const log = conversation(20_000);
     const pad = initialScratchpad();
-    for (const field of SCRATCHPAD_FIELDS) pad[field.key] = `${field.key} `.repeat(FIELD_MAX_CHARS / 10).slice(0, FIELD_MAX_CHARS);
+    for (const field of SCRATCHPAD_FIELDS)
+      pad[field.key] = `${field.key} `.repeat(FIELD_MAX_CHARS / 10).slice(0, FIELD_MAX_CHARS);
     const memory: MemoryItem[] = Array.from({ length: 500 }, (_, i) => ({
       id: `i${i}`,
       kind: "open_loop",
@@ -119,7 +148,10 @@ describe("composePrompt", () => {
       importance: 3,
       topics: [],
     }));
-    const pending = [message(20_000, "user", "word ".repeat(20_000)), message(20_001, "user", "and one more thing")];
+    const pending = [
+      message(20_000, "user", "word ".repeat(20_000)),
+      message(20_001, "user", "and one more thing"),
+    ];
     for (const ceiling of [4_500, 8_000, 12_000]) {
       const { params, sections } = composePrompt(
         input({
@@ -129,7 +161,11 @@ describe("composePrompt", () => {
           memory,
           scratchpad: renderScratchpad(pad),
           awareness: "an observation line\n".repeat(2_000),
-          threadNotes: Array.from({ length: 5 }, (_, i) => ({ ts: "2026-02-28T09:00:00.000Z", text: "note ".repeat(80 + i), kind: "note" as const })),
+          threadNotes: Array.from({ length: 5 }, (_, i) => ({
+            ts: "2026-02-28T09:00:00.000Z",
+            text: "note ".repeat(80 + i),
+            kind: "note" as const,
+          })),
         }),
       );
       expect(sections.total).toBeLessThanOrEqual(ceiling);
@@ -152,10 +188,14 @@ describe("composePrompt", () => {
       message(2, "user", "Let's talk about something else: my running plan"),
       message(3, "assistant", "Sure, how far did you get this week?"),
     ];
-    const moved = applyThreadOps(initialThreads(new Date(start)), [{ op: "scope", name: "running", note: "work talk paused" }], {
-      now: new Date(Date.parse(log[2]?.ts ?? "")),
-      switchAt: new Date(Date.parse(log[2]?.ts ?? "")),
-    });
+    const moved = applyThreadOps(
+      initialThreads(new Date(start)),
+      [{ op: "scope", name: "running", note: "work talk paused" }],
+      {
+        now: new Date(Date.parse(log[2]?.ts ?? "")),
+        switchAt: new Date(Date.parse(log[2]?.ts ?? "")),
+      },
+    );
     if (!moved.ok) throw new Error(moved.reason);
     const inRunning = composePrompt(input({ log, threads: moved.threads }));
     const shownText = inRunning.params.messages.map(textOf).join("\n");
@@ -183,12 +223,17 @@ describe("composePrompt", () => {
     const pending = [message(3, "user", "thanks")];
     const { params } = composePrompt(input({ log, pending }));
     expect(params.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
-    expect(textOf(params.messages[1] as Anthropic.MessageParam)).toBe("Good morning! Sleep well?|Also: the bakery opens at 9");
+    expect(textOf(params.messages[1] as Anthropic.MessageParam)).toBe(
+      "Good morning! Sleep well?|Also: the bakery opens at 9",
+    );
     expect(textOf(params.messages[2] as Anthropic.MessageParam)).toBe("yes|thanks");
   });
 
   it("shows a pending photo as an image block next to its caption, and says when a message waited", () => {
-    const photo: Message = { ...message(0, "user", "my sourdough!"), media: { kind: "photo", caption: "my sourdough!" } };
+    const photo: Message = {
+      ...message(0, "user", "my sourdough!"),
+      media: { kind: "photo", caption: "my sourdough!" },
+    };
     const { params } = composePrompt(
       input({
         log: [photo],
@@ -205,9 +250,13 @@ describe("composePrompt", () => {
 
   it("ends a check-in prompt with the check-in moment, merged after a trailing person message", () => {
     const log = [message(0, "assistant", "How was the dentist?"), message(1, "user", "fine")];
-    const { params } = composePrompt(input({ kind: "heartbeat", log, checkinText: "[Check-in moment — Sunday 15:07]" }));
+    const { params } = composePrompt(
+      input({ kind: "heartbeat", log, checkinText: "[Check-in moment — Sunday 15:07]" }),
+    );
     expect(params.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
-    expect(textOf(params.messages[2] as Anthropic.MessageParam)).toBe("fine|[Check-in moment — Sunday 15:07]");
+    expect(textOf(params.messages[2] as Anthropic.MessageParam)).toBe(
+      "fine|[Check-in moment — Sunday 15:07]",
+    );
   });
 
   it("refuses a ceiling too small for the fixed parts, naming the setting", () => {

@@ -2,7 +2,12 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
 import type { ModelConfig } from "../../src/config.ts";
-import { type CheckinGeneration, generateCheckin, generateReply, MAX_TOOL_ROUNDS } from "../../src/mind/generate.ts";
+import {
+  type CheckinGeneration,
+  generateCheckin,
+  generateReply,
+  MAX_TOOL_ROUNDS,
+} from "../../src/mind/generate.ts";
 import { ModelClient } from "../../src/mind/llm.ts";
 import { NOTES_TOOLS } from "../../src/mind/notes-tools.ts";
 import { loadPersona } from "../../src/mind/persona.ts";
@@ -87,7 +92,12 @@ describe("generateReply", () => {
     api.enqueue(
       toolReply("notes_write", { key: "run-plan", text: "Mon 5k, Wed 8k" }),
       toolReply("notes_read", { key: "../../etc/passwd" }),
-      { content: [{ type: "tool_use", name: "notes_list", input: {} }, { type: "tool_use", name: "notes_read", input: { key: "run-plan" } }] },
+      {
+        content: [
+          { type: "tool_use", name: "notes_list", input: {} },
+          { type: "tool_use", name: "notes_read", input: { key: "run-plan" } },
+        ],
+      },
       textReply("Saved your plan: Mon 5k, Wed 8k."),
     );
     const result = await generateReply(params(), deps(), replyOptions);
@@ -116,14 +126,19 @@ describe("generateReply", () => {
   });
 
   it("tells a reply that calls a check-in tool to answer in text", async () => {
-    api.enqueue(toolReply("decide_checkin", { send: true, why: "x", topic: "y" }), textReply("Sorry — yes, it went well!"));
+    api.enqueue(
+      toolReply("decide_checkin", { send: true, why: "x", topic: "y" }),
+      textReply("Sorry — yes, it went well!"),
+    );
     const result = await generateReply(params(), deps(), replyOptions);
     expect(result.text).toBe("Sorry — yes, it went well!");
     expect(result.toolCalls[0]).toMatchObject({ name: "decide_checkin", isError: true });
   });
 
   it("captures a single-phase reflection that rides along with the answer", async () => {
-    api.enqueue(toolReply(REFLECT_TOOL.name, { trajectory_now: "Talking about the run" }, { text: "Nice pace!" }));
+    api.enqueue(
+      toolReply(REFLECT_TOOL.name, { trajectory_now: "Talking about the run" }, { text: "Nice pace!" }),
+    );
     const result = await generateReply(params(), deps(), replyOptions);
     expect(result.text).toBe("Nice pace!");
     expect(result.reflection).toEqual({ trajectory_now: "Talking about the run" });
@@ -141,7 +156,9 @@ describe("generateReply", () => {
 
 describe("generateCheckin", () => {
   it("costs one small forced call and sends nothing when the model declines", async () => {
-    api.enqueue(toolReply("decide_checkin", { send: false, why: "They said they'd be in meetings", topic: "" }));
+    api.enqueue(
+      toolReply("decide_checkin", { send: false, why: "They said they'd be in meetings", topic: "" }),
+    );
     const result = await generateCheckin(params("[Check-in moment]"), deps(), allow);
     expect(result).toMatchObject({ stage: "declined", decision: { send: false } });
     expect(api.requests).toHaveLength(1);

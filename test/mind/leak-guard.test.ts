@@ -5,7 +5,8 @@ const MESSAGE = "How did the interview go? I've been thinking about you all morn
 
 describe("guardOutgoing", () => {
   it("leaves a clean message untouched, including a horizontal rule inside it", () => {
-    const text = "Here's the plan we sketched:\n\n---\n\n1. Walk at 7\n2. Lights out by 11\n\n**You've got this.**";
+    const text =
+      "Here's the plan we sketched:\n\n---\n\n1. Walk at 7\n2. Lights out by 11\n\n**You've got this.**";
     expect(guardOutgoing(text)).toEqual({ text, removed: [] });
     expect(guardOutgoing(`  ${MESSAGE}\n`)).toEqual({ text: MESSAGE, removed: [] });
   });
@@ -18,7 +19,7 @@ describe("guardOutgoing", () => {
     ["namespaced thinking tag", `<ns:thinking>weighing it</ns:thinking>${MESSAGE}`],
     ["unclosed thinking tag at the end", `${MESSAGE}\n<thinking>I should also mention the water goal`],
     ["stray closing tag", `the user seems busy, one short question.</thinking>\n${MESSAGE}`],
-    ["thinking code fence", "```thinking\nshould I send? yes\n```\n" + MESSAGE],
+    ["thinking code fence", `\`\`\`thinking\nshould I send? yes\n\`\`\`\n${MESSAGE}`],
   ])("strips a %s", (_kind, leaky) => {
     const result = guardOutgoing(leaky);
     expect(result.text).toBe(MESSAGE);
@@ -73,7 +74,8 @@ describe("guardOutgoing", () => {
   });
 
   it("keeps ordinary words that merely resemble labels inside the message", () => {
-    const text = "We talked about why it matters.\nTopic for tonight: nothing serious, just rest.\nSleep well.";
+    const text =
+      "We talked about why it matters.\nTopic for tonight: nothing serious, just rest.\nSleep well.";
     expect(guardOutgoing(text).text).toBe(text);
   });
 

@@ -1,7 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
 import type { ModelConfig } from "../../src/config.ts";
-import { ModelClient, ModelRequestError, ModelUnavailableError, type UsageRecord } from "../../src/mind/llm.ts";
+import {
+  ModelClient,
+  ModelRequestError,
+  ModelUnavailableError,
+  type UsageRecord,
+} from "../../src/mind/llm.ts";
 import { type MessagesApiFake, startMessagesApiFake, textReply } from "../fakes/messages-api.ts";
 
 let api: MessagesApiFake;
@@ -41,7 +46,12 @@ describe("ModelClient", () => {
     const usage: UsageRecord[] = [];
     const client = new ModelClient(config(), { clock, onUsage: (u) => void usage.push(u) });
     api.enqueue(
-      textReply("Hi there", { input_tokens: 12, output_tokens: 3, cache_creation_input_tokens: 1500, cache_read_input_tokens: 0 }),
+      textReply("Hi there", {
+        input_tokens: 12,
+        output_tokens: 3,
+        cache_creation_input_tokens: 1500,
+        cache_read_input_tokens: 0,
+      }),
     );
     const message = await client.create(request, "reply");
     expect(message.content).toEqual([expect.objectContaining({ type: "text", text: "Hi there" })]);
@@ -82,7 +92,7 @@ describe("ModelClient", () => {
     ["529", "overloaded"],
     ["500", "server error"],
     ["reset", "dropped connection"],
-  ] as const)("throws ModelUnavailableError after the retries on %s (%s)", async (kind) => {
+  ] as const)("throws ModelUnavailableError after the retries on %s (%s)", async (kind, _what) => {
     const client = new ModelClient(config({ maxRetries: 1 }), { clock });
     api.failNext(kind, 2, { retryAfterMs: 1 });
     const error = await client.create(request, "reply").catch((e: unknown) => e);
@@ -125,6 +135,8 @@ describe("ModelClient", () => {
       },
     });
     api.enqueue(textReply("still here"));
-    await expect(client.create(request, "reply")).resolves.toMatchObject({ content: [{ text: "still here" }] });
+    await expect(client.create(request, "reply")).resolves.toMatchObject({
+      content: [{ text: "still here" }],
+    });
   });
 });

@@ -70,7 +70,13 @@ describe("ranking", () => {
   });
 
   it("fills the token budget best first, skipping what does not fit", () => {
-    const long = item({ id: "m4", kind: "pattern", text: "x ".repeat(200), importance: 5, learnedAt: hoursAgo(0) });
+    const long = item({
+      id: "m4",
+      kind: "pattern",
+      text: "x ".repeat(200),
+      importance: 5,
+      learnedAt: hoursAgo(0),
+    });
     const ranked = rankMemory([long, weekends, interview, fiveK], query, now);
     expect(ranked.map((r) => r.item.id)).toEqual(["m2", "m4", "m1", "m3"]);
     // Costs (text plus 2): m2 15, m4 117, m1 14, m3 6 tokens.
@@ -99,7 +105,11 @@ describe("memory operations", () => {
 
   it("adds items with when they were learned, from which messages, and their topics", () => {
     counter = 0;
-    const r = applyMemoryOps([], [{ op: "add", kind: "open_loop", text: "Drink more water this week" }], ctx());
+    const r = applyMemoryOps(
+      [],
+      [{ op: "add", kind: "open_loop", text: "Drink more water this week" }],
+      ctx(),
+    );
     if (!r.ok) throw new Error(r.reason);
     expect(r.items).toEqual([
       {
@@ -115,7 +125,11 @@ describe("memory operations", () => {
   });
 
   it("adding what is already known reinforces it instead of duplicating", () => {
-    const r = applyMemoryOps([weekends], [{ op: "add", kind: "pattern", text: "weekends are  LOOSE: no plans before noon" }], ctx());
+    const r = applyMemoryOps(
+      [weekends],
+      [{ op: "add", kind: "pattern", text: "weekends are  LOOSE: no plans before noon" }],
+      ctx(),
+    );
     if (!r.ok) throw new Error(r.reason);
     expect(r.items).toHaveLength(1);
     expect(r.items[0]?.reinforcedAt).toBe(now.toISOString());
@@ -132,11 +146,25 @@ describe("memory operations", () => {
 
   it("superseding retires the old item and points it at its replacement", () => {
     counter = 0;
-    const r = applyMemoryOps([weekends], [{ op: "supersede", id: "m1", text: "Saturdays are loose; Sundays are for family" }], ctx());
+    const r = applyMemoryOps(
+      [weekends],
+      [{ op: "supersede", id: "m1", text: "Saturdays are loose; Sundays are for family" }],
+      ctx(),
+    );
     if (!r.ok) throw new Error(r.reason);
     expect(r.items).toHaveLength(2);
-    expect(r.items[0]).toMatchObject({ id: "m1", retiredWhy: "superseded", supersededBy: "n1", retiredAt: now.toISOString() });
-    expect(r.items[1]).toMatchObject({ id: "n1", kind: "pattern", importance: 3, text: "Saturdays are loose; Sundays are for family" });
+    expect(r.items[0]).toMatchObject({
+      id: "m1",
+      retiredWhy: "superseded",
+      supersededBy: "n1",
+      retiredAt: now.toISOString(),
+    });
+    expect(r.items[1]).toMatchObject({
+      id: "n1",
+      kind: "pattern",
+      importance: 3,
+      text: "Saturdays are loose; Sundays are for family",
+    });
   });
 
   it.each([
@@ -146,7 +174,10 @@ describe("memory operations", () => {
     ["supersede without text", [{ op: "supersede" as const, id: "m1" }], /needs the text/],
     [
       "a bad op after a good one",
-      [{ op: "add" as const, kind: "milestone" as const, text: "ok" }, { op: "close" as const, id: "m9" }],
+      [
+        { op: "add" as const, kind: "milestone" as const, text: "ok" },
+        { op: "close" as const, id: "m9" },
+      ],
       /memory op 2/,
     ],
   ])("refuses %s as a whole", (_name, ops, reason) => {

@@ -23,10 +23,15 @@ describe("the notes tools", () => {
   });
 
   it("write, list and read a note", async () => {
-    expect(await runNotesTool(notes, "notes_list", {})).toEqual({ content: "(no notes yet)", isError: false });
+    expect(await runNotesTool(notes, "notes_list", {})).toEqual({
+      content: "(no notes yet)",
+      isError: false,
+    });
     const written = await runNotesTool(notes, "notes_write", { key: "trip-plan_2", text: "- pack boots" });
     expect(written).toEqual({ content: 'saved note "trip-plan_2" (12 characters)', isError: false });
-    expect((await runNotesTool(notes, "notes_list", {})).content).toMatch(/^trip-plan_2 \(12 bytes, changed /);
+    expect((await runNotesTool(notes, "notes_list", {})).content).toMatch(
+      /^trip-plan_2 \(12 bytes, changed /,
+    );
     expect(await runNotesTool(notes, "notes_read", { key: "trip-plan_2" })).toEqual({
       content: "- pack boots",
       isError: false,
@@ -68,6 +73,9 @@ describe("the notes tools", () => {
   it("a note over the size limit is refused with the limit", async () => {
     const small = new NotesStore({ dataDir: join(root, "data"), maxNoteBytes: 10 });
     const result = await runNotesTool(small, "notes_write", { key: "big", text: "0123456789abc" });
-    expect(result).toEqual({ content: 'note "big" is 13 bytes; notes are limited to 10 bytes', isError: true });
+    expect(result).toEqual({
+      content: 'note "big" is 13 bytes; notes are limited to 10 bytes',
+      isError: true,
+    });
   });
 });

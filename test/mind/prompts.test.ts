@@ -42,7 +42,13 @@ describe("buildStablePrefix", () => {
     const b = buildStablePrefix(structuredClone(persona), { notes: NOTES_TOOLS });
     expect(JSON.stringify(a)).toBe(JSON.stringify(b));
     expect(a.system.at(-1)?.cache_control).toEqual({ type: "ephemeral" });
-    expect(a.tools.map((t) => t.name)).toEqual(["notes_list", "notes_read", "notes_write", "decide_checkin", "write_message"]);
+    expect(a.tools.map((t) => t.name)).toEqual([
+      "notes_list",
+      "notes_read",
+      "notes_write",
+      "decide_checkin",
+      "write_message",
+    ]);
   });
 
   it("carries the reflect tool in every call in single-phase mode", async () => {
@@ -79,6 +85,8 @@ describe("persona sources", () => {
     await rm(join(dir, "HEARTBEAT.md"));
     await expect(source.current()).rejects.toThrow(PersonaError);
     await expect(source.current()).rejects.toThrow(/HEARTBEAT\.md/);
-    await expect(fixedPersona({ soul: "s", user: "u", heartbeat: "h" }).current()).resolves.toMatchObject({ soul: "s" });
+    await expect(fixedPersona({ soul: "s", user: "u", heartbeat: "h" }).current()).resolves.toMatchObject({
+      soul: "s",
+    });
   });
 });

@@ -6,7 +6,7 @@ import { SettableClock } from "../../src/clock.ts";
 import type { ModelConfig } from "../../src/config.ts";
 import { ModelClient } from "../../src/mind/llm.ts";
 import { applyReflectionUpdate, REFLECT_TOOL, reflectionUpdateSchema } from "../../src/mind/reflect.ts";
-import { Reflector, RETRY_BACKOFF_MS } from "../../src/mind/reflection-queue.ts";
+import { RETRY_BACKOFF_MS, Reflector } from "../../src/mind/reflection-queue.ts";
 import type { Message } from "../../src/store/message.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { initialMindState, MindStore } from "../../src/store/mind.ts";
@@ -66,14 +66,27 @@ async function world(config: ModelConfig = modelConfig()): Promise<World> {
   const notes = new NotesStore({ dataDir });
   const trace = new Trace({ dataDir, clock });
   const model = new ModelClient(config, { clock, onUsage: (u) => mind.recordUsage(u) });
-  const reflector = new Reflector({ mind, log, notes, model, config, clock, timezone: "Europe/Berlin", trace });
+  const reflector = new Reflector({
+    mind,
+    log,
+    notes,
+    model,
+    config,
+    clock,
+    timezone: "Europe/Berlin",
+    trace,
+  });
   const exchange = log.recent().slice(-2);
   return { mind, log, notes, trace, reflector, exchange };
 }
 
 async function converse(): Promise<Message[]> {
   const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
-  const person = await log.append({ role: "user", text: "The job interview went well, I think!", channel: "cli" });
+  const person = await log.append({
+    role: "user",
+    text: "The job interview went well, I think!",
+    channel: "cli",
+  });
   clock.advanceMinutes(1);
   const reply = await log.append({
     role: "assistant",
@@ -121,7 +134,12 @@ describe("reflection through the real SDK", () => {
     expect(state.scratchpad.trajectory_now).toBe("Waiting on the interview result");
     expect(state.scratchpad.understanding_known).toBe("- (user) had a job interview on 22 Nov");
     expect(state.memory).toMatchObject([
-      { kind: "open_loop", text: "Hear back about the job interview", importance: 4, sourceMessageIds: [p.id, r.id] },
+      {
+        kind: "open_loop",
+        text: "Hear back about the job interview",
+        importance: 4,
+        sourceMessageIds: [p.id, r.id],
+      },
     ]);
     expect(state.threads.current).toBe("job hunt");
     expect(state.threads.list[0]?.notes.map((n) => n.text)).toEqual(["[→ job hunt] the interview"]);
@@ -130,21 +148,25 @@ describe("reflection through the real SDK", () => {
     expect((await w.log.get(r.id))?.annotations).toEqual({ topics: ["work"], question: true, tone: "warm" });
 
     const [record] = await w.trace.last(1);
+    if (!record) throw new Error("no trace record");
     expect(record).toMatchObject({ kind: "reflect", outcome: "applied" });
-    expect((record?.shown as { sections: { name: string }[] }).sections.map((s) => s.name)).toEqual([
+    expect((record.shown as { sections: { name: string }[] }).sections.map((s) => s.name)).toEqual([
       "prior_understanding",
       "memory",
       "threads",
       "exchange",
     ]);
-    expect(record?.changes).toContain("scratchpad TRAJECTORY.Now");
-    expect(record?.tokens).toMatchObject({ input: expect.any(Number), output: expect.any(Number) });
+    expect(record.changes).toContain("scratchpad TRAJECTORY.Now");
+    expect(record.tokens).toMatchObject({ input: expect.any(Number), output: expect.any(Number) });
   });
 
   it("a refused update changes nothing, leaves the queue and is traced with its reason", async () => {
     const [person, reply] = await converse();
     const w = await world();
-    await w.reflector.enqueue({ messageIds: [(person as Message).id, (reply as Message).id], trigger: "reply" });
+    await w.reflector.enqueue({
+      messageIds: [(person as Message).id, (reply as Message).id],
+      trigger: "reply",
+    });
     const before = w.mind.read();
     api.enqueue(
       toolReply("update_mind", {
@@ -166,7 +188,10 @@ describe("reflection through the real SDK", () => {
   it("survives a crash between the reply and its reflection", async () => {
     const [person, reply] = await converse();
     const first = await world();
-    await first.reflector.enqueue({ messageIds: [(person as Message).id, (reply as Message).id], trigger: "reply" });
+    await first.reflector.enqueue({
+      messageIds: [(person as Message).id, (reply as Message).id],
+      trigger: "reply",
+    });
     expect(JSON.parse(await readFile(join(dataDir, "mind.json"), "utf8")).reflectionQueue).toHaveLength(1);
 
     // The process dies here: a new one opens the same data directory.
@@ -180,7 +205,10 @@ describe("reflection through the real SDK", () => {
   it("retries after a 529 with backoff, on a later run", async () => {
     const [person, reply] = await converse();
     const w = await world();
-    await w.reflector.enqueue({ messageIds: [(person as Message).id, (reply as Message).id], trigger: "reply" });
+    await w.reflector.enqueue({
+      messageIds: [(person as Message).id, (reply as Message).id],
+      trigger: "reply",
+    });
     api.failNext("529");
     const failed = await w.reflector.runPending();
     const retryAt = new Date(clock.now().getTime() + (RETRY_BACKOFF_MS[0] as number)).toISOString();
@@ -210,7 +238,9 @@ describe("reflection through the real SDK", () => {
       most = Math.max(most, inFlight);
       await new Promise((resolve) => setTimeout(resolve, 20));
       inFlight -= 1;
-      return toolReply("update_mind", { trajectory_path: `APPEND: step ${index} saw ${lastUserText(body).includes("step 0") ? "step 0" : "nothing"}` });
+      return toolReply("update_mind", {
+        trajectory_path: `APPEND: step ${index} saw ${lastUserText(body).includes("step 0") ? "step 0" : "nothing"}`,
+      });
     });
     const [a, b] = await Promise.all([w.reflector.runPending(), w.reflector.runPending()]);
     expect((a?.applied ?? 0) + (b?.applied ?? 0)).toBe(2);
@@ -226,7 +256,10 @@ describe("reflection through the real SDK", () => {
       trigger: "reply",
       evicting: [person as Message],
     });
-    expect(w.mind.read().flushedThrough).toEqual({ messageId: (person as Message).id, ts: (person as Message).ts });
+    expect(w.mind.read().flushedThrough).toEqual({
+      messageId: (person as Message).id,
+      ts: (person as Message).ts,
+    });
     api.enqueue(toolReply("update_mind", {}));
     await w.reflector.runPending();
     const shown = lastUserText(api.requests[0]?.body as never);
@@ -249,11 +282,15 @@ describe("reflection through the real SDK", () => {
   it("does nothing in off mode, and applies inline updates in single-phase mode", async () => {
     const [person] = await converse();
     const off = await world(modelConfig({ reflectMode: "off" }));
-    expect(await off.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "reply" })).toBeNull();
+    expect(
+      await off.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "reply" }),
+    ).toBeNull();
     expect(off.mind.read().reflectionQueue).toEqual([]);
 
     const single = await world(modelConfig({ reflectMode: "single-phase" }));
-    expect(await single.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "reply" })).toBeNull();
+    expect(
+      await single.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "reply" }),
+    ).toBeNull();
     const outcome = await single.reflector.applyInline(
       { messageIds: [(person as Message).id], trigger: "reply" },
       { trajectory_now: "Inline" },
@@ -279,9 +316,17 @@ describe("applyReflectionUpdate", () => {
   it.each([
     ["a field over its size limit", { trajectory_now: "x".repeat(1_501) }, /trajectory_now/],
     ["a wrong type", { memory: "add a loop" }, /memory/],
-    ["an annotation for a message outside the exchange", { annotations: [{ messageId: "zz", topics: [], question: false, tone: "warm" }] }, /not a message of this exchange/],
+    [
+      "an annotation for a message outside the exchange",
+      { annotations: [{ messageId: "zz", topics: [], question: false, tone: "warm" }] },
+      /not a message of this exchange/,
+    ],
     ["a memory op on an unknown id", { memory: [{ op: "close", id: "nope" }] }, /no open item/],
-    ["a thread goto to nowhere", { threads: [{ op: "goto", name: "nowhere", note: "x" }] }, /no thread "nowhere"/],
+    [
+      "a thread goto to nowhere",
+      { threads: [{ op: "goto", name: "nowhere", note: "x" }] },
+      /no thread "nowhere"/,
+    ],
   ])("refuses %s", (_name, input, reason) => {
     const outcome = applyReflectionUpdate(input, ctx);
     expect(outcome.ok).toBe(false);

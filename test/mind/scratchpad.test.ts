@@ -45,7 +45,9 @@ describe("field values", () => {
   });
 
   it("APPEND: onto an empty field is just the addition", () => {
-    const r = applied(applyScratchpadUpdate(pad(), { fields: { trajectory_later: "APPEND: ask about the trip" } }, now));
+    const r = applied(
+      applyScratchpadUpdate(pad(), { fields: { trajectory_later: "APPEND: ask about the trip" } }, now),
+    );
     expect(r.pad.trajectory_later).toBe("ask about the trip");
   });
 
@@ -89,7 +91,11 @@ describe("WORKSPACE edits", () => {
 
   it("find_replace changes the first occurrence, or all of them", () => {
     const one = applied(
-      applyScratchpadUpdate(base, { workspaceEdits: [{ op: "find_replace", find: "[ ]", replace: "[x]" }] }, now),
+      applyScratchpadUpdate(
+        base,
+        { workspaceEdits: [{ op: "find_replace", find: "[ ]", replace: "[x]" }] },
+        now,
+      ),
     );
     expect(one.pad.workspace).toBe("- [x] book dentist\n- [ ] call mum");
     const all = applied(
@@ -104,13 +110,19 @@ describe("WORKSPACE edits", () => {
 
   it("a replacement containing $& is taken literally", () => {
     const r = applied(
-      applyScratchpadUpdate(base, { workspaceEdits: [{ op: "find_replace", find: "mum", replace: "$& $1" }] }, now),
+      applyScratchpadUpdate(
+        base,
+        { workspaceEdits: [{ op: "find_replace", find: "mum", replace: "$& $1" }] },
+        now,
+      ),
     );
     expect(r.pad.workspace).toContain("call $& $1");
   });
 
   it("delete removes an exact passage", () => {
-    const r = applied(applyScratchpadUpdate(base, { workspaceEdits: [{ op: "delete", text: "- [ ] call mum" }] }, now));
+    const r = applied(
+      applyScratchpadUpdate(base, { workspaceEdits: [{ op: "delete", text: "- [ ] call mum" }] }, now),
+    );
     expect(r.pad.workspace).toBe("- [ ] book dentist");
   });
 
@@ -139,13 +151,21 @@ describe("WORKSPACE edits", () => {
 describe("refusals leave the pad as it was", () => {
   const base = pad({ workspace: "- [ ] book dentist" });
   const cases: [string, Parameters<typeof applyScratchpadUpdate>[1], RegExp][] = [
-    ["an oversized value", { fields: { understanding_known: "x".repeat(FIELD_MAX_CHARS + 1) } }, /limit 1500/],
+    [
+      "an oversized value",
+      { fields: { understanding_known: "x".repeat(FIELD_MAX_CHARS + 1) } },
+      /limit 1500/,
+    ],
     [
       "an append that outgrows the field",
       { fields: { understanding_known: `APPEND: ${"y".repeat(FIELD_MAX_CHARS - 12)}` } },
       /would hold \d+ characters/,
     ],
-    ["a confidence without a level", { fields: { self_confidence: "pretty sure about things" } }, /HIGH, MEDIUM or LOW/],
+    [
+      "a confidence without a level",
+      { fields: { self_confidence: "pretty sure about things" } },
+      /HIGH, MEDIUM or LOW/,
+    ],
     ["a cleared confidence", { fields: { self_confidence: "CLEAR" } }, /HIGH, MEDIUM or LOW/],
     [
       "a find that is not there",
@@ -183,7 +203,9 @@ describe("refusals leave the pad as it was", () => {
   });
 
   it("a confidence that states its level is accepted in any case", () => {
-    const r = applied(applyScratchpadUpdate(base, { fields: { self_confidence: "medium - they opened up" } }, now));
+    const r = applied(
+      applyScratchpadUpdate(base, { fields: { self_confidence: "medium - they opened up" } }, now),
+    );
     expect(r.pad.self_confidence).toBe("medium - they opened up");
   });
 });

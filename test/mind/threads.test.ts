@@ -4,8 +4,8 @@ import {
   flushMarkAfter,
   initialThreads,
   recentThreadNotes,
-  threadAt,
   type Threads,
+  threadAt,
   workingMessages,
   workingMessageTokens,
 } from "../../src/mind/threads.ts";
@@ -26,10 +26,14 @@ function ok(result: ReturnType<typeof applyThreadOps>): Threads {
 describe("thread operations", () => {
   it("scope leaves its note in the origin and moves the conversation", () => {
     const threads = ok(
-      applyThreadOps(initialThreads(t0), [{ op: "scope", name: "work", note: "they want to plan the launch" }], {
-        now: at(10),
-        switchAt: at(9),
-      }),
+      applyThreadOps(
+        initialThreads(t0),
+        [{ op: "scope", name: "work", note: "they want to plan the launch" }],
+        {
+          now: at(10),
+          switchAt: at(9),
+        },
+      ),
     );
     expect(threads.current).toBe("work");
     expect(threads.list.map((t) => t.name)).toEqual(["main", "work"]);
@@ -54,7 +58,10 @@ describe("thread operations", () => {
       }),
     );
     expect(back.current).toBe("main");
-    expect(back.list[0]?.notes.map((n) => n.text)).toEqual(["[→ work] launch plan", "[← work] launch moved to Friday"]);
+    expect(back.list[0]?.notes.map((n) => n.text)).toEqual([
+      "[→ work] launch plan",
+      "[← work] launch moved to Friday",
+    ]);
     expect(back.list[1]?.notes).toEqual([]);
     expect(recentThreadNotes(back).map((n) => n.kind)).toEqual(["left", "arrived"]);
   });
@@ -68,7 +75,11 @@ describe("thread operations", () => {
   });
 
   it.each([
-    ["goto to a thread that does not exist", [{ op: "goto" as const, name: "habits", note: "x" }], /no thread "habits"/],
+    [
+      "goto to a thread that does not exist",
+      [{ op: "goto" as const, name: "habits", note: "x" }],
+      /no thread "habits"/,
+    ],
     ["a name with a slash", [{ op: "scope" as const, name: "a/b", note: "x" }], /not a thread name/],
     ["a scope without a name", [{ op: "scope" as const, note: "x" }], /not a thread name/],
   ])("refuses %s, changing nothing", (_name, ops, reason) => {
@@ -89,9 +100,17 @@ describe("working messages", () => {
     msg("a3", 40, "Back to sleep: I'll try no screens tonight."),
   ];
   const base = initialThreads(t0);
-  const toWork = ok(applyThreadOps(base, [{ op: "scope", name: "work", note: "launch deck" }], { now: at(12), switchAt: at(10) }));
+  const toWork = ok(
+    applyThreadOps(base, [{ op: "scope", name: "work", note: "launch deck" }], {
+      now: at(12),
+      switchAt: at(10),
+    }),
+  );
   const backToMain = ok(
-    applyThreadOps(toWork, [{ op: "goto", name: "main", note: "deck done" }], { now: at(41), switchAt: at(40) }),
+    applyThreadOps(toWork, [{ op: "goto", name: "main", note: "deck done" }], {
+      now: at(41),
+      switchAt: at(40),
+    }),
   );
 
   it("a message belongs to the thread entered by the last switch at or before it", () => {
@@ -99,7 +118,11 @@ describe("working messages", () => {
   });
 
   it("shows the current thread's messages only; other threads' are hidden", () => {
-    expect(workingMessages(log, { threads: backToMain }, 10_000).kept.map((m) => m.id)).toEqual(["a1", "a2", "a3"]);
+    expect(workingMessages(log, { threads: backToMain }, 10_000).kept.map((m) => m.id)).toEqual([
+      "a1",
+      "a2",
+      "a3",
+    ]);
     expect(workingMessages(log.slice(0, 4), { threads: toWork }, 10_000).kept.map((m) => m.id)).toEqual([
       "b1",
       "b2",
@@ -124,13 +147,14 @@ describe("working messages", () => {
     expect(next.evicting).toEqual([]);
 
     const more = [...big, msg("m10", 10, "word ".repeat(14)), msg("m11", 11, "word ".repeat(14))];
-    expect(workingMessages(more, { threads: base, flushedThrough }, each * 8).evicting.map((m) => m.id)).toEqual([
-      "m4",
-      "m5",
-    ]);
+    expect(
+      workingMessages(more, { threads: base, flushedThrough }, each * 8).evicting.map((m) => m.id),
+    ).toEqual(["m4", "m5"]);
   });
 
   it("messages of other threads are never evicting", () => {
-    expect(workingMessages(log, { threads: backToMain }, 30).evicting.every((m) => m.id.startsWith("a"))).toBe(true);
+    expect(
+      workingMessages(log, { threads: backToMain }, 30).evicting.every((m) => m.id.startsWith("a")),
+    ).toBe(true);
   });
 });

@@ -1,0 +1,42 @@
+// pm2 process file: `pm2 start ecosystem.config.cjs`, then `pm2 logs presence`, `pm2 stop presence`.
+//
+// - The interpreter is node itself, running src/cli.ts through tsx's loader, so pm2 never guesses
+//   an interpreter from the .ts extension.
+// - pm2 has no env file setting: the command line loads .env from the working directory itself
+//   (variables set here or in the shell win over the file).
+// - Stopping sends SIGINT; presence stops taking updates, finishes the reply in flight (at most
+//   a few seconds), flushes and exits 0. kill_timeout leaves room for that before pm2 sends SIGKILL.
+// - Restarts after a crash back off exponentially so a persistent fault (a revoked token, a full
+//   disk) does not spin; a restart answers whatever was left unanswered, exactly once.
+const fs = require("node:fs");
+const path = require("node:path");
+
+const logDir = path.join(__dirname, "logs");
+fs.mkdirSync(logDir, { recursive: true, mode: 0o700 });
+
+module.exports = {
+  apps: [
+    {
+      name: "presence",
+      cwd: __dirname,
+      script: path.join(__dirname, "src/cli.ts"),
+      args: "start",
+      interpreter: "node",
+      interpreter_args: "--import tsx",
+      exec_mode: "fork",
+      instances: 1,
+      autorestart: true,
+      exp_backoff_restart_delay: 1000,
+      max_memory_restart: "400M",
+      kill_timeout: 10000,
+      shutdown_with_message: false,
+      out_file: path.join(logDir, "presence.out.log"),
+      error_file: path.join(logDir, "presence.err.log"),
+      merge_logs: true,
+      time: true,
+      env: {
+        NODE_ENV: "production",
+      },
+    },
+  ],
+};

@@ -1,0 +1,164 @@
+import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { systemClock } from "../src/clock.ts";
+import { loadModelConfig } from "../src/config.ts";
+import { ModelClient } from "../src/mind/llm.ts";
+import { startMessagesApiFake } from "../test/fakes/messages-api.ts";
+import { type ModelAccess, runScenario } from "./harness.ts";
+import { judgeRun } from "./judge.ts";
+import { NaiveModel } from "./naive-model.ts";
+import { renderReport } from "./report.ts";
+import type { RunResult } from "./result.ts";
+import { loadScenarioFile, type Scenario, ScenarioError } from "./scenario.ts";
+import { renderTranscript } from "./transcript.ts";
+
+/**
+ * Running scenarios as a batch: finding them, giving each its model, writing each run's
+ * transcript, figures and report, and summing the batch up in one table.
+ */
+
+export const SCENARIOS_DIR = fileURLToPath(new URL("./scenarios/", import.meta.url));
+export const OUT_DIR = fileURLToPath(new URL("./out/", import.meta.url));
+
+/** The shipped scenarios' names, alphabetically. */
+export async function scenarioNames(dir: string = SCENARIOS_DIR): Promise<string[]> {
+  const files = await readdir(dir);
+  return files
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => f.slice(0, -".json".length))
+    .sort();
+}
+
+/** Loads scenarios by name (all of them when none is given); an unknown name lists the known ones. */
+export async function loadScenarios(names: readonly string[], dir: string = SCENARIOS_DIR): Promise<Scenario[]> {
+  const known = await scenarioNames(dir);
+  const wanted = names.length > 0 ? names : known;
+  const unknown = wanted.filter((n) => !known.includes(n));
+  if (unknown.length > 0) {
+    throw new ScenarioError(`no scenario named ${unknown.join(", ")} in ${dir}; the scenarios are: ${known.join(", ")}`);
+  }
+  return Promise.all(wanted.map((n) => loadScenarioFile(join(dir, `${n}.json`))));
+}
+
+/** A model for one run and how to let it go. */
+export interface RunModel {
+  access: ModelAccess;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh naive model behind a fresh Messages API fake: each run starts its topic rotation
+ * and the fake's prompt cache from scratch, so a run's figures do not depend on the others.
+ */
+export async function naiveRunModel(): Promise<RunModel> {
+  const api = await startMessagesApiFake();
+  const naive = new NaiveModel();
+  api.setHandler(naive.handler);
+  const config = loadModelConfig({
+    ANTHROPIC_API_KEY: api.apiKey,
+    ANTHROPIC_BASE_URL: api.url,
+    PRESENCE_MAX_RETRIES: "0",
+  });
+  return {
+    access: { kind: "naive", config, endTurn: () => naive.endTurn(), problems: () => api.problems },
+    close: () => api.close(),
+  };
+}
+
+/** The real model, configured like the bot (ANTHROPIC_API_KEY, PRESENCE_MODEL…); ConfigError when missing. */
+export function liveRunModel(env: Record<string, string | undefined>): RunModel {
+  return { access: { kind: "live", config: loadModelConfig(env) }, close: async () => undefined };
+}
+
+export interface BatchOptions {
+  live: boolean;
+  judge: boolean;
+  env: Record<string, string | undefined>;
+  outDir?: string;
+  /** Called as each run finishes (progress). */
+  onResult?: (result: RunResult, outputDir: string) => void;
+}
+
+/** Runs scenarios one after the other, writing each run's outputs as soon as it is done. */
+export async function runBatch(scenarios: readonly Scenario[], options: BatchOptions): Promise<RunResult[]> {
+  const judge = options.judge
+    ? new ModelClient(loadModelConfig(options.env), { clock: systemClock })
+    : undefined;
+  const live = options.live ? liveRunModel(options.env) : undefined;
+  const results: RunResult[] = [];
+  for (const scenario of scenarios) {
+    const model = live ?? (await naiveRunModel());
+    let result: RunResult;
+    try {
+      result = await runScenario(scenario, { model: model.access });
+    } finally {
+      await model.close();
+    }
+    if (judge) result.judge = await judgeRun(result, judge);
+    const dir = await writeRunOutputs(result, options.outDir ?? OUT_DIR);
+    options.onResult?.(result, dir);
+    results.push(result);
+  }
+  return results;
+}
+
+/** The run's directory name: the scenario, marked when the real model played. */
+export function runName(result: RunResult): string {
+  return result.model === "live" ? `${result.scenario.name}-live` : result.scenario.name;
+}
+
+/** Writes transcript.md, metrics.json and report.html into `<outDir>/<run>/` and returns that directory. */
+export async function writeRunOutputs(result: RunResult, outDir: string = OUT_DIR): Promise<string> {
+  const dir = join(outDir, runName(result));
+  await mkdir(dir, { recursive: true });
+  const figures = {
+    scenario: result.scenario.name,
+    model: result.model,
+    span: result.span,
+    passed: result.passed,
+    expectations: result.expectations,
+    metrics: result.metrics,
+    judge: result.judge ?? null,
+    events: result.events,
+  };
+  await Promise.all([
+    writeFile(join(dir, "transcript.md"), renderTranscript(result)),
+    writeFile(join(dir, "metrics.json"), `${JSON.stringify(figures, null, 2)}\n`),
+    writeFile(join(dir, "report.html"), renderReport(result)),
+  ]);
+  return dir;
+}
+
+/** One line per finished run, for progress on stderr. */
+export function progressLine(result: RunResult): string {
+  const failed = result.expectations.filter((e) => !e.ok).map((e) => e.name);
+  const verdict = failed.length === 0 ? "ok" : `FAILED (${failed.join("; ")})`;
+  return `${result.scenario.name}: ${verdict} · ${result.metrics.fired} sent, ${result.metrics.held} held · ${(result.elapsedMs / 1000).toFixed(1)} s`;
+}
+
+/** The batch as one table: a row per scenario. */
+export function summaryTable(results: readonly RunResult[]): string {
+  const header = ["scenario", "expectations", "fired", "held", "longest unanswered", "leaks (stripped)"];
+  const rows = results.map((r) => {
+    const met = r.expectations.filter((e) => e.ok).length;
+    return [
+      r.scenario.name,
+      `${r.passed ? "met" : "NOT MET"} ${met}/${r.expectations.length}`,
+      String(r.metrics.fired),
+      String(r.metrics.held),
+      String(r.metrics.longestUnansweredRun),
+      `${r.metrics.leaksDelivered} (${r.metrics.leaksStripped})`,
+      ...(r.judge ? [`${r.judge.score}/5`] : []),
+    ];
+  });
+  const all = [results.some((r) => r.judge) ? [...header, "judge"] : header, ...rows];
+  const widths = all[0]?.map((_, i) => Math.max(...all.map((row) => row[i]?.length ?? 0))) ?? [];
+  const line = (row: string[]) =>
+    row
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd();
+  const [head, ...body] = all;
+  return [line(head ?? []), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
+}

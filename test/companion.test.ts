@@ -1,0 +1,579 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { SettableClock } from "../src/clock.ts";
+import {
+  type Companion,
+  type CompanionOptions,
+  createCompanion,
+  createLedgerModelClient,
+  pendingMessages,
+} from "../src/companion.ts";
+import type { CoreConfig, ModelConfig } from "../src/config.ts";
+import { silentLogger } from "../src/log.ts";
+import { loadPersona, personaFromDir } from "../src/mind/persona.ts";
+import { type IncomingInput, type OutgoingMessage, RecipientBlockedError } from "../src/port.ts";
+import { MessageLog } from "../src/store/messages.ts";
+import { MindStore } from "../src/store/mind.ts";
+import { NotesStore } from "../src/store/notes.ts";
+import { Trace } from "../src/store/trace.ts";
+import {
+  lastUserText,
+  type MessagesApiFake,
+  type MessagesRequestBody,
+  startMessagesApiFake,
+  systemText,
+  textReply,
+  toolReply,
+} from "./fakes/messages-api.ts";
+import { tempDataDir } from "./store/helpers.ts";
+
+/** Wednesday 4 March 2026, 10:00 in Berlin. */
+const START = "2026-03-04T09:00:00.000Z";
+
+interface Harness {
+  companion: Companion;
+  api: MessagesApiFake;
+  clock: SettableClock;
+  log: MessageLog;
+  mind: MindStore;
+  trace: Trace;
+  sent: OutgoingMessage[];
+  port: { fail?: Error };
+  dataDir: string;
+}
+
+const open: Harness[] = [];
+
+afterEach(async () => {
+  for (const h of open.splice(0)) {
+    await h.companion.close();
+    await h.api.close();
+  }
+});
+
+async function harness(
+  options: {
+    model?: Partial<ModelConfig>;
+    companion?: CompanionOptions;
+    dataDir?: string;
+    api?: MessagesApiFake;
+  } = {},
+): Promise<Harness> {
+  const api = options.api ?? (await startMessagesApiFake());
+  const dataDir = options.dataDir ?? (await tempDataDir());
+  const clock = new SettableClock(START);
+  const core: CoreConfig = {
+    timezone: "Europe/Berlin",
+    dataDir,
+    quietHours: { start: 22 * 60, end: 8 * 60 },
+    heartbeatCron: "7 * * * *",
+    maxUnanswered: 3,
+    recentMinutes: 30,
+    weekendMaxUnanswered: 1,
+    minGapMinutes: 45,
+    maxCheckinsPerDay: 8,
+    logLevel: "silent",
+  };
+  const model: ModelConfig = {
+    apiKey: api.apiKey,
+    baseURL: api.url,
+    model: "claude-sonnet-5-5",
+    reflectModel: "claude-haiku-5-5",
+    maxRetries: 0,
+    timeoutMs: 5_000,
+    dailyTokenBudget: 0,
+    promptCeiling: 12_000,
+    reflectMode: "off",
+    answeredTopicHours: 6,
+    ...options.model,
+  };
+  const log = await MessageLog.open({ dataDir, clock, timeZone: core.timezone });
+  const mind = await MindStore.open(dataDir, clock);
+  const notes = new NotesStore({ dataDir });
+  const trace = new Trace({ dataDir, clock });
+  const sent: OutgoingMessage[] = [];
+  const portState: { fail?: Error } = {};
+  const companion = createCompanion({
+    clock,
+    core,
+    model,
+    log,
+    mind,
+    notes,
+    trace,
+    llm: createLedgerModelClient(model, { clock, mind }),
+    port: {
+      async send(message) {
+        if (portState.fail) throw portState.fail;
+        sent.push(message);
+        return { telegram: { chatId: 1, messageId: 100 + sent.length } };
+      },
+    },
+    persona: personaFromDir(),
+    logger: silentLogger,
+    options: { retryDelaysMs: [20], closeTimeoutMs: 2_000, ...options.companion },
+  });
+  const h = { companion, api, clock, log, mind, trace, sent, port: portState, dataDir };
+  open.push(h);
+  return h;
+}
+
+const said = (text: string): IncomingInput => ({ text, channel: "telegram" });
+
+/** The model's check-in decision and message, answered per request kind. */
+function checkinModel(
+  decision: { send: boolean; why: string; topic: string },
+  message = "How did the dentist go?",
+) {
+  return (body: MessagesRequestBody) => {
+    if (body.tool_choice?.name === "decide_checkin") return toolReply("decide_checkin", decision);
+    if (body.tool_choice?.name === "write_message") return toolReply("write_message", { message });
+    return textReply("Glad to hear from you!");
+  };
+}
+
+describe("the companion replying", () => {
+  it("logs the person's message before calling the model, and answers it", async () => {
+    const h = await harness();
+    h.api.setHandler(() => {
+      expect(h.log.recent().map((m) => m.text)).toContain("Morning! Slept badly.");
+      return textReply("Oh no — what kept you up?");
+    });
+    const outcome = await h.companion.reply(said("Morning! Slept badly."));
+    expect(outcome).toMatchObject({ status: "sent" });
+    expect(h.sent).toEqual([expect.objectContaining({ text: "Oh no — what kept you up?", kind: "reply" })]);
+    const messages = h.log.recent();
+    expect(messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", "Morning! Slept badly."],
+      ["assistant", "Oh no — what kept you up?"],
+    ]);
+    expect(messages[1]).toMatchObject({
+      trigger: "reply",
+      replyTo: messages[0]?.id,
+      telegram: { chatId: 1, messageId: 101 },
+    });
+    expect(h.mind.read().outbox).toEqual([]);
+  });
+
+  it("answers everything pending in one turn, and a reply with nothing pending is a no-op", async () => {
+    const h = await harness();
+    h.api.setHandler((body) => textReply(`got: ${lastUserText(body).replace(/\n/g, " / ")}`));
+    for (const text of ["one", "two", "three"]) await h.companion.receive(said(text));
+    const outcome = await h.companion.reply();
+    expect(outcome).toMatchObject({ status: "sent" });
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.sent.map((m) => m.text)).toEqual(["got: one / two / three"]);
+    expect(await h.companion.reply()).toEqual({ status: "nothing-pending" });
+    expect(h.api.requests).toHaveLength(1);
+  });
+
+  it("answers messages that arrive while a reply is being written together, in the next turn", async () => {
+    const h = await harness();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    h.api.setHandler(async (body, index) => {
+      if (index === 0) await gate;
+      return textReply(`re: ${lastUserText(body).replace(/\n/g, " + ")}`);
+    });
+    const first = h.companion.reply(said("A"));
+    await vi.waitFor(() => expect(h.api.requests).toHaveLength(1));
+    const second = h.companion.reply(said("B"));
+    const third = h.companion.reply(said("C"));
+    release();
+    const outcomes = await Promise.all([first, second, third]);
+    expect(outcomes.map((o) => o.status)).toEqual(["sent", "sent", "sent"]);
+    expect(h.api.requests).toHaveLength(2);
+    expect(h.sent.map((m) => m.text)).toEqual(["re: A", "re: B + C"]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+  });
+
+  it("sends nothing when the answer is all leakage, and the trace says why", async () => {
+    const h = await harness();
+    h.api.enqueue(textReply("<thinking>I should say something kind</thinking>\nNO_MESSAGE"));
+    const outcome = await h.companion.reply(said("hm"));
+    expect(outcome).toMatchObject({ status: "empty" });
+    expect(h.sent).toEqual([]);
+    const [record] = await h.trace.last(1);
+    expect(record).toMatchObject({
+      kind: "reply",
+      outcome: "empty",
+      why: expect.stringContaining("leak guard"),
+    });
+  });
+
+  it("keeps the cached prefix byte-identical across turns and between replies and check-ins", async () => {
+    const h = await harness();
+    h.api.setHandler(checkinModel({ send: false, why: "they are busy", topic: "" }));
+    await h.companion.reply(said("Off to the dentist"));
+    h.clock.advanceMinutes(120);
+    await h.companion.heartbeat();
+    h.clock.advanceMinutes(60);
+    await h.companion.reply(said("Back, all fine"));
+    expect(h.api.requests).toHaveLength(3);
+    const prefixes = h.api.requests.map((r) =>
+      JSON.stringify({ tools: r.body.tools, first: Array.isArray(r.body.system) ? r.body.system[0] : null }),
+    );
+    expect(new Set(prefixes).size).toBe(1);
+    const first = h.api.requests[0]?.body.system;
+    expect(Array.isArray(first) && first[0]?.cache_control).toEqual({ type: "ephemeral" });
+    const usage = h.mind.read().usage;
+    expect(usage.map((u) => u.purpose)).toEqual(["reply", "heartbeat-decide", "reply"]);
+    expect(usage[0]?.cacheWrite).toBeGreaterThan(1_000);
+    expect(usage.slice(1).every((u) => u.cacheRead === usage[0]?.cacheWrite && u.cacheWrite === 0)).toBe(
+      true,
+    );
+  });
+
+  it("shows only the current thread's messages", async () => {
+    const h = await harness();
+    h.api.setHandler(() => textReply("ok"));
+    await h.companion.reply(said("The tax return is due Friday"));
+    h.clock.advanceMinutes(5);
+    await h.mind.update((mind) => {
+      mind.threads.list.push({ name: "garden", createdAt: h.clock.now().toISOString(), notes: [] });
+      mind.threads.switches.push({ at: h.clock.now().toISOString(), thread: "garden" });
+      mind.threads.current = "garden";
+    });
+    await h.companion.reply(said("The tomatoes finally sprouted"));
+    const shown = h.api.requests[1]?.body.messages.map((m) => JSON.stringify(m.content)).join("\n") ?? "";
+    expect(shown).toContain("tomatoes");
+    expect(shown).not.toContain("tax return");
+  });
+
+  it("mentions in the prompt how long a late message waited", async () => {
+    const h = await harness();
+    await h.companion.receive(said("are you there?"));
+    h.clock.advanceMinutes(50);
+    h.api.enqueue(textReply("Sorry for the wait!"));
+    await h.companion.reply();
+    expect(systemText(h.api.requests[0]?.body as MessagesRequestBody)).toMatch(/has waited 50/);
+  });
+});
+
+describe("the companion when the model is unavailable", () => {
+  it("retries a reply in the background, sends at most one fixed notice, then the real answer", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [30], noticeAfterMs: 60_000 } });
+    h.api.failNext("529", 4);
+    h.api.setHandler(() => textReply("Here now — how did it go?"));
+    const outcome = await h.companion.reply(said("Big interview today"));
+    expect(outcome).toMatchObject({ status: "deferred" });
+    expect(h.sent).toEqual([]);
+    h.clock.advanceMinutes(2);
+    await vi.waitFor(() => expect(h.sent.map((m) => m.kind)).toEqual(["notice", "reply"]), {
+      timeout: 3_000,
+    });
+    expect(h.sent[0]?.text).toBe(
+      "I'm having trouble thinking right now — I have your message and will answer as soon as I can.",
+    );
+    expect(h.sent[1]?.text).toBe("Here now — how did it go?");
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["529", "529", "529", "529", "answered"]);
+    expect(h.log.recent().map((m) => m.text)).toEqual([
+      "Big interview today",
+      "I'm having trouble thinking right now — I have your message and will answer as soon as I can.",
+      "Here now — how did it go?",
+    ]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+  });
+
+  it("answers quickly without any notice when the model comes back within a minute", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [10] } });
+    h.api.failNext("529", 2);
+    h.api.setHandler(() => textReply("Sorry, I'm here."));
+    await h.companion.reply(said("hello?"));
+    await vi.waitFor(() => expect(h.sent.map((m) => m.kind)).toEqual(["reply"]), { timeout: 3_000 });
+  });
+
+  it("skips a check-in, recording model-unavailable", async () => {
+    const h = await harness();
+    await h.log.append({
+      role: "user",
+      text: "Off to work",
+      channel: "telegram",
+      ts: "2026-03-04T06:00:00.000Z",
+    });
+    await h.log.append({
+      role: "assistant",
+      text: "Have a good day!",
+      channel: "telegram",
+      trigger: "reply",
+      ts: "2026-03-04T06:01:00.000Z",
+    });
+    h.api.failNext("529", 1);
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({ status: "held", decision: { reason: "model-unavailable", fire: false } });
+    expect(h.mind.lastDecision()?.reason).toBe("model-unavailable");
+    expect(h.sent).toEqual([]);
+  });
+});
+
+describe("the companion checking in", () => {
+  async function quietMorning(h: Harness): Promise<void> {
+    await h.log.append({
+      role: "user",
+      text: "Dentist at 11, wish me luck",
+      channel: "telegram",
+      ts: "2026-03-04T06:00:00.000Z",
+    });
+    await h.log.append({
+      role: "assistant",
+      text: "Good luck!",
+      channel: "telegram",
+      trigger: "reply",
+      ts: "2026-03-04T06:01:00.000Z",
+    });
+    h.clock.set("2026-03-04T12:07:00.000Z");
+  }
+
+  it("makes no model call when the pre-check says no, and records why", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    h.clock.set("2026-03-04T22:07:00.000Z");
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({ status: "held", decision: { reason: "quiet-hours" } });
+    expect(h.api.requests).toEqual([]);
+    expect(h.mind.lastDecision()).toMatchObject({ fire: false, reason: "quiet-hours" });
+  });
+
+  it("costs one call and sends nothing when the model decides not to write", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    h.api.setHandler(checkinModel({ send: false, why: "Let them rest after the dentist", topic: "" }));
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({
+      status: "held",
+      decision: { reason: "model-declined", detail: "Let them rest after the dentist" },
+    });
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.sent).toEqual([]);
+    expect(h.log.recent()).toHaveLength(2);
+  });
+
+  it("holds back a check-in about a topic the person already answered", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    await h.log.append({
+      role: "user",
+      text: "Already drank 2 liters of water today!",
+      channel: "telegram",
+      ts: "2026-03-04T10:00:00.000Z",
+    });
+    await h.log.append({
+      role: "assistant",
+      text: "Impressive!",
+      channel: "telegram",
+      trigger: "reply",
+      ts: "2026-03-04T10:01:00.000Z",
+    });
+    h.api.setHandler(
+      checkinModel({ send: true, why: "hydration check", topic: "water" }, "How's the water going?"),
+    );
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({
+      status: "held",
+      decision: { reason: "already-answered", topic: "water" },
+    });
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.sent).toEqual([]);
+  });
+
+  it("holds back a check-in that repeats an unanswered question", async () => {
+    const h = await harness();
+    await h.log.append({
+      role: "user",
+      text: "Off to work",
+      channel: "telegram",
+      ts: "2026-03-04T06:00:00.000Z",
+    });
+    await h.log.append({
+      role: "assistant",
+      text: "How's the water intake looking?",
+      channel: "telegram",
+      trigger: "heartbeat",
+      ts: "2026-03-04T09:07:00.000Z",
+    });
+    h.clock.set("2026-03-04T12:07:00.000Z");
+    h.api.setHandler(checkinModel({ send: true, why: "again", topic: "hydration" }));
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({ status: "held", decision: { reason: "repeated-topic" } });
+    expect(h.sent).toEqual([]);
+  });
+
+  it("decides, writes only the message, sends it and records the decision", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    h.api.setHandler(
+      checkinModel(
+        { send: true, why: "The dentist was at 11", topic: "dentist" },
+        "Decision: send\n<thinking>keep it light</thinking>\nHow did the dentist go?",
+      ),
+    );
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({
+      status: "sent",
+      decision: { fire: true, reason: "sent", topic: "dentist" },
+    });
+    expect(h.sent).toEqual([{ text: "How did the dentist go?", kind: "heartbeat" }]);
+    expect(h.log.recent().at(-1)).toMatchObject({
+      role: "assistant",
+      trigger: "heartbeat",
+      text: "How did the dentist go?",
+    });
+    expect(h.mind.read().heartbeat.checkinsSent).toEqual(["2026-03-04T12:07:00.000Z"]);
+    expect(h.api.requests.map((r) => r.body.tool_choice?.name)).toEqual(["decide_checkin", "write_message"]);
+    const [record] = await h.trace.last(1);
+    expect(record).toMatchObject({ kind: "heartbeat", stage: "sent", shown: { prefix: expect.any(Number) } });
+  });
+
+  it("stops checking in once today's tokens pass the budget, while replies go on", async () => {
+    const h = await harness({ model: { dailyTokenBudget: 5_000 } });
+    await quietMorning(h);
+    h.api.enqueue(textReply("Glad it went well!", { input_tokens: 6_000, output_tokens: 10 }));
+    await h.companion.reply(said("Dentist done!"));
+    h.clock.advanceMinutes(90);
+    const held = await h.companion.heartbeat();
+    expect(held).toMatchObject({ status: "held", decision: { reason: "budget" } });
+    expect(h.mind.read().heartbeat.budgetExceeded).toBe(true);
+    expect(h.api.requests).toHaveLength(1);
+    h.api.enqueue(textReply("Of course!"));
+    expect(await h.companion.reply(said("One more thing"))).toMatchObject({ status: "sent" });
+    h.clock.set("2026-03-05T09:07:00.000Z");
+    h.api.setHandler(checkinModel({ send: false, why: "new day, nothing to say", topic: "" }));
+    expect(await h.companion.heartbeat()).toMatchObject({ decision: { reason: "model-declined" } });
+    expect(h.mind.read().heartbeat.budgetExceeded).toBe(false);
+  });
+
+  it("stops check-ins when the person blocked the bot, until they write again", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    h.api.setHandler(checkinModel({ send: true, why: "dentist", topic: "dentist" }));
+    h.port.fail = new RecipientBlockedError("Forbidden: bot was blocked by the user");
+    expect(await h.companion.heartbeat()).toMatchObject({ decision: { reason: "blocked" } });
+    expect(h.mind.read().heartbeat.blocked).toBe(true);
+    h.clock.advanceMinutes(60);
+    const calls = h.api.requests.length;
+    expect(await h.companion.heartbeat()).toMatchObject({ decision: { reason: "blocked" } });
+    expect(h.api.requests).toHaveLength(calls);
+    delete h.port.fail;
+    await h.companion.receive(said("I'm back"));
+    expect(h.mind.read().heartbeat.blocked).toBe(false);
+  });
+});
+
+describe("the companion after a crash", () => {
+  it("finishes an interrupted send once, and never resends what was already logged", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    const first = await harness({ dataDir, api });
+    const question = await first.companion.receive(said("Did you get my list?"));
+    await first.mind.update((mind) => {
+      mind.outbox.push({
+        id: "o-unsent",
+        kind: "reply",
+        text: "Yes — eggs, flour, butter.",
+        trigger: "reply",
+        channel: "telegram",
+        createdAt: first.clock.now().toISOString(),
+        replyTo: question.id,
+        answeredThrough: question.id,
+      });
+      mind.outbox.push({
+        id: "o-logged",
+        kind: "reply",
+        text: "Already out",
+        trigger: "reply",
+        channel: "telegram",
+        createdAt: first.clock.now().toISOString(),
+      });
+    });
+    await first.log.append({
+      role: "assistant",
+      text: "Already out",
+      channel: "telegram",
+      trigger: "reply",
+      outboxId: "o-logged",
+      answeredThrough: "nothing",
+    });
+    open.splice(open.indexOf(first), 1);
+    await first.companion.close();
+
+    const second = await harness({ dataDir, api });
+    await second.companion.recover();
+    expect(second.sent.map((m) => m.text)).toEqual(["Yes — eggs, flour, butter."]);
+    expect(second.mind.read().outbox).toEqual([]);
+    expect(api.requests).toEqual([]);
+    await second.companion.recover();
+    expect(second.sent).toHaveLength(1);
+  });
+
+  it("answers what was left unanswered exactly once and runs queued reflections", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    api.setHandler((body) =>
+      body.tool_choice?.name === "update_mind"
+        ? toolReply("update_mind", { trajectory_now: "Waiting to hear about the cake" })
+        : textReply("Sorry, I'm here! How did the cake turn out?"),
+    );
+    const first = await harness({ dataDir, api, model: { reflectMode: "two-phase" } });
+    await first.companion.receive(said("Made a cake"));
+    open.splice(open.indexOf(first), 1);
+    await first.companion.close();
+
+    const second = await harness({ dataDir, api, model: { reflectMode: "two-phase" } });
+    await second.companion.recover();
+    await second.companion.idle();
+    expect(second.sent.map((m) => m.text)).toEqual(["Sorry, I'm here! How did the cake turn out?"]);
+    expect(second.mind.read().scratchpad.trajectory_now).toBe("Waiting to hear about the cake");
+    await second.companion.recover();
+    await second.companion.idle();
+    expect(second.sent).toHaveLength(1);
+    expect(api.requests.map((r) => r.body.model)).toEqual(["claude-sonnet-5-5", "claude-haiku-5-5"]);
+  });
+});
+
+describe("the companion's housekeeping", () => {
+  it("reflects after each exchange off the reply path", async () => {
+    const h = await harness({ model: { reflectMode: "two-phase" } });
+    h.api.setHandler((body) =>
+      body.tool_choice?.name === "update_mind"
+        ? toolReply("update_mind", { understanding_known: "(user) Bakes sourdough on Sundays" })
+        : textReply("What kind of bread?"),
+    );
+    expect(await h.companion.reply(said("Baking today"))).toMatchObject({ status: "sent" });
+    await h.companion.idle();
+    expect(h.mind.read().scratchpad.understanding_known).toBe("(user) Bakes sourdough on Sundays");
+    expect(h.mind.read().reflectionQueue).toEqual([]);
+  });
+
+  it("writes one trace record per turn with what the model was shown and the tokens", async () => {
+    const h = await harness();
+    h.api.enqueue(textReply("Hi!"));
+    await h.companion.reply(said("hello"));
+    const [record] = await h.trace.last(1);
+    expect(record).toMatchObject({
+      kind: "reply",
+      outcome: "sent",
+      input: [{ text: "hello" }],
+      shown: {
+        prefix: expect.any(Number),
+        scratchpad: expect.any(Number),
+        awareness: expect.any(Number),
+        total: expect.any(Number),
+      },
+      returned: { raw: "Hi!", removed: [] },
+      usage: [expect.objectContaining({ purpose: "reply", cacheWrite: expect.any(Number) })],
+    });
+  });
+
+  it("takes no new turns once closed", async () => {
+    const h = await harness();
+    await h.companion.close();
+    expect(await h.companion.reply(said("still there?"))).toEqual({ status: "closed" });
+    expect(await h.companion.heartbeat()).toEqual({ status: "closed" });
+    expect(h.log.recent().map((m) => m.text)).toEqual(["still there?"]);
+  });
+
+  it("ships a persona it can load", async () => {
+    await expect(loadPersona()).resolves.toMatchObject({ soul: expect.stringContaining("Claire") });
+  });
+});

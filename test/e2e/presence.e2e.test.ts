@@ -1,0 +1,213 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { STRANGER_REPLY_INTERVAL_MS } from "../../src/channels/telegram/bot.ts";
+import { systemClock } from "../../src/clock.ts";
+import { MessageLog } from "../../src/store/messages.ts";
+import { MindStore } from "../../src/store/mind.ts";
+import {
+  createWorld,
+  dataDirText,
+  OWNER_ID,
+  type Presence,
+  startPresence,
+  stopPresence,
+  untilListening,
+  type World,
+  waitFor,
+} from "./harness.ts";
+
+/** pm2's kill_timeout in ecosystem.config.cjs: a stop must finish well within it. */
+const KILL_TIMEOUT_MS = 10_000;
+
+let world: World;
+let running: Presence[];
+
+beforeEach(async () => {
+  world = await createWorld();
+  running = [];
+});
+
+afterEach(async () => {
+  for (const p of running)
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+  await Promise.all(running.map((p) => p.exited));
+  await world.close();
+});
+
+async function start(env: Record<string, string> = {}): Promise<Presence> {
+  const presence = startPresence(world, env);
+  running.push(presence);
+  await untilListening(world, presence);
+  return presence;
+}
+
+async function loggedMessages() {
+  const log = await MessageLog.open({ dataDir: world.dataDir, clock: systemClock, timeZone: "UTC" });
+  return log.all();
+}
+
+const replyRequests = () => world.model.requests.length;
+
+describe("presence start, end to end", () => {
+  it("answers the owner's message with exactly one reply, and stops on SIGTERM with exit 0", async () => {
+    const presence = await start();
+    expect(world.bot.commands.map((c) => c.command)).toContain("pause");
+    const owner = world.bot.user(OWNER_ID, "Ada");
+    world.bot.message(owner, { text: "Good morning, just woke up." });
+    await world.bot.waitForSent(1, 15_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(world.bot.sent.map((s) => [s.chatId, s.text])).toEqual([[OWNER_ID, "Answer 1."]]);
+    expect(world.bot.actions.some((a) => a.action === "typing")).toBe(true);
+    const { code, ms } = await stopPresence(presence);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(KILL_TIMEOUT_MS);
+    const log = await loggedMessages();
+    expect(log.map((m) => [m.role, m.text])).toEqual([
+      ["user", "Good morning, just woke up."],
+      ["assistant", "Answer 1."],
+    ]);
+    expect(world.model.problems).toEqual([]);
+    expect(presence.stdout()).not.toContain("Good morning");
+  });
+
+  it("gives a stranger the fixed reply with their id, calls no model and logs nothing of theirs", async () => {
+    const presence = await start();
+    world.bot.message(world.bot.user(555, "Eve"), { text: "hey, who are you? secret-stranger-words" });
+    await world.bot.waitForSent(1, 15_000);
+    expect(world.bot.sent[0]?.chatId).toBe(555);
+    expect(world.bot.sent[0]?.text).toContain("555");
+    expect(STRANGER_REPLY_INTERVAL_MS).toBe(3_600_000);
+    await stopPresence(presence);
+    expect(replyRequests()).toBe(0);
+    expect(await dataDirText(world.dataDir)).not.toContain("secret-stranger-words");
+    expect(presence.stdout()).not.toContain("secret-stranger-words");
+  });
+
+  it("after kill -9 mid-turn, a restart answers exactly once and the log is intact", async () => {
+    const first = await start();
+    world.model.failNext("slow", 1, { delayMs: 4_000 });
+    world.bot.message(world.bot.user(OWNER_ID, "Ada"), { text: "Are you there?" });
+    await waitFor(() => replyRequests() === 1, 15_000);
+    first.child.kill("SIGKILL");
+    expect(await first.exited).toBe("SIGKILL");
+    expect(world.bot.sent).toEqual([]);
+
+    const second = await start();
+    await world.bot.waitForSent(1, 15_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(world.bot.sent).toHaveLength(1);
+    const answer = world.bot.sent[0]?.text;
+    expect(await stopPresence(second)).toMatchObject({ code: 0 });
+    expect(world.model.requests.length).toBe(2);
+    const log = await loggedMessages();
+    expect(log.map((m) => [m.role, m.text])).toEqual([
+      ["user", "Are you there?"],
+      ["assistant", answer],
+    ]);
+    expect(world.bot.pendingUpdates()).toBe(0);
+  });
+
+  it("delivers every reply through a burst of 429s and 5xx, in order, none twice", async () => {
+    const presence = await start();
+    const owner = world.bot.user(OWNER_ID, "Ada");
+    for (const [i, text] of ["first", "second", "third"].entries()) {
+      world.bot.failNext(
+        "sendMessage",
+        { type: "rate-limit", retryAfter: 1 },
+        { type: "server-error", status: 500 },
+      );
+      world.bot.message(owner, { text });
+      await world.bot.waitForSent(i + 1, 20_000);
+    }
+    await stopPresence(presence);
+    expect(world.bot.sent.map((s) => s.text)).toEqual(["Answer 1.", "Answer 2.", "Answer 3."]);
+    const statuses = world.bot.calls.filter((c) => c.method === "sendMessage").map((c) => c.status);
+    expect(statuses).toEqual([429, 500, 200, 429, 500, 200, 429, 500, 200]);
+    const log = await loggedMessages();
+    expect(log.filter((m) => m.role === "assistant").map((m) => m.text)).toEqual([
+      "Answer 1.",
+      "Answer 2.",
+      "Answer 3.",
+    ]);
+  });
+
+  it("answers later when the model is overloaded for a while, without crashing", async () => {
+    const presence = await start({ PRESENCE_MAX_RETRIES: "2" });
+    world.model.failNext("529", 3, { retryAfterMs: 1 });
+    world.bot.message(world.bot.user(OWNER_ID, "Ada"), { text: "Long day." });
+    await world.bot.waitForSent(1, 20_000);
+    expect(world.bot.sent.map((s) => s.text)).toEqual(["Answer 1."]);
+    expect(world.model.requests.length).toBe(4);
+    expect(presence.child.exitCode).toBeNull();
+    expect((await stopPresence(presence)).code).toBe(0);
+  });
+
+  it("holds a heartbeat with 3 unanswered check-ins without calling the model", async () => {
+    const log = await MessageLog.open({ dataDir: world.dataDir, clock: systemClock, timeZone: "UTC" });
+    const hoursAgo = (h: number) => new Date(systemClock.now().getTime() - h * 3_600_000).toISOString();
+    await log.append({ role: "user", text: "see you later", channel: "telegram", ts: hoursAgo(7) });
+    for (const h of [5, 3, 1]) {
+      await log.append({
+        role: "assistant",
+        trigger: "heartbeat",
+        text: `check-in ${h}`,
+        channel: "telegram",
+        ts: hoursAgo(h),
+      });
+    }
+    const presence = await start({
+      PRESENCE_HEARTBEAT_CRON: "* * * * * *",
+      PRESENCE_WEEKEND_MAX_UNANSWERED: "3",
+    });
+    await waitFor(
+      async () => (await MindStore.open(world.dataDir, systemClock)).read().decisions.length >= 2,
+      15_000,
+    );
+    await stopPresence(presence);
+    const mind = await MindStore.open(world.dataDir, systemClock);
+    const decisions = mind.read().decisions;
+    expect(decisions.every((d) => d.fire === false)).toBe(true);
+    expect(decisions[0]?.reason).toMatch(/unanswered/);
+    expect(replyRequests()).toBe(0);
+    expect(world.bot.sent).toEqual([]);
+  });
+
+  it("finishes the reply in flight on SIGTERM, then exits 0 within the kill timeout", async () => {
+    const presence = await start();
+    world.model.failNext("slow", 1, { delayMs: 1_500 });
+    world.bot.message(world.bot.user(OWNER_ID, "Ada"), { text: "Quick question" });
+    await waitFor(() => replyRequests() === 1, 15_000);
+    const { code, ms } = await stopPresence(presence);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(KILL_TIMEOUT_MS);
+    expect(world.bot.sent.map((s) => s.text)).toEqual(["Answer 1."]);
+  });
+
+  it("exits 2 with a clear message when Telegram rejects the token", async () => {
+    const presence = startPresence(world, { TELEGRAM_BOT_TOKEN: "999999:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" });
+    running.push(presence);
+    expect(await presence.exited).toBe(2);
+    expect(presence.stderr()).toContain("Telegram rejected TELEGRAM_BOT_TOKEN");
+    expect(presence.stderr()).toContain("@BotFather");
+    expect(presence.stderr()).not.toMatch(/\n\s+at /);
+  });
+
+  it("exits 2 listing every missing setting, without a stack trace", async () => {
+    const presence = startPresence(world, { TELEGRAM_OWNER_ID: "", ANTHROPIC_API_KEY: "" });
+    running.push(presence);
+    expect(await presence.exited).toBe(2);
+    expect(presence.stderr()).toContain("TELEGRAM_OWNER_ID");
+    expect(presence.stderr()).toContain("ANTHROPIC_API_KEY");
+    expect(presence.stderr()).toContain("npm run setup");
+    expect(presence.stderr()).not.toMatch(/\n\s+at /);
+  });
+
+  it("refuses a second start on the same data, naming the running PID", async () => {
+    const first = await start();
+    const second = startPresence(world);
+    running.push(second);
+    expect(await second.exited).toBe(1);
+    expect(second.stderr()).toContain(`pid ${first.pid}`);
+    expect(first.child.exitCode).toBeNull();
+    await stopPresence(first);
+  });
+});
