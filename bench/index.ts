@@ -1,4 +1,5 @@
 import { runAwarenessBench } from "./awareness.ts";
+import { runPromptsBench } from "./prompts.ts";
 import { runStoreBench } from "./store.ts";
 import type { BenchSuite } from "./types.ts";
 
@@ -15,4 +16,5 @@ export interface RegisteredSuite {
 export const benchSuites: readonly RegisteredSuite[] = [
   { name: "awareness", run: runAwarenessBench },
   { name: "store", run: runStoreBench },
+  { name: "prompts", run: runPromptsBench },
 ];

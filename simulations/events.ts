@@ -71,6 +71,7 @@ const noticeEvent = z.strictObject({
   text: z.string(),
 });
 
+/** One thing that happened, told apart by `kind` (the report's `data-event` value). */
 export const simEventSchema = z.discriminatedUnion("kind", [
   personEvent,
   replyEvent,

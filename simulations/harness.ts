@@ -43,8 +43,6 @@ export interface ModelAccess {
 export interface HarnessOptions {
   model: ModelAccess;
   logger?: Logger;
-  /** Keep the data directory (its path is returned) instead of removing it. */
-  keepData?: boolean;
 }
 
 /** Why a held-back check-in was held, by the step that decided it. */
@@ -102,7 +100,7 @@ export async function runScenario(scenario: Scenario, options: HarnessOptions): 
     }
     return run.result(performance.now() - started);
   } finally {
-    if (!options.keepData) await rm(dataDir, { recursive: true, force: true });
+    await rm(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -184,15 +182,35 @@ class SimulationRun {
       exportAll: unavailable,
       wipeAll: unavailable,
     });
-    return new SimulationRun(calls, plan, options, clock, log, mind, trace, port, companion, commands, modelConfig);
+    return new SimulationRun(
+      calls,
+      plan,
+      options,
+      clock,
+      log,
+      mind,
+      trace,
+      port,
+      companion,
+      commands,
+      modelConfig,
+    );
   }
 
   async play(): Promise<void> {
     for (const at of this.plan.ticks) this.#agenda.add({ at, order: 2, kind: "tick" });
     for (const m of this.plan.messages) {
-      this.#agenda.add({ at: m.at, order: 1, kind: "person", text: m.text, answers: m.answers, cause: "script" });
+      this.#agenda.add({
+        at: m.at,
+        order: 1,
+        kind: "person",
+        text: m.text,
+        answers: m.answers,
+        cause: "script",
+      });
     }
-    for (const c of this.plan.timezoneChanges) this.#agenda.add({ at: c.at, order: 0, kind: "tz", from: c.from, to: c.to });
+    for (const c of this.plan.timezoneChanges)
+      this.#agenda.add({ at: c.at, order: 0, kind: "tz", from: c.from, to: c.to });
 
     for (let item = this.#agenda.next(); item !== undefined; item = this.#agenda.next()) {
       this.clock.set(item.at);
@@ -291,7 +309,11 @@ class SimulationRun {
   async #tone(now: Date): Promise<Extract<SimEvent, { kind: "checkin-sent" }>["tone"]> {
     const slice = await this.log.awarenessSlice(now, defaultAwarenessSettings.windowHours);
     const zone = this.mind.read().heartbeat.timezone ?? this.plan.scenario.timezone;
-    const context = buildAwarenessContext(slice, now, { ...defaultAwarenessSettings, timezone: zone, trigger: "heartbeat" });
+    const context = buildAwarenessContext(slice, now, {
+      ...defaultAwarenessSettings,
+      timezone: zone,
+      trigger: "heartbeat",
+    });
     return context.conversationState.lastExchangeTone;
   }
 
@@ -315,7 +337,14 @@ class SimulationRun {
       ...(reaction.answersTopic && topic !== null ? [topic] : []),
       ...(reaction.kind === "change-subject" ? reaction.answers : []),
     ];
-    this.#agenda.add({ at, order: 1, kind: "person", text: reactionText(reaction, topic), answers, cause: reaction.kind });
+    this.#agenda.add({
+      at,
+      order: 1,
+      kind: "person",
+      text: reactionText(reaction, topic),
+      answers,
+      cause: reaction.kind,
+    });
   }
 }
 

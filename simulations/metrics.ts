@@ -1,3 +1,4 @@
+import { canonicalTopic } from "../src/awareness/topics.ts";
 import type { QuietHours } from "../src/config.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
 import type { Expectations } from "./scenario.ts";
@@ -7,7 +8,8 @@ import { inRange, readIn, type ZoneTimeline } from "./zones.ts";
  * The figures of a run, computed from its event list alone, so they are the same whether
  * the run was offline or live and a hand-written list can check them. Topics come from
  * the events (what the companion decided to ask about; what the scenario says the person
- * answered), never from the code under test re-reading its own log.
+ * answered), never from the code under test re-reading its own log; they are only mapped
+ * onto the lexicon's labels, so a live model's "water" meets the scenario's "hydration".
  */
 
 export interface TokenFigures {
@@ -110,7 +112,8 @@ export function computeMetrics(
         day.personMessages += 1;
         run = 0;
         askedSinceLastWord = new Set();
-        for (const topic of event.answers) answered.set(topic, { at: Date.parse(event.at), date: local.date });
+        for (const topic of event.answers)
+          answered.set(canonicalTopic(topic), { at: Date.parse(event.at), date: local.date });
         break;
       case "reply":
       case "notice":
@@ -136,12 +139,14 @@ export function computeMetrics(
         if (leaked) m.leaksDelivered += 1;
         if (event.stripped && !leaked) m.leaksStripped += 1;
         if (event.topic !== null) {
-          if (askedSinceLastWord.has(event.topic)) m.repeatedTopicAsks += 1;
-          askedSinceLastWord.add(event.topic);
-          const answer = answered.get(event.topic);
+          const topic = canonicalTopic(event.topic);
+          if (askedSinceLastWord.has(topic)) m.repeatedTopicAsks += 1;
+          askedSinceLastWord.add(topic);
+          const answer = answered.get(topic);
           if (answer && answer.date === local.date) {
             m.reasksSameDay += 1;
-            if (Date.parse(event.at) - answer.at < options.answeredTopicHours * HOUR_MS) m.reasksOfAnswered += 1;
+            if (Date.parse(event.at) - answer.at < options.answeredTopicHours * HOUR_MS)
+              m.reasksOfAnswered += 1;
           }
         }
         break;
@@ -240,7 +245,12 @@ export function checkExpectations(
   }
   for (const held of expect.heldBack) {
     const got = metrics.heldByReason[held.reason] ?? 0;
-    results.push({ name: `held back for ${held.reason}`, ok: got >= held.min, wanted: `≥ ${held.min}`, got: String(got) });
+    results.push({
+      name: `held back for ${held.reason}`,
+      ok: got >= held.min,
+      wanted: `≥ ${held.min}`,
+      got: String(got),
+    });
   }
   if (expect.minLeaksStripped !== undefined) {
     const got = metrics.leaksStripped;

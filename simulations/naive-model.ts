@@ -85,7 +85,8 @@ export class NaiveModel {
       const messageKey = Object.keys(schema.properties ?? {}).find(
         (k) => MESSAGE_KEY.test(k) && isType(schema.properties?.[k], "string"),
       );
-      if (topic && messageKey) return toolUse(tool.name, { ...minimalObject(schema), [messageKey]: this.#checkin(topic) });
+      if (topic && messageKey)
+        return toolUse(tool.name, { ...minimalObject(schema), [messageKey]: this.#checkin(topic) });
       this.stats.reflections += 1;
       return toolUse(tool.name, minimalObject(schema));
     }
@@ -119,7 +120,9 @@ export class NaiveModel {
   #checkin(topic: (typeof ROTATION)[number]): string {
     this.stats.checkinTexts += 1;
     const variants = CHECKIN_QUESTIONS[topic];
-    const question = variants[Math.floor(this.stats.checkinTexts / ROTATION.length) % variants.length] as string;
+    const question = variants[
+      Math.floor(this.stats.checkinTexts / ROTATION.length) % variants.length
+    ] as string;
     if (this.stats.checkinTexts % LEAK_EVERY !== 0) return question;
     this.stats.leaks += 1;
     return this.stats.leaks % 2 === 1

@@ -19,6 +19,7 @@ export interface Plan {
   timezoneChanges: { at: Date; from: string; to: string }[];
 }
 
+/** Resolves every wall time of a scenario; ScenarioError names the field and time that cannot be placed. */
 export function planScenario(scenario: Scenario): Plan {
   const where = (field: string, local: string) => `${scenario.name}: ${field} "${local}"`;
   let zones: ZoneTimeline;
@@ -31,7 +32,8 @@ export function planScenario(scenario: Scenario): Plan {
     try {
       return zones.instant(local);
     } catch (error) {
-      if (error instanceof LocalTimeError) throw new ScenarioError(`${where(field, local)}: ${error.message}`);
+      if (error instanceof LocalTimeError)
+        throw new ScenarioError(`${where(field, local)}: ${error.message}`);
       throw error;
     }
   };

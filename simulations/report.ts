@@ -36,6 +36,7 @@ const TONE_COLOR: Record<string, string> = {
   unknown: "#e6e9ee",
 };
 
+/** The whole page for one run, as one string with nothing external. */
 export function renderReport(result: RunResult): string {
   const { scenario, metrics } = result;
   const days = dayRows(result);
@@ -138,14 +139,14 @@ function daySvg(day: DayRow, result: RunResult): string {
       );
     }
   };
+  shade(0, day.outsideBefore, "outside", "before the run");
+  shade(24 * 60 - day.outsideAfter, 24 * 60, "outside", "after the run");
   const quietLabel = `quiet hours ${formatQuietHours(quiet)}`;
   if (quiet.start < quiet.end) shade(quiet.start, quiet.end, "quiet", quietLabel);
   else if (quiet.start > quiet.end) {
     shade(0, quiet.end, "quiet", quietLabel);
     shade(quiet.start, 24 * 60, "quiet", quietLabel);
   }
-  shade(0, day.outsideBefore, "outside", "before the run");
-  shade(24 * 60 - day.outsideAfter, 24 * 60, "outside", "after the run");
 
   const grid: string[] = [];
   for (let h = 0; h <= 24; h += 3) {
@@ -228,9 +229,12 @@ function eventTable(day: DayRow, open: boolean): string {
 }
 
 function legend(): string {
-  const items = EVENT_KINDS.map((k) => `<span class="legend-item"><span class="tag ${k}">${KIND_LABEL[k]}</span></span>`);
+  const items = EVENT_KINDS.map(
+    (k) => `<span class="legend-item"><span class="tag ${k}">${KIND_LABEL[k]}</span></span>`,
+  );
   const tones = Object.entries(TONE_COLOR).map(
-    ([tone, color]) => `<span class="legend-item"><span class="tone-tag" style="background:${color}">${tone}</span></span>`,
+    ([tone, color]) =>
+      `<span class="legend-item"><span class="tone-tag" style="background:${color}">${tone}</span></span>`,
   );
   return `<p class="legend">${items.join("")}<span class="legend-item"><span class="swatch quiet"></span>quiet hours</span> · tone: ${tones.join("")}</p>`;
 }
@@ -286,7 +290,7 @@ function tokensBlock(m: Metrics): string {
   const row = (name: string, f: typeof total) =>
     `<tr><td>${esc(name)}</td><td>${f.calls}</td><td>${f.promptAvg}</td><td>${f.promptMax}</td><td>${f.input}</td><td>${f.output}</td><td>${f.cacheRead}</td><td>${f.cacheWrite}</td></tr>`;
   const rows = [...Object.entries(byPurpose).map(([p, f]) => row(p, f)), row("all calls", total)];
-  return `<h2>Tokens</h2><table class="tokens"><tr><th>call</th><th>n</th><th>prompt avg</th><th>prompt max</th><th>input</th><th>output</th><th>cache read</th><th>cache write</th></tr>${rows.join("")}</table>${promptChart(calls)}`;
+  return `<h2>Tokens</h2><table class="tokens"><tr><th>call</th><th>n</th><th title="prompt tokens per call, average">prompt ⌀</th><th title="largest prompt">max</th><th>input</th><th>output</th><th title="cache read">c.read</th><th title="cache write">c.write</th></tr>${rows.join("")}</table>${promptChart(calls)}`;
 }
 
 const PURPOSE_COLOR: Record<string, string> = {
@@ -309,7 +313,10 @@ function promptChart(calls: CallFigures[]): string {
   });
   const key = Object.entries(PURPOSE_COLOR)
     .filter(([p]) => calls.some((c) => c.purpose === p))
-    .map(([p, color]) => `<span class="legend-item"><span class="swatch" style="background:${color}"></span>${p}</span>`)
+    .map(
+      ([p, color]) =>
+        `<span class="legend-item"><span class="swatch" style="background:${color}"></span>${p}</span>`,
+    )
     .join("");
   return `<p class="note">Prompt size per call, in order (max ${max} tokens)</p><svg class="prompt-chart" viewBox="0 0 ${w} ${h}" role="img" aria-label="prompt size per call">${bars.join("")}</svg><p class="legend">${key}</p>`;
 }
@@ -346,7 +353,7 @@ main{display:grid;grid-template-columns:minmax(0,1fr) 400px;gap:20px;padding:12p
 .day{margin:0 0 14px;background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px 10px}
 figcaption{font-weight:600}.zone{font-weight:400;color:var(--muted);margin-left:6px}
 .day-chart{width:100%;height:auto;display:block}
-.quiet{fill:#d6e2f5}.outside{fill:#eeeeec}
+.quiet{fill:#c9d8f0;opacity:.75}.outside{fill:#eeeeec}
 .grid{stroke:var(--line)}.hour{font-size:11px;fill:var(--muted);text-anchor:middle}
 .lane{font-size:11px;fill:var(--muted)}
 .ev.person{fill:var(--person)}.ev.reply{fill:var(--reply)}.ev.notice{fill:var(--notice)}
@@ -376,4 +383,6 @@ figcaption{font-weight:600}.zone{font-weight:400;color:var(--muted);margin-left:
 .note,.empty{color:var(--muted);font-size:12px;margin:4px 0}
 .prompt-chart{width:100%;height:90px;background:#fafafa;border:1px solid var(--line)}
 .judge{margin:0}
+.tokens td,.tokens th{font-size:11.5px;padding:3px 2px}.tokens td:not(:first-child){text-align:right;font-variant-numeric:tabular-nums}
+.tokens td:first-child{word-break:break-word}
 `;

@@ -30,15 +30,24 @@ export async function scenarioNames(dir: string = SCENARIOS_DIR): Promise<string
     .sort();
 }
 
-/** Loads scenarios by name (all of them when none is given); an unknown name lists the known ones. */
-export async function loadScenarios(names: readonly string[], dir: string = SCENARIOS_DIR): Promise<Scenario[]> {
+/**
+ * Loads scenarios by name (all shipped ones when none is given) or by path to a `.json`
+ * file (your own scenario); an unknown name lists the known ones.
+ */
+export async function loadScenarios(
+  names: readonly string[],
+  dir: string = SCENARIOS_DIR,
+): Promise<Scenario[]> {
   const known = await scenarioNames(dir);
   const wanted = names.length > 0 ? names : known;
-  const unknown = wanted.filter((n) => !known.includes(n));
+  const isPath = (n: string) => n.endsWith(".json");
+  const unknown = wanted.filter((n) => !isPath(n) && !known.includes(n));
   if (unknown.length > 0) {
-    throw new ScenarioError(`no scenario named ${unknown.join(", ")} in ${dir}; the scenarios are: ${known.join(", ")}`);
+    throw new ScenarioError(
+      `no scenario named ${unknown.join(", ")} in ${dir}; the scenarios are: ${known.join(", ")}`,
+    );
   }
-  return Promise.all(wanted.map((n) => loadScenarioFile(join(dir, `${n}.json`))));
+  return Promise.all(wanted.map((n) => loadScenarioFile(isPath(n) ? n : join(dir, `${n}.json`))));
 }
 
 /** A model for one run and how to let it go. */
@@ -80,14 +89,20 @@ export interface BatchOptions {
   onResult?: (result: RunResult, outputDir: string) => void;
 }
 
-/** Runs scenarios one after the other, writing each run's outputs as soon as it is done. */
+/** How many offline runs share the machine at once: each waits on its own disk writes and loopback calls. */
+export const OFFLINE_CONCURRENCY = 4;
+
+/**
+ * Runs scenarios (offline ones a few at a time, each with its own model, clock and data
+ * directory), writing each run's outputs as soon as it is done. Results come back in the
+ * order the scenarios were given.
+ */
 export async function runBatch(scenarios: readonly Scenario[], options: BatchOptions): Promise<RunResult[]> {
   const judge = options.judge
     ? new ModelClient(loadModelConfig(options.env), { clock: systemClock })
     : undefined;
   const live = options.live ? liveRunModel(options.env) : undefined;
-  const results: RunResult[] = [];
-  for (const scenario of scenarios) {
+  const runOne = async (scenario: Scenario): Promise<RunResult> => {
     const model = live ?? (await naiveRunModel());
     let result: RunResult;
     try {
@@ -98,8 +113,16 @@ export async function runBatch(scenarios: readonly Scenario[], options: BatchOpt
     if (judge) result.judge = await judgeRun(result, judge);
     const dir = await writeRunOutputs(result, options.outDir ?? OUT_DIR);
     options.onResult?.(result, dir);
-    results.push(result);
-  }
+    return result;
+  };
+  const results: RunResult[] = new Array(scenarios.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < scenarios.length; i = next++)
+      results[i] = await runOne(scenarios[i] as Scenario);
+  };
+  const lanes = live ? 1 : Math.min(OFFLINE_CONCURRENCY, scenarios.length);
+  await Promise.all(Array.from({ length: lanes }, worker));
   return results;
 }
 

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { z } from "zod";
-import { isPlausibleCron, isValidTimezone, type QuietHours, parseQuietHours } from "../src/config.ts";
+import { isPlausibleCron, isValidTimezone, parseQuietHours, type QuietHours } from "../src/config.ts";
 
 /**
  * A scenario is a day (or a week) of one person's life with the companion, written as
@@ -33,7 +33,11 @@ const clockRange = z
 const weekday = z.enum(["mon", "tue", "wed", "thu", "fri", "sat", "sun"]);
 export type Weekday = z.infer<typeof weekday>;
 
-const minutesAfter = z.number().int().min(0).max(24 * 60);
+const minutesAfter = z
+  .number()
+  .int()
+  .min(0)
+  .max(24 * 60);
 
 /** Topics (lexicon labels such as "hydration") a message of the person really answers. */
 const topics = z.array(z.string().min(1));
@@ -45,7 +49,6 @@ export const scriptedMessageSchema = z.strictObject({
   /** Ground truth for the re-ask metric: which topics this message settles. */
   answers: topics.default([]),
 });
-export type ScriptedMessage = z.infer<typeof scriptedMessageSchema>;
 
 /**
  * How the person treats a check-in. Texts may say `{topic}`, replaced by the check-in's
@@ -85,7 +88,10 @@ const whenSchema = z.strictObject({
   between: clockRange.optional(),
   days: z.array(weekday).min(1).optional(),
   /** Local dates, "2026-03-09". */
-  dates: z.array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/)).min(1).optional(),
+  dates: z
+    .array(z.string().regex(/^\d{4}-\d{2}-\d{2}$/))
+    .min(1)
+    .optional(),
 });
 
 /** The first rule whose `when` matches a check-in decides the reaction; none matching means ignore. */
@@ -126,7 +132,9 @@ export const expectationsSchema = z.strictObject({
   considered: countRange.optional(),
   fired: countRange.optional(),
   /** Check-ins sent in a local window, e.g. none while the person is on a plane. */
-  firedBetween: z.array(z.strictObject({ from: localDateTime, to: localDateTime }).and(countRange)).default([]),
+  firedBetween: z
+    .array(z.strictObject({ from: localDateTime, to: localDateTime }).and(countRange))
+    .default([]),
   /** Held back at least `min` times for this reason (a pre-check or topic-guard reason). */
   heldBack: z.array(z.strictObject({ reason: z.string().min(1), min: z.number().int().min(1) })).default([]),
   /** The leak guard had something to strip at least this often (shows the guard worked, not luck). */
@@ -143,22 +151,22 @@ export const scenarioSettingsSchema = z.strictObject({
   maxCheckinsPerDay: z.number().int().min(0).optional(),
   answeredTopicHours: z.number().int().min(0).optional(),
 });
-export type ScenarioSettings = z.infer<typeof scenarioSettingsSchema>;
 
+/** One scenario file; every field but name, description, zone and span has a default. */
 export const scenarioSchema = z.strictObject({
-    name: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, "kebab-case, like saturday-good-morning"),
-    description: z.string().min(1),
-    timezone: zone,
-    start: localDateTime,
-    end: localDateTime,
-    heartbeatCron: z.string().refine(isPlausibleCron, "a cron expression like 7 * * * *").default("7 * * * *"),
-    quietHours: clockRange.prefault("22:00-08:00"),
-    settings: scenarioSettingsSchema.default({}),
-    messages: z.array(scriptedMessageSchema).default([]),
-    reactions: z.array(reactionRuleSchema).default([]),
-    silences: z.array(silenceSchema).default([]),
-    timezoneChanges: z.array(timezoneChangeSchema).default([]),
-    expect: expectationsSchema.default(expectationsSchema.parse({})),
+  name: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, "kebab-case, like saturday-good-morning"),
+  description: z.string().min(1),
+  timezone: zone,
+  start: localDateTime,
+  end: localDateTime,
+  heartbeatCron: z.string().refine(isPlausibleCron, "a cron expression like 7 * * * *").default("7 * * * *"),
+  quietHours: clockRange.prefault("22:00-08:00"),
+  settings: scenarioSettingsSchema.default({}),
+  messages: z.array(scriptedMessageSchema).default([]),
+  reactions: z.array(reactionRuleSchema).default([]),
+  silences: z.array(silenceSchema).default([]),
+  timezoneChanges: z.array(timezoneChangeSchema).default([]),
+  expect: expectationsSchema.default(expectationsSchema.parse({})),
 });
 export type Scenario = z.infer<typeof scenarioSchema>;
 /** A scenario as written in its file, before defaults are filled in. */

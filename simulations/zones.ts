@@ -31,6 +31,7 @@ interface Segment {
   from: number;
 }
 
+/** The person's zone over the scenario: the home zone, then each /tz change in turn. */
 export class ZoneTimeline {
   readonly #segments: Segment[];
 

@@ -118,7 +118,7 @@ export interface Companion {
   heartbeat(): Promise<HeartbeatOutcome>;
   /** After a restart: finishes interrupted sends, answers what is unanswered (once), runs queued reflections. */
   recover(): Promise<void>;
-  /** Resolves when no turn, retry or reflection is in flight (for tests, simulations, the terminal chat). */
+  /** Resolves when no turn or background work (reflection, a retry that started) is running; a retry still waiting for its timer is not waited for. */
   idle(): Promise<void>;
   /** Stops taking turns, cancels retries, waits (bounded) for work in flight. */
   close(): Promise<void>;
@@ -419,6 +419,7 @@ class CompanionImpl implements Companion {
       this.#hold({ ts: now.toISOString(), fire: false, reason, detail, ...extra });
 
     if (this.#retryTimer && pendingMessages(this.#deps.log.recent(), now).length > 0) {
+      await this.#traceQuietly({ kind: "heartbeat", stage: "reply-pending" });
       return held("reply-pending", "The person's messages are still waiting for a reply; that comes first.");
     }
     const slice = await this.#deps.log.awarenessSlice(now, defaultAwarenessSettings.windowHours);
@@ -482,11 +483,7 @@ class CompanionImpl implements Companion {
     const newestUser = slice.findLast((m) => m.role === "user");
     const delivered = await this.#deliver(
       { text: generation.text, kind: "heartbeat" },
-      {
-        trigger: "heartbeat",
-        channel: newestUser?.channel ?? this.#defaultChannel(),
-        ...(newestUser ? { answeredThrough: newestUser.id } : {}),
-      },
+      { trigger: "heartbeat", channel: newestUser?.channel ?? this.#defaultChannel() },
     );
     const returned = { decision: generation.decision, raw: generation.raw, removed: generation.removed };
     if (delivered.status !== "sent") {
@@ -763,16 +760,20 @@ function isNotice(message: Message): boolean {
   return message.role === "assistant" && message.notice === true;
 }
 
+/** An assistant message that answered the person (not a check-in, not a notice). */
+function isAnswer(message: Message): boolean {
+  return message.role === "assistant" && message.trigger !== "heartbeat" && !isNotice(message);
+}
+
 /**
- * The person's messages not answered yet, oldest first. The last answer (a reply or a
- * check-in, not a notice) covers the person's messages up to the one it names in
- * `answeredThrough` — messages that arrived while it was being written come after that,
- * even if they were logged before it — or, for entries without the field, everything
- * before it.
+ * The person's messages not answered yet, oldest first. The last answer covers the
+ * person's messages up to the one it names in `answeredThrough` — messages that arrived
+ * while it was being written come after that, even if they were logged before it — or,
+ * for entries without the field, everything before it. Check-ins and notices answer nothing.
  */
 export function pendingMessages(recent: readonly Message[], now: Date): Message[] {
   const visible = recent.filter((m) => Date.parse(m.ts) <= now.getTime());
-  const lastAnswer = visible.findLastIndex((m) => m.role === "assistant" && !isNotice(m));
+  const lastAnswer = visible.findLastIndex(isAnswer);
   if (lastAnswer < 0) return visible.filter((m) => m.role === "user");
   const through = visible[lastAnswer]?.answeredThrough;
   const coveredUpTo = typeof through === "string" ? visible.findIndex((m) => m.id === through) : -1;

@@ -1,8 +1,9 @@
 import { z } from "zod";
+import { CronError, parseCron } from "./heartbeat/cron.ts";
 
 /**
- * Configuration comes from the environment (npm scripts load `.env` with
- * `node --env-file-if-exists`). It is split into parts so that a command only asks
+ * Configuration comes from the environment (the command line loads `.env` first, see
+ * src/cli.ts; variables already set win). It is split into parts so that a command only asks
  * for what it uses: reading a log needs no Telegram token, chatting in the terminal
  * needs no bot at all.
  */
@@ -176,12 +177,20 @@ class Reader {
   }
 }
 
-/** Five cron fields (minute hour day month weekday), or six with seconds first. */
+/** What is wrong with a cron expression the heartbeat scheduler could not run, or null when it can. */
+function cronProblem(expression: string): string | null {
+  try {
+    parseCron(expression);
+    return null;
+  } catch (error) {
+    if (error instanceof CronError) return error.problem;
+    throw error;
+  }
+}
+
+/** Whether the heartbeat scheduler can run the expression: five fields, or six with seconds first. */
 export function isPlausibleCron(expression: string): boolean {
-  const fields = expression.trim().split(/\s+/);
-  return (
-    (fields.length === 5 || fields.length === 6) && fields.every((f) => /^[\d*,/\-A-Za-z?LW#]+$/.test(f))
-  );
+  return cronProblem(expression) === null;
 }
 
 /** Reads the settings every command needs; none of them is secret. */
@@ -205,10 +214,11 @@ export function loadCoreConfig(env: Env = process.env): CoreConfig {
     });
   }
   const heartbeatCron = r.string("PRESENCE_HEARTBEAT_CRON", "7 * * * *");
-  if (!isPlausibleCron(heartbeatCron)) {
+  const cron = cronProblem(heartbeatCron);
+  if (cron !== null) {
     r.problems.push({
       variable: "PRESENCE_HEARTBEAT_CRON",
-      problem: `must be a cron expression (minute hour day month weekday), got "${heartbeatCron}"`,
+      problem: `must be a cron expression (minute hour day month weekday), got "${heartbeatCron}": ${cron}`,
       example: '"7 * * * *"',
     });
   }

@@ -1,33 +1,39 @@
-import pino, { type Logger } from "pino";
+import pino, { type DestinationStream, type Logger } from "pino";
 
 export type { Logger } from "pino";
 
-/**
- * Paths that may carry a secret or the person's words. They are censored in every
- * line, at every level: the process log is for operators, not for reading someone's life.
- */
-const REDACT = [
-  "token",
-  "apiKey",
-  "api_key",
-  "authorization",
-  "*.token",
-  "*.apiKey",
-  "*.authorization",
-  "headers.authorization",
-  "headers['x-api-key']",
-  "text",
-  "*.text",
-];
+/** Fields that carry a secret: the bot token, the API key, an authorization header. */
+const SECRETS = ["token", "apiKey", "api_key", "authorization", "headers['x-api-key']"];
+/** Fields that carry the person's words or the companion's. */
+const WORDS = ["text", "caption"];
 
-/** The process log: JSON lines when not on a terminal, readable lines when it is. */
+/**
+ * Every place those fields may sit, up to two objects deep and inside a `messages` list: an
+ * error carries the request it failed on (`err.payload.text`), a turn carries its messages.
+ * Censored in every line, at every level: the process log is for operators, not for
+ * reading someone's life.
+ */
+const REDACT = [...SECRETS, ...WORDS].flatMap((field) => [
+  field,
+  `*.${field}`,
+  `*.*.${field}`,
+  `messages[*].${field}`,
+  `*.messages[*].${field}`,
+]);
+
+/**
+ * The process log: JSON lines when not a terminal, readable lines when it is. A destination
+ * (tests capture lines with one) always gets JSON lines.
+ */
 export function createLogger(
   level: string = process.env.LOG_LEVEL ?? "info",
   pretty = process.stdout.isTTY,
+  destination?: DestinationStream,
 ): Logger {
+  const options = { level, redact: { paths: REDACT, censor: "[redacted]" } };
+  if (destination) return pino(options, destination);
   return pino({
-    level,
-    redact: { paths: REDACT, censor: "[redacted]" },
+    ...options,
     ...(pretty
       ? { transport: { target: "pino-pretty", options: { colorize: true, translateTime: "SYS:HH:MM:ss" } } }
       : {}),

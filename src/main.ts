@@ -87,9 +87,13 @@ export function buildCompanion(runtime: Runtime, port: OutboundPort, options?: C
 }
 
 /** The slash commands over a runtime: status, pause and the rest, export and wipe. */
-export function buildCommandHandlers(runtime: Runtime): CommandHandlers {
+export function buildCommandHandlers(
+  runtime: Runtime,
+  hooks: { onTimezoneChange?(zone: string): void } = {},
+): CommandHandlers {
   const { core, model, clock, messages, mind, notes, trace } = runtime;
   return new CommandHandlers({
+    ...hooks,
     mind,
     clock,
     settings: { timezone: core.timezone, quietHours: core.quietHours },
@@ -126,12 +130,16 @@ export function buildCommandHandlers(runtime: Runtime): CommandHandlers {
   });
 }
 
-/** Bounds for a graceful stop; together well inside pm2's kill_timeout (ecosystem.config.cjs). */
+/**
+ * Bounds for a graceful stop. With the channel's 2 s for confirming updates and the command's
+ * 1 s exit grace, the worst case stays under pm2's kill_timeout of 10 s (ecosystem.config.cjs);
+ * a reply cut off by these bounds stays unanswered in the log and is answered after the restart.
+ */
 export const STOP_BUDGET = {
   /** Replies in flight when updates stop. */
-  channelGraceMs: 5_000,
+  channelGraceMs: 4_000,
   /** The companion's turn and reflections in flight. */
-  companionCloseMs: 3_000,
+  companionCloseMs: 2_500,
 } as const;
 
 /** Starts the heartbeat: each tick asks the companion; ticks missed while down are not made up. */
@@ -222,6 +230,13 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     })();
     return stopping;
   };
+  const restartSchedule = async (zone: string) => {
+    if (!schedule || !companion || stopping) return;
+    await schedule.stop();
+    if (stopping) return;
+    schedule = startHeartbeat(runtime, companion);
+    logger.info({ timezone: zone }, "heartbeat follows the new time zone");
+  };
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
       logger.warn({ signal }, "second signal while stopping; exiting now");
@@ -240,7 +255,11 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       reply: () => (companion as Companion).reply(),
     },
     messages: runtime.messages,
-    commands: buildCommandHandlers(runtime),
+    commands: buildCommandHandlers(runtime, {
+      onTimezoneChange: (zone) => {
+        void restartSchedule(zone);
+      },
+    }),
     clock,
     logger,
     onFatal: (error) => {

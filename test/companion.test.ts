@@ -11,6 +11,7 @@ import type { CoreConfig, ModelConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import { loadPersona, personaFromDir } from "../src/mind/persona.ts";
 import { type IncomingInput, type OutgoingMessage, RecipientBlockedError } from "../src/port.ts";
+import type { Message } from "../src/store/message.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
 import { NotesStore } from "../src/store/notes.ts";
@@ -531,7 +532,58 @@ describe("the companion after a crash", () => {
   });
 });
 
+describe("pendingMessages", () => {
+  const at = (minute: number, role: Message["role"], id: string, extra: Partial<Message> = {}): Message => ({
+    id,
+    ts: new Date(Date.parse(START) + minute * 60_000).toISOString(),
+    role,
+    text: id,
+    channel: "telegram",
+    ...extra,
+  });
+  const now = new Date(Date.parse(START) + 60 * 60_000);
+
+  it("counts what came after the last answer, and what arrived while it was being written", () => {
+    const log = [
+      at(0, "user", "u1"),
+      at(1, "user", "u2"),
+      at(2, "assistant", "r1", { trigger: "reply", answeredThrough: "u1" }),
+      at(3, "user", "u3"),
+    ];
+    expect(pendingMessages(log, now).map((m) => m.id)).toEqual(["u2", "u3"]);
+  });
+
+  it("does not count check-ins or notices as answers", () => {
+    const log = [
+      at(0, "user", "u1"),
+      at(1, "assistant", "r1", { trigger: "reply" }),
+      at(2, "user", "u2"),
+      at(3, "assistant", "notice", { trigger: "reply", notice: true }),
+      at(4, "assistant", "h1", { trigger: "heartbeat" }),
+    ];
+    expect(pendingMessages(log, now).map((m) => m.id)).toEqual(["u2"]);
+    expect(pendingMessages([at(0, "user", "u1"), at(90, "user", "later")], now).map((m) => m.id)).toEqual([
+      "u1",
+    ]);
+  });
+});
+
 describe("the companion's housekeeping", () => {
+  it("applies a single-phase reflection that came with the reply", async () => {
+    const h = await harness({ model: { reflectMode: "single-phase" } });
+    h.api.enqueue(
+      toolReply("update_mind", { trajectory_now: "Planning the garden" }, { text: "Tomatoes first?" }),
+    );
+    expect(await h.companion.reply(said("Planning the garden this weekend"))).toMatchObject({
+      status: "sent",
+    });
+    await h.companion.idle();
+    expect(h.sent.map((m) => m.text)).toEqual(["Tomatoes first?"]);
+    expect(h.mind.read().scratchpad.trajectory_now).toBe("Planning the garden");
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.api.requests[0]?.body.tools?.map((t) => t.name)).toContain("update_mind");
+  });
+
   it("reflects after each exchange off the reply path", async () => {
     const h = await harness({ model: { reflectMode: "two-phase" } });
     h.api.setHandler((body) =>

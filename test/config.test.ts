@@ -59,6 +59,13 @@ describe("core config", () => {
     expect(message).toContain("PRESENCE_TIMEZONE=Europe/Berlin");
     expect(message).toContain("PRESENCE_QUIET_HOURS=22:00-08:00");
   });
+
+  it("refuses a heartbeat schedule the scheduler could not run, saying why", () => {
+    expect(() => loadCoreConfig({ PRESENCE_HEARTBEAT_CRON: "99 * * * *" })).toThrow(
+      /PRESENCE_HEARTBEAT_CRON: .*"99 \* \* \* \*": 99 in the minute field is outside 0-59/,
+    );
+    expect(loadCoreConfig({ PRESENCE_HEARTBEAT_CRON: "0 */2 * * 1-5" }).heartbeatCron).toBe("0 */2 * * 1-5");
+  });
 });
 
 describe("secrets", () => {

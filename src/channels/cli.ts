@@ -54,7 +54,9 @@ export async function runCliChat(options: CliChatOptions): Promise<void> {
     inFlight.add(tracked);
     void tracked.finally(() => inFlight.delete(tracked));
   };
-  write("Talking to presence in the terminal. /status, /memory, /why and the other commands work here; /quit ends.\n\n");
+  write(
+    "Talking to presence in the terminal. /status, /memory, /why and the other commands work here; /quit ends.\n\n",
+  );
   const lines = createInterface({ input: options.input, terminal: false });
   for await (const raw of lines) {
     const text = raw.trim();

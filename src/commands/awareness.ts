@@ -70,13 +70,17 @@ function requireOption(command: string, flag: string, value: string | undefined)
   return value;
 }
 
+/** A full ISO 8601 date and time; the offset may be left out, the date may not (nor the time). */
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/i;
+
 /**
  * An instant from the command line: ISO 8601 with Z or an offset, or without one, read as a
- * wall time in the person's zone (what someone looking at their own clock would type).
+ * wall time in the person's zone (what someone looking at their own clock would type). A date
+ * and a time are both required: a missing part would silently be taken from the wall clock.
  */
 export function parseInstant(command: string, flag: string, text: string, zone: string): Date {
-  const time = DateTime.fromISO(text, { zone });
-  if (!time.isValid) {
+  const time = ISO_DATE_TIME.test(text) ? DateTime.fromISO(text, { zone }) : undefined;
+  if (!time?.isValid) {
     throw new UsageError(
       `${command}: ${flag} "${text}" is not an ISO 8601 time (for example 2026-02-07T14:22:00Z or 2026-02-07T14:22)`,
     );

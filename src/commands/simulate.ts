@@ -1,6 +1,7 @@
 import { relative } from "node:path";
 import { loadScenarios, progressLine, runBatch, summaryTable } from "../../simulations/run.ts";
 import { ScenarioError } from "../../simulations/scenario.ts";
+import { loadModelConfig } from "../config.ts";
 import { defineCommand, UsageError } from "./command.ts";
 
 /**
@@ -13,12 +14,13 @@ export const simulateCommand = defineCommand({
   summary: "day-long simulations with a virtual clock, a table and an HTML report per run",
   usage: "simulate [SCENARIO…] [--live] [--judge]",
   help: [
-    "Runs the scenarios in simulations/scenarios (all of them, or the ones named) against the",
-    "real companion code with a virtual clock. The model is the offline naive model unless",
-    "--live is given, which uses the real model (ANTHROPIC_API_KEY, PRESENCE_MODEL…) and needs",
-    "exactly one scenario. --judge grades each run's appropriateness with one extra call to the",
-    "real model. Progress goes to stderr, one table to stdout; each run writes",
-    "simulations/out/<run>/transcript.md, metrics.json and report.html.",
+    "Runs the scenarios in simulations/scenarios (all of them, or the ones named; a path to a",
+    ".json file runs your own) against the real companion code with a virtual clock.",
+    "The model is the offline naive model unless --live is given, which uses the real model",
+    "(ANTHROPIC_API_KEY, PRESENCE_MODEL…) and needs exactly one scenario. --judge grades each",
+    "run's appropriateness with one extra call to the real model.",
+    "Progress goes to stderr, one table to stdout; each run writes simulations/out/<run>/",
+    "transcript.md, metrics.json and report.html (PRESENCE_SIMULATIONS_OUT: another directory).",
     "Exit code: 0 when every expectation is met, 1 when any is not, 2 for usage mistakes.",
   ].join("\n"),
   positionals: true,
@@ -40,20 +42,24 @@ export const simulateCommand = defineCommand({
       }
       throw error;
     }
+    // A missing key is a ConfigError now, before any run starts, not after the first one.
+    if (values.live || values.judge) loadModelConfig(io.env);
     const started = performance.now();
-    io.stderr(`simulating ${scenarios.length} scenario${scenarios.length === 1 ? "" : "s"} (${values.live ? "live model" : "naive model, offline"})\n`);
+    io.stderr(
+      `simulating ${scenarios.length} scenario${scenarios.length === 1 ? "" : "s"} (${values.live ? "live model" : "naive model, offline"})\n`,
+    );
     const results = await runBatch(scenarios, {
       live: values.live === true,
       judge: values.judge === true,
       env: io.env,
-      onResult: (result, dir) => io.stderr(`  ${progressLine(result)} → ${relative(process.cwd(), dir)}/report.html\n`),
+      ...(io.env.PRESENCE_SIMULATIONS_OUT ? { outDir: io.env.PRESENCE_SIMULATIONS_OUT } : {}),
+      onResult: (result, dir) =>
+        io.stderr(`  ${progressLine(result)} → ${relative(process.cwd(), dir)}/report.html\n`),
     });
     io.stdout(`${summaryTable(results)}\n`);
     const failed = results.filter((r) => !r.passed).length;
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    io.stderr(
-      `${results.length - failed} of ${results.length} met their expectations in ${seconds} s\n`,
-    );
+    io.stderr(`${results.length - failed} of ${results.length} met their expectations in ${seconds} s\n`);
     return failed === 0 ? 0 : 1;
   },
 });

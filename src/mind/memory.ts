@@ -157,7 +157,7 @@ function newItem(
     sourceMessageIds: [...ctx.sourceMessageIds],
     importance: op.importance ?? 3,
     topics:
-      op.topics && op.topics.length > 0 ? op.topics.map((t) => t.trim().toLowerCase()) : ctx.topicsOf(text),
+      op.topics && op.topics.length > 0 ? [...new Set(op.topics.map(canonicalTopic))] : ctx.topicsOf(text),
   };
 }
 
@@ -266,7 +266,7 @@ const STOPWORDS = new Set(
 );
 
 /** Stemmed content words (three letters or more, stop words left out). */
-export function contentWords(text: string): Set<string> {
+function contentWords(text: string): Set<string> {
   const words = text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
   return new Set(words.filter((w) => w.length >= 3 && !STOPWORDS.has(w)).map((w) => stemmer(w)));
 }

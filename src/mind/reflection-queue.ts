@@ -246,14 +246,10 @@ export class Reflector {
     input: unknown,
   ): Promise<ReflectionOutcome> {
     const now = this.#deps.clock.now();
-    const context = (mind: MindState) => ({
-      mind,
-      exchange,
-      messages,
-      now,
-      newMemoryId: () => `m${randomBytes(3).toString("hex")}`,
-      topicsOf: detectTopics,
-    });
+    const context = (mind: MindState) => {
+      const taken = new Set(mind.memory.map((item) => item.id));
+      return { mind, exchange, messages, now, newMemoryId: () => newMemoryId(taken), topicsOf: detectTopics };
+    };
     const preview = applyReflectionUpdate(input, context(this.#deps.mind.read()));
     if (!preview.ok) {
       if (jobId !== null) await this.#remove(jobId);
@@ -335,6 +331,16 @@ export class Reflector {
     } catch (error) {
       this.#logger.warn({ err: error }, "could not write the reflection trace");
     }
+  }
+}
+
+/** A short id the model can copy ("m3fa2c1"), not in `taken`, which it joins. */
+function newMemoryId(taken: Set<string>): string {
+  for (;;) {
+    const id = `m${randomBytes(3).toString("hex")}`;
+    if (taken.has(id)) continue;
+    taken.add(id);
+    return id;
   }
 }
 

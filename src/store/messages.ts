@@ -4,6 +4,7 @@ import { type Adapter, Low } from "lowdb";
 import { DateTime, IANAZone } from "luxon";
 import type { Clock } from "../clock.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { awarenessSliceStart } from "./awareness-slice.ts";
 import {
   DataFileError,
   DurableJsonFile,
@@ -72,7 +73,6 @@ export interface MessageLogOptions {
 export const DEFAULT_WINDOW_DAYS = 3;
 
 const ARCHIVE_FILE = /^(\d{4}-\d{2})\.json$/;
-const HOUR_MS = 3_600_000;
 
 /**
  * The conversation log: every message either side sent, oldest first, kept durably.
@@ -243,27 +243,24 @@ export class MessageLog {
   }
 
   /**
-   * What the awareness engine needs at `now`: every message of the last `windowHours`, and also
-   * the person's last message and everything after it, however old, so days of one-sided
-   * check-ins are still counted. Messages after `now` are left out. Served from memory unless
-   * the slice reaches back past the window.
+   * What the awareness engine needs at `now` and no more: every message of the last
+   * `windowHours`, the person's last turn and the message before it, however old, and
+   * everything since, so days of one-sided check-ins are still counted (the whole log when
+   * the person never wrote). Messages after `now` are left out. Built from this, the context
+   * is the one the whole history gives. Served from memory unless it reaches back past the
+   * window.
    */
   async awarenessSlice(now: Date, windowHours: number): Promise<Message[]> {
     const nowMs = now.getTime();
     const window = this.#low.data.messages;
-    const lastUserInWindow = window.findLast((m) => m.role === "user" && timeOf(m) <= nowMs);
+    const fromMs = awarenessSliceStart(window, nowMs, windowHours);
     const first = window[0];
-    if (lastUserInWindow && first) {
-      const fromMs = Math.min(nowMs - windowHours * HOUR_MS, timeOf(lastUserInWindow));
-      if (timeOf(first) <= fromMs) return window.filter((m) => inRange(m, fromMs, nowMs));
+    if (fromMs !== undefined && first && timeOf(first) <= fromMs) {
+      return window.filter((m) => inRange(m, fromMs, nowMs));
     }
     return this.#enqueue(async () => {
-      const lastUser =
-        this.#low.data.messages.findLast((m) => m.role === "user" && timeOf(m) <= nowMs) ??
-        (await this.#lastArchivedUserAtOrBefore(nowMs));
-      let fromMs = nowMs - windowHours * HOUR_MS;
-      if (lastUser) fromMs = Math.min(fromMs, timeOf(lastUser));
-      return (await this.#messagesSince(fromMs)).filter((m) => inRange(m, fromMs, nowMs));
+      const from = await this.#archivedSliceStart(nowMs, windowHours);
+      return (await this.#messagesSince(from)).filter((m) => inRange(m, from, nowMs));
     });
   }
 
@@ -455,10 +452,17 @@ export class MessageLog {
     return this.#archiveTail;
   }
 
-  async #lastArchivedUserAtOrBefore(nowMs: number): Promise<Message | null> {
-    const { lastUser } = await this.#loadArchiveTail();
-    if (lastUser === null || timeOf(lastUser) <= nowMs) return lastUser;
-    return this.#findInArchives((m) => m.role === "user" && timeOf(m) <= nowMs);
+  /** awarenessSliceStart over the window and as many archive months, newest first, as it takes. */
+  async #archivedSliceStart(nowMs: number, windowHours: number): Promise<number> {
+    let messages = this.#low.data.messages;
+    const found = awarenessSliceStart(messages, nowMs, windowHours);
+    if (found !== undefined) return found;
+    for (const month of (await this.#archiveMonths()).reverse()) {
+      messages = [...(await this.#openArchive(month)).data.messages, ...messages];
+      const from = awarenessSliceStart(messages, nowMs, windowHours);
+      if (from !== undefined) return from;
+    }
+    return Number.NEGATIVE_INFINITY;
   }
 
   #reindex(): void {

@@ -138,14 +138,13 @@ export class MindStore {
   /**
    * Loads data/mind.json, creating the private directory if needed; a missing file is a
    * fresh mind. A file that is not valid throws DataFileError naming the file and the
-   * first problem, and is left exactly as it was. `readOnly` is for commands that look
-   * while the bot may be running: they never write, nor clear a crash's leftover temp
-   * files (which could be the running bot's write in progress).
+   * first problem, and is left exactly as it was. Opening never touches the directory's
+   * other files: another process may be writing there. `readOnly` is for commands that
+   * only look (status): such a store refuses to write.
    */
   static async open(dataDir: string, clock: Clock, options: { readOnly?: boolean } = {}): Promise<MindStore> {
     await ensurePrivateDir(dataDir);
     const file = join(dataDir, "mind.json");
-    if (!options.readOnly) await removeLeftoverTemps(file);
     const adapter = new DurableJsonFile<MindState>(file, { parse: (value) => parseMindFile(file, value) });
     const low = new Low(adapter, initialMindState(clock.now()));
     await low.read();
@@ -231,8 +230,9 @@ export class MindStore {
 
   /**
    * Forgets everything about the person (/wipe): the file is rewritten as a fresh mind, so
-   * nothing of the old contents remains in it. Only the usage ledger stays — token counts,
-   * no words — so the daily budget still holds.
+   * nothing of the old contents remains in it, and temp files a crash left beside it are
+   * deleted. Only the usage ledger stays — token counts, no words — so the daily budget
+   * still holds.
    */
   deleteAll(): Promise<void> {
     return this.#enqueue(async () => {

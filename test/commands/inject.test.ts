@@ -66,6 +66,16 @@ describe("inject", () => {
     expect(await readFile(mindFile(), "utf8")).toBe(before);
   });
 
+  it("a WORKSPACE over its budget is archived into a keyed note, a pointer left in its place", async () => {
+    const big = "- notes on the kitchen renovation plan\n".repeat(80);
+    const result = await runInProcess(["inject", "workspace", "--", big], env);
+    expect(result.code).toBe(0);
+    const pointer = (await scratchpad()).workspace as string;
+    const key = /"(workspace-[0-9-]+)"/.exec(pointer)?.[1];
+    expect(key).toBeDefined();
+    expect(await readFile(join(root, "data", "notes", `${key}.md`), "utf8")).toBe(big.trim());
+  });
+
   it("refuses while the bot holds the data directory, naming its pid", async () => {
     const lock = await acquireDataLock(join(root, "data"), "start");
     try {

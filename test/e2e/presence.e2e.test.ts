@@ -145,6 +145,7 @@ describe("presence start, end to end", () => {
     const log = await MessageLog.open({ dataDir: world.dataDir, clock: systemClock, timeZone: "UTC" });
     const hoursAgo = (h: number) => new Date(systemClock.now().getTime() - h * 3_600_000).toISOString();
     await log.append({ role: "user", text: "see you later", channel: "telegram", ts: hoursAgo(7) });
+    await log.append({ role: "assistant", trigger: "reply", text: "see you!", channel: "telegram", ts: hoursAgo(6.9) });
     for (const h of [5, 3, 1]) {
       await log.append({
         role: "assistant",

@@ -124,6 +124,16 @@ describe("memory operations", () => {
     ]);
   });
 
+  it("topics the model gives are mapped onto the lexicon's labels, so they meet the exchange's", () => {
+    const r = applyMemoryOps(
+      [],
+      [{ op: "add", kind: "pattern", text: "Forgets to drink before noon", topics: ["Water", "hydration"] }],
+      ctx(),
+    );
+    if (!r.ok) throw new Error(r.reason);
+    expect(r.items[0]?.topics).toEqual(["hydration"]);
+  });
+
   it("adding what is already known reinforces it instead of duplicating", () => {
     const r = applyMemoryOps(
       [weekends],

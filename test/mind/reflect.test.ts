@@ -279,6 +279,29 @@ describe("reflection through the real SDK", () => {
     expect(await w.notes.read(key)).toBe(big.trim());
   });
 
+  it("a /wipe while the model thinks is not undone by the reflection landing after it", async () => {
+    const [person] = await converse();
+    const w = await world();
+    await w.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "reply" });
+    api.setHandler(async () => {
+      await w.mind.deleteAll();
+      return toolReply("update_mind", { understanding_known: "- (user) had an interview" });
+    });
+    expect(await w.reflector.runPending()).toMatchObject({ applied: 0, refused: 1 });
+    const file = await readFile(join(dataDir, "mind.json"), "utf8");
+    expect(file).not.toContain("interview");
+  });
+
+  it("drops a job whose messages were deleted (/forget, /wipe) without calling the model", async () => {
+    const [person] = await converse();
+    const w = await world();
+    await w.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "heartbeat" });
+    await w.log.deleteAll();
+    expect(await w.reflector.runPending()).toMatchObject({ dropped: 1 });
+    expect(api.requests).toHaveLength(0);
+    expect(w.mind.read().reflectionQueue).toEqual([]);
+  });
+
   it("does nothing in off mode, and applies inline updates in single-phase mode", async () => {
     const [person] = await converse();
     const off = await world(modelConfig({ reflectMode: "off" }));

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { parseQuietHours } from "../../src/config.ts";
 import { callRecordSchema, simEventSchema } from "../../simulations/events.ts";
 import { carriesInternalText, checkExpectations, computeMetrics } from "../../simulations/metrics.ts";
 import { expectationsSchema } from "../../simulations/scenario.ts";
 import { ZoneTimeline } from "../../simulations/zones.ts";
+import { parseQuietHours } from "../../src/config.ts";
 
 const fixture = z
   .object({
@@ -46,6 +46,13 @@ describe("computeMetrics on a hand-made day", () => {
     const narrow = computeMetrics(fixture.events, fixture.calls, { ...options, answeredTopicHours: 3 });
     expect(narrow.reasksOfAnswered).toBe(0);
     expect(narrow.reasksSameDay).toBe(1);
+  });
+
+  it("compares topics by the lexicon's labels, so a model's own word for a topic still counts", () => {
+    const [answer, , , , , waterAsk] = fixture.events;
+    if (!answer || !waterAsk || waterAsk.kind !== "checkin-sent") throw new Error("fixture changed");
+    const reworded = [answer, { ...waterAsk, topic: "drinking water" }];
+    expect(computeMetrics(reworded, [], options).reasksOfAnswered).toBe(1);
   });
 
   it("reads quiet hours in the zone the person is in at the time", () => {
@@ -128,7 +135,10 @@ describe("carriesInternalText", () => {
     expect(carriesInternalText(text)).toBe(true);
   });
 
-  it.each(["How are you?", "I was thinking of you today.", "A list:\n---\nthat is all"])("lets %j through", (text) => {
-    expect(carriesInternalText(text)).toBe(false);
-  });
+  it.each(["How are you?", "I was thinking of you today.", "A list:\n---\nthat is all"])(
+    "lets %j through",
+    (text) => {
+      expect(carriesInternalText(text)).toBe(false);
+    },
+  );
 });

@@ -361,19 +361,25 @@ describe("awarenessSlice", () => {
     const log = await openLog(dataDir, clock);
     await log.append(user("three days ago"));
     clock.advanceMinutes(3 * 24 * 60);
+    await log.append(assistant("morning check-in"));
+    clock.advanceMinutes(30);
     await log.append(user("today"));
     clock.advanceMinutes(30);
     await log.append(assistant("reply", { trigger: "reply" }));
     const slice = await log.awarenessSlice(clock.now(), 48);
-    expect(slice.map((m) => m.text)).toEqual(["today", "reply"]);
+    expect(slice.map((m) => m.text)).toEqual(["morning check-in", "today", "reply"]);
   });
 
-  it("reaches back to the person's last message 10 days ago and everything since, through the archive", async () => {
+  it("reaches back to the person's last turn 10 days ago, the message before it and everything since, through the archive", async () => {
     const dataDir = await tempDataDir();
     const clock = new SettableClock("2026-02-01T08:00:00.000Z");
     const log = await openLog(dataDir, clock);
-    await log.append(user("before the last one"));
+    await log.append(user("long before"));
     clock.advanceMinutes(60);
+    await log.append(assistant("How did the talk go?", { trigger: "reply" }));
+    clock.advanceMinutes(60);
+    await log.append(user("Well, I think."));
+    clock.advanceMinutes(1);
     await log.append(user("the last thing I said"));
     for (let day = 0; day < 10; day++) {
       clock.advanceMinutes(24 * 60);
@@ -385,6 +391,8 @@ describe("awarenessSlice", () => {
     const reopened = await openLog(dataDir, clock);
     const slice = await reopened.awarenessSlice(clock.now(), 48);
     expect(slice.map((m) => m.text)).toEqual([
+      "How did the talk go?",
+      "Well, I think.",
       "the last thing I said",
       ...Array.from({ length: 10 }, (_, day) => `check-in ${day}`),
     ]);
@@ -401,14 +409,16 @@ describe("awarenessSlice", () => {
     expect(slice.map((m) => m.text)).toEqual(["earlier"]);
   });
 
-  it("is the plain window when the person never wrote", async () => {
+  it("is the whole log when the person never wrote: everything the assistant sent is unanswered", async () => {
     const dataDir = await tempDataDir();
     const clock = new SettableClock("2026-02-01T08:00:00.000Z");
     const log = await openLog(dataDir, clock);
     await log.append(assistant("hello?"));
     clock.advanceMinutes(5 * 24 * 60);
     await log.append(assistant("anyone?"));
-    expect((await log.awarenessSlice(clock.now(), 48)).map((m) => m.text)).toEqual(["anyone?"]);
+    await log.flush();
+    expect(log.recent().map((m) => m.text)).toEqual(["anyone?"]);
+    expect((await log.awarenessSlice(clock.now(), 48)).map((m) => m.text)).toEqual(["hello?", "anyone?"]);
   });
 });
 

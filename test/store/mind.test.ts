@@ -226,7 +226,10 @@ describe("forgetting", () => {
 
   it("deleteAll rewrites the file as a fresh mind, keeping only the token ledger", async () => {
     const mind = await remembering();
+    const leftover = join(dataDir, ".mind.json.0123ab.tmp");
+    await writeFile(leftover, "Dr Alvarez, from a write a crash interrupted");
     await mind.deleteAll();
+    await expect(stat(leftover)).rejects.toThrow(/ENOENT/);
     const file = await readFile(mind.file, "utf8");
     expect(file).not.toMatch(/alvarez|dog/i);
     expect(mind.read().memory).toEqual([]);

@@ -41,6 +41,10 @@ export interface TelegramChannelOptions {
 }
 
 const TELEGRAM_API_ROOT = "https://api.telegram.org";
+/** Longer than the 30 s long poll, short enough that a hung request cannot hold a turn for long. */
+const REQUEST_TIMEOUT_SECONDS = 60;
+/** How long stopping waits for Telegram to confirm the last handled update. */
+const CONFIRM_OFFSET_MS = 2_000;
 /** A stranger gets the fixed reply at most this often. */
 export const STRANGER_REPLY_INTERVAL_MS = 60 * 60_000;
 /** The model accepts images up to 5 MB; larger photos reach it as their caption only. */
@@ -75,7 +79,9 @@ export class TelegramChannel {
   constructor(options: TelegramChannelOptions) {
     this.#options = options;
     this.#apiRoot = options.apiRoot ?? TELEGRAM_API_ROOT;
-    this.bot = new Bot(options.token, { client: { apiRoot: this.#apiRoot } });
+    this.bot = new Bot(options.token, {
+      client: { apiRoot: this.#apiRoot, timeoutSeconds: REQUEST_TIMEOUT_SECONDS },
+    });
     this.bot.api.config.use(retryTransformer(options.retryPolicy ?? DEFAULT_RETRY_POLICY, options.logger));
     this.outbound = new TelegramOutbound({
       api: this.bot.api,
@@ -134,12 +140,12 @@ export class TelegramChannel {
   }
 
   /**
-   * Stops taking updates (confirming those handled), then waits up to `graceMs` for replies
-   * in flight to be sent.
+   * Stops taking updates (confirming those handled, if Telegram answers within a moment), then
+   * waits up to `graceMs` for replies in flight to be sent.
    */
   async stop(graceMs: number): Promise<void> {
-    if (this.bot.isRunning()) await this.bot.stop().catch(() => undefined);
-    await this.#polling;
+    const stopping = this.bot.isRunning() ? this.bot.stop() : Promise.resolve();
+    await settleWithin([stopping, this.#polling ?? Promise.resolve()], CONFIRM_OFFSET_MS);
     await settleWithin([...this.#inFlight], graceMs);
   }
 

@@ -35,6 +35,8 @@ export interface CommandHandlerDeps {
   exportAll(): Promise<unknown>;
   /** Deletes everything kept about the person. */
   wipeAll(): Promise<void>;
+  /** The person's zone changed (/tz): the heartbeat schedule follows it. */
+  onTimezoneChange?(zone: string): void;
 }
 
 /** How long a /wipe question waits for its /wipe yes. */
@@ -137,6 +139,7 @@ export class CommandHandlers {
     await this.#deps.mind.update((m) => {
       m.heartbeat.timezone = zone;
     });
+    this.#deps.onTimezoneChange?.(this.#zone());
     const now = DateTime.fromJSDate(this.#deps.clock.now(), { zone: this.#zone() }).toFormat("HH:mm");
     return {
       text:

@@ -5,15 +5,14 @@ import type { Media } from "../../store/message.ts";
 /**
  * What the person sent, in words the companion and the log can hold. Every kind of message
  * becomes text the model can read — a sticker its emoji, a document its name, a location a
- * place — so nothing the person sends is silently dropped.
+ * place — so nothing the person sends is silently dropped. A voice note says plainly that it
+ * was not heard, so the reply acknowledges it honestly instead of pretending to have listened.
  */
 export interface DescribedMessage {
   text: string;
   media?: Media;
   /** The largest size of a photo, to be fetched and shown to the model. */
   photoFileId?: string;
-  /** A voice note or other audio: logged, and the person told it cannot be listened to yet. */
-  unheard?: boolean;
 }
 
 /** Describes a Telegram message; null for service messages with nothing the person said. */
@@ -31,17 +30,15 @@ export function describeMessage(message: TelegramMessage): DescribedMessage | nu
   }
   if (message.voice) {
     return {
-      text: `[voice note, ${message.voice.duration} s]`,
+      text: `[voice note, ${message.voice.duration} s — not heard: voice notes can't be listened to yet]`,
       media: { kind: "voice", durationSeconds: message.voice.duration },
-      unheard: true,
     };
   }
   if (message.audio) {
     const title = [message.audio.performer, message.audio.title].filter(Boolean).join(" – ");
     return {
-      text: withCaption(`[audio${title ? `: ${title}` : ""}]`),
+      text: withCaption(`[audio${title ? `: ${title}` : ""} — not heard: audio can't be listened to yet]`),
       media: { kind: "audio", ...(caption ? { caption } : {}) },
-      unheard: true,
     };
   }
   if (message.sticker) {

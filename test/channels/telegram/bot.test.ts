@@ -234,7 +234,7 @@ describe("TelegramChannel", () => {
     fake.message(owner, { location: { latitude: 38.7223, longitude: -9.1393 } });
     await waitFor(() => companion.received.length === 4);
     expect(companion.received.map((i) => [i.text, i.media?.kind])).toEqual([
-      ["[voice note, 12 s]", "voice"],
+      ["[voice note, 12 s — not heard: voice notes can't be listened to yet]", "voice"],
       ["🥳", "sticker"],
       ["[document: plan.pdf] for Monday", "document"],
       ["[location: 38.72230, -9.13930]", "location"],

@@ -93,7 +93,7 @@ describe("splitFormatted", () => {
           const words = parts.flatMap((p) => p.text.split(/\s+/));
           expect(words).toEqual(message.text.split(/\s+/));
         }
-        const regions = mergedRegions(message.entities);
+        const regions = mergedRegions(message.text, message.entities);
         if (regions.every((r) => r.length <= limit)) {
           for (const e of message.entities) {
             const whole = covered(message, e);
@@ -115,14 +115,25 @@ describe("splitFormatted", () => {
   });
 });
 
-/** Overlapping entities make one region that can only be kept whole if it fits. */
-function mergedRegions(entities: FormatEntity[]): { start: number; length: number }[] {
-  const sorted = [...entities].sort((a, b) => a.offset - b.offset);
+/**
+ * The stretches that can only be kept whole if they fit: overlapping entities together, widened
+ * to whole words (punctuation stuck to an entity's last word belongs to the word).
+ */
+function mergedRegions(text: string, entities: FormatEntity[]): { start: number; length: number }[] {
+  const widened = entities
+    .map((e) => {
+      let start = e.offset;
+      let end = e.offset + e.length;
+      while (start > 0 && !/\s/.test(text[start - 1] ?? "")) start -= 1;
+      while (end < text.length && !/\s/.test(text[end] ?? "")) end += 1;
+      return { start, end };
+    })
+    .sort((a, b) => a.start - b.start);
   const regions: { start: number; end: number }[] = [];
-  for (const e of sorted) {
+  for (const w of widened) {
     const last = regions.at(-1);
-    if (last && e.offset < last.end) last.end = Math.max(last.end, e.offset + e.length);
-    else regions.push({ start: e.offset, end: e.offset + e.length });
+    if (last && w.start < last.end) last.end = Math.max(last.end, w.end);
+    else regions.push({ ...w });
   }
   return regions.map((r) => ({ start: r.start, length: r.end - r.start }));
 }

@@ -1,0 +1,96 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CliOutbound, runCliChat } from "../../src/channels/cli.ts";
+import { CommandHandlers } from "../../src/channels/telegram/command-handlers.ts";
+import { SettableClock } from "../../src/clock.ts";
+import { silentLogger } from "../../src/log.ts";
+import type { IncomingInput } from "../../src/port.ts";
+import { MindStore } from "../../src/store/mind.ts";
+
+let dir: string;
+let output: string;
+let outbound: CliOutbound;
+let received: IncomingInput[];
+let handlers: CommandHandlers;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "presence-cli-"));
+  output = "";
+  received = [];
+  outbound = new CliOutbound((text) => {
+    output += text;
+  }, "Claire");
+  const clock = new SettableClock("2026-03-10T10:00:00Z");
+  handlers = new CommandHandlers({
+    mind: await MindStore.open(dir, clock),
+    clock,
+    settings: { timezone: "UTC", quietHours: { start: 1320, end: 480 } },
+    status: async () => "check-ins: on",
+    exportAll: async () => ({ hello: "world" }),
+    wipeAll: async () => {},
+  });
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Receives and answers every line after a short think, like the companion would. */
+const companion = {
+  async receive(input: IncomingInput) {
+    received.push(input);
+  },
+  async reply() {
+    await new Promise((r) => setTimeout(r, 5));
+    await outbound.send({ text: `you said ${received.at(-1)?.text}`, kind: "reply" });
+  },
+};
+
+async function chat(lines: string[]): Promise<void> {
+  const input = new PassThrough();
+  const done = runCliChat({
+    companion,
+    commands: handlers,
+    input,
+    write: (t) => (output += t),
+    logger: silentLogger,
+    exportDir: dir,
+  });
+  for (const line of lines) input.write(`${line}\n`);
+  input.end();
+  await done;
+}
+
+describe("the terminal chat", () => {
+  it("hands each line to the companion on channel cli and prints the answer", async () => {
+    await chat(["hello there", "", "  "]);
+    expect(received).toEqual([{ text: "hello there", channel: "cli" }]);
+    expect(output).toContain("Claire: you said hello there");
+  });
+
+  it("runs slash commands without sending them to the companion", async () => {
+    await chat(["/status", "/pause 2h"]);
+    expect(received).toEqual([]);
+    expect(output).toContain("check-ins: on");
+    expect(output).toContain("Check-ins paused until 12:00 (UTC).");
+  });
+
+  it("writes /export to a private file", async () => {
+    await chat(["/export"]);
+    const path = /Written to (\S+)/.exec(output)?.[1] ?? "";
+    expect(JSON.parse(await readFile(path, "utf8"))).toEqual({ hello: "world" });
+  });
+
+  it("stops at /quit, leaving later lines unread", async () => {
+    await chat(["/quit", "not read"]);
+    expect(received).toEqual([]);
+  });
+
+  it("labels check-ins so they read as the companion speaking first", async () => {
+    await outbound.send({ text: "How did it go?", kind: "heartbeat" });
+    expect(output).toContain("Claire (checking in): How did it go?");
+  });
+});

@@ -1,0 +1,151 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  CommandHandlers,
+  type CommandReply,
+  WIPE_CONFIRM_MS,
+} from "../../../src/channels/telegram/command-handlers.ts";
+import { SettableClock } from "../../../src/clock.ts";
+import type { MemoryItem } from "../../../src/mind/memory.ts";
+import { MindStore } from "../../../src/store/mind.ts";
+
+let dir: string;
+let clock: SettableClock;
+let mind: MindStore;
+let handlers: CommandHandlers;
+let wiped: number;
+let zoneChanges: string[];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "presence-commands-"));
+  clock = new SettableClock("2026-03-10T14:20:00Z");
+  mind = await MindStore.open(dir, clock);
+  wiped = 0;
+  zoneChanges = [];
+  handlers = new CommandHandlers({
+    mind,
+    clock,
+    settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
+    status: async () => "status text",
+    exportAll: async () => ({ everything: true }),
+    wipeAll: async () => {
+      wiped += 1;
+    },
+    onTimezoneChange: (zone) => zoneChanges.push(zone),
+  });
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function text(reply: CommandReply): string {
+  if (!("text" in reply)) throw new Error("expected a text reply");
+  return reply.text;
+}
+
+function item(kind: MemoryItem["kind"], itemText: string, extra: Partial<MemoryItem> = {}): MemoryItem {
+  return {
+    id: `m-${itemText.length}-${kind}`,
+    kind,
+    text: itemText,
+    learnedAt: "2026-03-01T10:00:00.000Z",
+    sourceMessageIds: [],
+    importance: 3,
+    topics: [],
+    ...extra,
+  };
+}
+
+describe("CommandHandlers", () => {
+  it("pauses until /resume, for a while, or until a local time, and resumes", async () => {
+    expect(text(await handlers.run("pause", ""))).toContain("/resume");
+    expect(mind.read().heartbeat).toMatchObject({ pausedIndefinitely: true, pausedUntil: null });
+    expect(text(await handlers.run("pause", "until 18:00"))).toBe(
+      "Check-ins paused until 18:00 (Europe/Berlin).",
+    );
+    expect(mind.read().heartbeat).toMatchObject({
+      pausedIndefinitely: false,
+      pausedUntil: "2026-03-10T17:00:00.000Z",
+    });
+    await handlers.run("resume", "");
+    expect(mind.read().heartbeat).toMatchObject({ pausedIndefinitely: false, pausedUntil: null });
+  });
+
+  it("answers a pause it cannot read with the ways to say it, changing nothing", async () => {
+    expect(text(await handlers.run("pause", "for a bit"))).toContain("/pause 2h");
+    expect(mind.read().heartbeat.pausedUntil).toBeNull();
+  });
+
+  it("sets and clears the quiet hours and zone overrides", async () => {
+    expect(text(await handlers.run("quiet", "23:00-07:30"))).toContain("23:00-07:30");
+    expect(mind.read().heartbeat.quietHours).toEqual({ start: 1380, end: 450 });
+    expect(text(await handlers.run("tz", "asia/tokyo"))).toContain("Asia/Tokyo");
+    expect(mind.read().heartbeat.timezone).toBe("Asia/Tokyo");
+    expect(text(await handlers.run("pause", "until 18:00"))).toContain("(Asia/Tokyo)");
+    await handlers.run("tz", "off");
+    await handlers.run("tz", "Nowhere/Special");
+    expect(zoneChanges).toEqual(["Asia/Tokyo", "Europe/Berlin"]);
+    await handlers.run("quiet", "off");
+    expect(mind.read().heartbeat).toMatchObject({ timezone: null, quietHours: null });
+  });
+
+  it("shows what it knows: Known, patterns and open loops, not retired items", async () => {
+    expect(text(await handlers.run("memory", ""))).toContain("don't know much");
+    await mind.update((m) => {
+      m.scratchpad.understanding_known = "- works nights at the hospital";
+      m.memory = [
+        item("pattern", "weekends are loose"),
+        item("open_loop", "finishing the thesis chapter"),
+        item("open_loop", "old loop", { retiredAt: "2026-03-05T10:00:00.000Z", retiredWhy: "closed" }),
+      ];
+    });
+    const memory = text(await handlers.run("memory", ""));
+    expect(memory).toContain("works nights at the hospital");
+    expect(memory).toContain("• weekends are loose");
+    expect(memory).toContain("• finishing the thesis chapter");
+    expect(memory).not.toContain("old loop");
+  });
+
+  it("forgets for real and says what went", async () => {
+    await mind.update((m) => {
+      m.memory = [item("open_loop", "visit my sister in May"), item("pattern", "runs on Sundays")];
+    });
+    const reply = text(await handlers.run("forget", "sister"));
+    expect(reply).toContain("visit my sister in May");
+    expect(mind.read().memory.map((i) => i.text)).toEqual(["runs on Sundays"]);
+    expect(text(await handlers.run("forget", "sister"))).toContain("nothing");
+  });
+
+  it("wipes only when confirmed within the time after asking", async () => {
+    expect(text(await handlers.run("wipe", "yes"))).toContain("/wipe yes");
+    expect(wiped).toBe(0);
+    clock.advanceMinutes(WIPE_CONFIRM_MS / 60_000 + 1);
+    await handlers.run("wipe", "yes");
+    expect(wiped).toBe(0);
+    expect(text(await handlers.run("wipe", "yes"))).toContain("deleted");
+    expect(wiped).toBe(1);
+  });
+
+  it("explains the last check-in decision in local time", async () => {
+    expect(text(await handlers.run("why", ""))).toContain("haven't");
+    await mind.recordDecision({
+      ts: "2026-03-10T13:07:00.000Z",
+      fire: false,
+      reason: "unanswered",
+      detail: "3 check-ins are unanswered.",
+    });
+    expect(text(await handlers.run("why", ""))).toBe(
+      "I held back at 14:07: unanswered.\n3 check-ins are unanswered.",
+    );
+  });
+
+  it("exports everything as a dated JSON file", async () => {
+    const reply = await handlers.run("export", "");
+    if (!("document" in reply)) throw new Error("expected a document");
+    expect(reply.document.fileName).toBe("presence-export-2026-03-10.json");
+    expect(JSON.parse(new TextDecoder().decode(reply.document.contents))).toEqual({ everything: true });
+  });
+});

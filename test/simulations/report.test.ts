@@ -1,0 +1,94 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EVENT_KINDS } from "../../simulations/events.ts";
+import { runScenario } from "../../simulations/harness.ts";
+import type { RunResult } from "../../simulations/result.ts";
+import { loadScenarios, naiveRunModel, writeRunOutputs } from "../../simulations/run.ts";
+
+/**
+ * The report is looked at in a real browser: Debian's chromium, driven by playwright-core
+ * (nothing is downloaded). A multi-day run with a /tz change must draw one timeline mark
+ * per event of the run, per kind, and the page must fetch nothing from anywhere.
+ */
+const CHROMIUM = "/usr/bin/chromium";
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+let browser: Browser;
+let result: RunResult;
+let outDir: string;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) to run the report check; CI installs it in .ci/run`,
+    );
+  }
+  const [scenario] = await loadScenarios(["trip-week"]);
+  if (!scenario) throw new Error("the trip-week scenario did not load");
+  const model = await naiveRunModel();
+  try {
+    result = await runScenario(scenario, { model: model.access });
+  } finally {
+    await model.close();
+  }
+  outDir = await mkdtemp(join(tmpdir(), "presence-report-"));
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  if (outDir) await rm(outDir, { recursive: true, force: true });
+});
+
+describe("report.html in headless Chromium", () => {
+  it("draws every event of the run on the timeline, kind by kind, from the page alone", async () => {
+    const dir = await writeRunOutputs(result, outDir);
+    const page = await browser.newPage();
+    const fetched: string[] = [];
+    page.on("request", (request) => {
+      if (!request.url().startsWith("file://")) fetched.push(request.url());
+    });
+    await page.goto(`file://${join(dir, "report.html")}`);
+
+    expect(await page.locator("[data-event]").count()).toBe(result.events.length);
+    for (const kind of EVENT_KINDS) {
+      const drawn = await page.locator(`[data-event="${kind}"]`).count();
+      expect(drawn, kind).toBe(result.events.filter((e) => e.kind === kind).length);
+    }
+    expect(result.events.some((e) => e.kind === "tz-change")).toBe(true);
+    expect(fetched).toEqual([]);
+    await page.close();
+  });
+
+  it("draws a lane per local day with quiet hours shaded, and shows the verdict and figures", async () => {
+    const page = await browser.newPage();
+    await page.goto(`file://${join(outDir, "trip-week", "report.html")}`);
+    const days = await page
+      .locator("figure.day")
+      .evaluateAll((els) => els.map((el) => el.getAttribute("data-date")));
+    expect(days).toEqual(["2026-03-02", "2026-03-03", "2026-03-04", "2026-03-05", "2026-03-06"]);
+    expect(await page.locator("figure.day rect.quiet").count()).toBeGreaterThanOrEqual(days.length);
+    const box = await page.locator("figure.day svg").first().boundingBox();
+    expect(box?.width ?? 0).toBeGreaterThan(400);
+    await expect(page.locator(".badge").textContent()).resolves.toBe(
+      result.passed ? "expectations met" : "expectations not met",
+    );
+    await expect(page.locator("table.expectations tr.ok, table.expectations tr.bad").count()).resolves.toBe(
+      result.expectations.length,
+    );
+    await page.close();
+  });
+});

@@ -1,0 +1,123 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NaiveModel } from "../../simulations/naive-model.ts";
+import { runCli } from "../../src/cli.ts";
+import type { CommandIO } from "../../src/commands/command.ts";
+import {
+  type MessagesApiFake,
+  type MessagesRequestBody,
+  startMessagesApiFake,
+} from "../fakes/messages-api.ts";
+
+/** `presence simulate` as a person runs it: the table, the progress, the files, the exit code. */
+
+let outDir: string;
+let api: MessagesApiFake;
+
+beforeAll(async () => {
+  outDir = await mkdtemp(join(tmpdir(), "presence-simulate-"));
+  api = await startMessagesApiFake();
+});
+
+afterAll(async () => {
+  await api.close();
+  await rm(outDir, { recursive: true, force: true });
+});
+
+async function simulate(args: string[], env: Record<string, string | undefined> = {}) {
+  let stdout = "";
+  let stderr = "";
+  const io: CommandIO = {
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
+    env: { PRESENCE_SIMULATIONS_OUT: outDir, ...env },
+    interactive: false,
+  };
+  const code = await runCli(["simulate", ...args], io);
+  return { code, stdout, stderr };
+}
+
+describe("presence simulate", () => {
+  it("runs a scenario offline, prints one table, reports progress and writes the three files", async () => {
+    const { code, stdout, stderr } = await simulate(["weekend"]);
+    expect(code).toBe(0);
+    const lines = stdout.trim().split("\n");
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^scenario\s+expectations\s+fired\s+held\s+longest unanswered\s+leaks/);
+    expect(lines[2]).toMatch(/^weekend\s+met \d+\/\d+/);
+    expect(stderr).toMatch(/weekend: ok · \d+ sent, \d+ held/);
+    expect(stderr).toMatch(/1 of 1 met their expectations in \d+\.\d s/);
+    for (const file of ["transcript.md", "metrics.json", "report.html"]) {
+      expect(existsSync(join(outDir, "weekend", file)), file).toBe(true);
+    }
+    const figures = JSON.parse(await readFile(join(outDir, "weekend", "metrics.json"), "utf8"));
+    expect(figures).toMatchObject({ scenario: "weekend", model: "naive", passed: true });
+    expect(figures.events.length).toBeGreaterThan(0);
+  });
+
+  it("exits 1 when a scenario's expectations are not met", async () => {
+    const file = join(outDir, "too-strict.json");
+    await writeFile(
+      file,
+      JSON.stringify({
+        name: "too-strict",
+        description:
+          "Expects a check-in on a silent weekday morning and none held back: impossible by design.",
+        timezone: "UTC",
+        start: "2026-02-10T07:00",
+        end: "2026-02-10T12:00",
+        expect: { fired: { min: 10 } },
+      }),
+    );
+    const { code, stdout, stderr } = await simulate([file]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/too-strict\s+NOT MET/);
+    expect(stderr).toMatch(/too-strict: FAILED \(check-ins fired\)/);
+  });
+
+  it("names the known scenarios when asked for one that does not exist", async () => {
+    const { code, stderr } = await simulate(["no-such-day"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("no scenario named no-such-day");
+    expect(stderr).toContain("trip-week");
+  });
+
+  it("refuses --live without exactly one scenario, and without a key says which setting is missing", async () => {
+    expect((await simulate(["--live"])).code).toBe(2);
+    const missing = await simulate(["weekend", "--live"], { ANTHROPIC_API_KEY: undefined });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("--live talks to whatever ANTHROPIC_BASE_URL names, and --judge adds one graded call per run", async () => {
+    const naive = new NaiveModel();
+    api.setHandler((body: MessagesRequestBody) =>
+      body.tool_choice?.name === "grade_run"
+        ? {
+            content: [
+              { type: "tool_use", name: "grade_run", input: { score: 4, verdict: "Backed off well." } },
+            ],
+          }
+        : naive.handler(body),
+    );
+    const env = { ANTHROPIC_API_KEY: api.apiKey, ANTHROPIC_BASE_URL: api.url, PRESENCE_MAX_RETRIES: "0" };
+    const { code, stdout } = await simulate(["saturday-good-morning-then-silence", "--live", "--judge"], env);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/judge/);
+    expect(stdout).toMatch(/saturday-good-morning-then-silence .* 4\/5$/m);
+    expect(api.requests.filter((r) => r.body.tool_choice?.name === "grade_run")).toHaveLength(1);
+    const transcript = await readFile(
+      join(outDir, "saturday-good-morning-then-silence-live", "transcript.md"),
+      "utf8",
+    );
+    expect(transcript).toContain("Judge: 4/5 — Backed off well.");
+    expect(api.problems).toEqual([]);
+  });
+});
