@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildAwarenessContext } from "../src/awareness/build.ts";
 import { defaultAwarenessSettings } from "../src/awareness/context.ts";
-import { CommandHandlers } from "../src/channels/telegram/command-handlers.ts";
+import { detectTopics } from "../src/awareness/topics.ts";
 import { SettableClock } from "../src/clock.ts";
 import { type Companion, createCompanion, type HeartbeatOutcome } from "../src/companion.ts";
 import { type CoreConfig, formatQuietHours, loadCoreConfig, type ModelConfig } from "../src/config.ts";
@@ -131,7 +131,6 @@ class SimulationRun {
     readonly trace: Trace,
     readonly port: RecordingPort,
     readonly companion: Companion,
-    readonly commands: CommandHandlers,
     readonly modelConfig: ModelConfig,
   ) {}
 
@@ -146,6 +145,7 @@ class SimulationRun {
     };
     const log = await MessageLog.open({ dataDir, clock, timeZone: core.timezone, logger });
     const mind = await MindStore.open(dataDir, clock);
+    await seedMemory(mind, scenario, plan.start);
     const trace = new Trace({ dataDir, clock });
     const port = new RecordingPort();
     const calls: CallRecord[] = [];
@@ -171,30 +171,7 @@ class SimulationRun {
       logger,
       options: { defaultChannel: "simulation" },
     });
-    const unavailable = async (): Promise<never> => {
-      throw new Error("not available in a simulation");
-    };
-    const commands = new CommandHandlers({
-      mind,
-      clock,
-      settings: { timezone: core.timezone, quietHours: core.quietHours },
-      status: unavailable,
-      exportAll: unavailable,
-      wipeAll: unavailable,
-    });
-    return new SimulationRun(
-      calls,
-      plan,
-      options,
-      clock,
-      log,
-      mind,
-      trace,
-      port,
-      companion,
-      commands,
-      modelConfig,
-    );
+    return new SimulationRun(calls, plan, options, clock, log, mind, trace, port, companion, modelConfig);
   }
 
   async play(): Promise<void> {
@@ -216,7 +193,7 @@ class SimulationRun {
       this.clock.set(item.at);
       switch (item.kind) {
         case "tz":
-          await this.commands.run("tz", item.to);
+          await this.#travel(item.to);
           this.#record({ kind: "tz-change", from: item.from, to: item.to });
           break;
         case "person":
@@ -271,6 +248,13 @@ class SimulationRun {
   #record(event: DistributiveOmit<SimEvent, "at" | "zone">): void {
     const at = this.clock.now();
     this.events.push({ ...event, at: at.toISOString(), zone: this.plan.zones.zoneAt(at) } as SimEvent);
+  }
+
+  /** What `/tz Area/City` changes: the zone override the pre-check, the prompts and /status read. */
+  async #travel(zone: string): Promise<void> {
+    await this.mind.update((draft) => {
+      draft.heartbeat.timezone = zone;
+    });
   }
 
   async #personWrites(text: string, answers: string[], cause: PersonCause): Promise<void> {
@@ -346,6 +330,24 @@ class SimulationRun {
       cause: reaction.kind,
     });
   }
+}
+
+/** Puts the scenario's prior memory in the mind, as if reflection had learned it before the run. */
+async function seedMemory(mind: MindStore, scenario: Scenario, at: Date): Promise<void> {
+  if (scenario.memory.length === 0) return;
+  await mind.update((draft) => {
+    scenario.memory.forEach((item, i) => {
+      draft.memory.push({
+        id: `scenario-${i + 1}`,
+        kind: item.kind,
+        text: item.text,
+        importance: item.importance,
+        learnedAt: at.toISOString(),
+        sourceMessageIds: [],
+        topics: detectTopics(item.text),
+      });
+    });
+  });
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { z } from "zod";
 import { isPlausibleCron, isValidTimezone, parseQuietHours, type QuietHours } from "../src/config.ts";
+import { MEMORY_TEXT_MAX_CHARS, memoryKindSchema } from "../src/mind/memory.ts";
 
 /**
  * A scenario is a day (or a week) of one person's life with the companion, written as
@@ -101,6 +102,13 @@ export const reactionRuleSchema = z.strictObject({
 });
 export type ReactionRule = z.infer<typeof reactionRuleSchema>;
 
+/** Something the companion already remembers when the scenario starts (a declared pattern, an open loop…). */
+export const priorMemorySchema = z.strictObject({
+  kind: memoryKindSchema,
+  text: z.string().min(1).max(MEMORY_TEXT_MAX_CHARS),
+  importance: z.number().int().min(1).max(5).default(3),
+});
+
 /** A stretch in which the person reads nothing and answers nothing (scripted messages excepted). */
 export const silenceSchema = z.strictObject({
   from: localDateTime,
@@ -162,6 +170,7 @@ export const scenarioSchema = z.strictObject({
   heartbeatCron: z.string().refine(isPlausibleCron, "a cron expression like 7 * * * *").default("7 * * * *"),
   quietHours: clockRange.prefault("22:00-08:00"),
   settings: scenarioSettingsSchema.default({}),
+  memory: z.array(priorMemorySchema).default([]),
   messages: z.array(scriptedMessageSchema).default([]),
   reactions: z.array(reactionRuleSchema).default([]),
   silences: z.array(silenceSchema).default([]),

@@ -277,6 +277,7 @@ class CompanionImpl implements Companion {
   // ---- replies ----
 
   async #replyTurn(): Promise<ReplyOutcome> {
+    if (this.#closed) return { status: "closed" };
     const now = this.#deps.clock.now();
     const pending = pendingMessages(this.#deps.log.recent(), now);
     if (pending.length === 0) {
@@ -403,6 +404,7 @@ class CompanionImpl implements Companion {
   // ---- check-ins ----
 
   async #heartbeatTurn(): Promise<HeartbeatOutcome> {
+    if (this.#closed) return { status: "closed" };
     const { clock, core, model, mind: store } = this.#deps;
     const now = clock.now();
     const mind = store.read();
@@ -483,7 +485,11 @@ class CompanionImpl implements Companion {
     const newestUser = slice.findLast((m) => m.role === "user");
     const delivered = await this.#deliver(
       { text: generation.text, kind: "heartbeat" },
-      { trigger: "heartbeat", channel: newestUser?.channel ?? this.#defaultChannel() },
+      {
+        trigger: "heartbeat",
+        channel: newestUser?.channel ?? this.#defaultChannel(),
+        ...(newestUser ? { answeredThrough: newestUser.id } : {}),
+      },
     );
     const returned = { decision: generation.decision, raw: generation.raw, removed: generation.removed };
     if (delivered.status !== "sent") {
@@ -760,16 +766,18 @@ function isNotice(message: Message): boolean {
   return message.role === "assistant" && message.notice === true;
 }
 
-/** An assistant message that answered the person (not a check-in, not a notice). */
+/** An assistant message after which earlier messages count as seen: a reply or a check-in, not a notice. */
 function isAnswer(message: Message): boolean {
-  return message.role === "assistant" && message.trigger !== "heartbeat" && !isNotice(message);
+  return message.role === "assistant" && !isNotice(message);
 }
 
 /**
- * The person's messages not answered yet, oldest first. The last answer covers the
- * person's messages up to the one it names in `answeredThrough` — messages that arrived
- * while it was being written come after that, even if they were logged before it — or,
- * for entries without the field, everything before it. Check-ins and notices answer nothing.
+ * The person's messages not answered yet, oldest first. The companion's last message (a
+ * reply or a check-in; a notice does not count) covers the person's messages up to the one
+ * it names in `answeredThrough` — messages that arrived while it was being written come
+ * after that, even if they were logged before it — or, for entries without the field,
+ * everything before it. A check-in that went out while a message waited has moved on from
+ * it: a restart does not answer a morning greeting in the afternoon.
  */
 export function pendingMessages(recent: readonly Message[], now: Date): Message[] {
   const visible = recent.filter((m) => Date.parse(m.ts) <= now.getTime());

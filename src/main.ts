@@ -1,6 +1,6 @@
 import { defaultAwarenessSettings } from "./awareness/context.ts";
+import { CommandHandlers } from "./channels/command-handlers.ts";
 import { TelegramChannel } from "./channels/telegram/bot.ts";
-import { CommandHandlers } from "./channels/telegram/command-handlers.ts";
 import type { Clock } from "./clock.ts";
 import {
   type Companion,

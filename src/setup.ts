@@ -240,13 +240,18 @@ export function terminalPrompter(input = process.stdin, output = process.stdout)
   return {
     ask(question, options = {}) {
       return new Promise((resolve) => {
-        output.write(question);
-        muted = options.secret === true;
-        rl.question("", (answer) => {
+        const done = (answer: string) => {
           if (muted) output.write("\n");
           muted = false;
           resolve(answer);
-        });
+        };
+        if (options.secret !== true) {
+          rl.question(question, done);
+          return;
+        }
+        output.write(question);
+        muted = true;
+        rl.question("", done);
       });
     },
     say: (text) => output.write(text),

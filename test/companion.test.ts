@@ -553,15 +553,20 @@ describe("pendingMessages", () => {
     expect(pendingMessages(log, now).map((m) => m.id)).toEqual(["u2", "u3"]);
   });
 
-  it("does not count check-ins or notices as answers", () => {
+  it("does not count a notice as an answer; a check-in covers what it saw, not what came during it", () => {
     const log = [
       at(0, "user", "u1"),
       at(1, "assistant", "r1", { trigger: "reply" }),
       at(2, "user", "u2"),
       at(3, "assistant", "notice", { trigger: "reply", notice: true }),
-      at(4, "assistant", "h1", { trigger: "heartbeat" }),
     ];
     expect(pendingMessages(log, now).map((m) => m.id)).toEqual(["u2"]);
+    const during = [
+      ...log,
+      at(4, "user", "u3"),
+      at(5, "assistant", "h1", { trigger: "heartbeat", answeredThrough: "u2" }),
+    ];
+    expect(pendingMessages(during, now).map((m) => m.id)).toEqual(["u3"]);
     expect(pendingMessages([at(0, "user", "u1"), at(90, "user", "later")], now).map((m) => m.id)).toEqual([
       "u1",
     ]);
@@ -615,6 +620,28 @@ describe("the companion's housekeeping", () => {
       returned: { raw: "Hi!", removed: [] },
       usage: [expect.objectContaining({ purpose: "reply", cacheWrite: expect.any(Number) })],
     });
+  });
+
+  it("finishes the turn in flight on close but starts none that were waiting", async () => {
+    const h = await harness();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    h.api.setHandler(async () => {
+      await gate;
+      return textReply("First answer.");
+    });
+    const first = h.companion.reply(said("A"));
+    await vi.waitFor(() => expect(h.api.requests).toHaveLength(1));
+    const second = h.companion.reply(said("B"));
+    const closing = h.companion.close();
+    release();
+    await closing;
+    expect(await first).toMatchObject({ status: "sent" });
+    expect(await second).toEqual({ status: "closed" });
+    expect(h.api.requests).toHaveLength(1);
+    expect(pendingMessages(h.log.recent(), h.clock.now()).map((m) => m.text)).toEqual(["B"]);
   });
 
   it("takes no new turns once closed", async () => {

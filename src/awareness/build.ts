@@ -138,8 +138,9 @@ function needsFullBlock(
  * Where the conversation stands at `now`, from the log alone: what the assistant said
  * since the person last spoke, what the person said lately, and how it is going. Pure:
  * the same log, moment and settings always give the same context. The log may be any
- * slice that holds the recent window plus the person's last message and everything
- * after it; it need not be sorted, and entries later than `now` are not yet visible.
+ * slice that holds the recent window, the person's last turn and the message before it,
+ * and everything after (see store/awareness-slice.ts); it need not be sorted, and entries
+ * later than `now` are not yet visible.
  */
 export function buildAwarenessContext(
   log: readonly Message[],

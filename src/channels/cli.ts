@@ -3,9 +3,9 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import type { Logger } from "../log.ts";
 import type { Delivery, OutboundPort, OutgoingMessage } from "../port.ts";
-import type { ChannelCompanion } from "./telegram/bot.ts";
-import type { CommandHandlers } from "./telegram/command-handlers.ts";
-import { commandOf } from "./telegram/commands.ts";
+import type { ChannelCompanion } from "./channel.ts";
+import type { CommandHandlers } from "./command-handlers.ts";
+import { commandOf } from "./commands.ts";
 
 /**
  * The terminal as a channel (`npm run chat`): the same companion, the same log and memory,

@@ -22,7 +22,7 @@ export const chatCommand = defineCommand({
   options: {},
   async run(_args, io) {
     const { core, model } = loadConfigParts({ core: loadCoreConfig, model: loadModelConfig }, io.env);
-    const logger = createLogger(io.interactive ? "warn" : core.logLevel, false);
+    const logger = createLogger(io.env.LOG_LEVEL ? core.logLevel : "warn", false);
     let runtime: Awaited<ReturnType<typeof openRuntime>>;
     try {
       runtime = await openRuntime({ core, model, purpose: "chat", clock: systemClock, logger });

@@ -54,9 +54,15 @@ export function parseCommandArgs<O extends Options>(command: Command<O>, argv: s
     return { values, positionals } as ParsedArgs<O>;
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    throw new UsageError(`${command.name}: ${message}`);
+    throw new UsageError(`${command.name}: ${parseProblem(error)} (see ${command.name} --help)`);
   }
+}
+
+/** node:util's complaint in a few words: its unknown-option text runs on about "--" and positionals. */
+function parseProblem(error: unknown): string {
+  const message = error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
+  const unknown = /^Unknown option '([^']+)'/.exec(message);
+  return unknown ? `unknown option "${unknown[1]}"` : message;
 }
 
 /** Helper for commands: declare options with type inference intact. */

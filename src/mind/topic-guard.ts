@@ -1,6 +1,6 @@
 import { answeredTopicsSince, unansweredAskedTopics } from "../awareness/build.ts";
 import type { AwarenessContext } from "../awareness/context.ts";
-import { canonicalTopic, detectTopics, messageTopics } from "../awareness/topics.ts";
+import { canonicalTopic, detectTopics, knownTopics, messageTopics } from "../awareness/topics.ts";
 import type { Message } from "../store/message.ts";
 
 /**
@@ -22,8 +22,15 @@ export function canonicalTopicsOf(decidedTopic: string): string[] {
   const text = decidedTopic.trim();
   if (text === "") return [];
   const detected = detectTopics(text);
-  return detected.length > 0 ? detected : [canonicalTopic(text)];
+  const lexicon = detected.filter((t) => KNOWN_TOPICS.has(t));
+  if (lexicon.length > 0) return lexicon;
+  const label = canonicalTopic(text);
+  if (KNOWN_TOPICS.has(label)) return [label];
+  return detected.length > 0 ? detected : [label];
 }
+
+/** The lexicon's own labels: a decided topic may name one directly ("movement"). */
+const KNOWN_TOPICS: ReadonlySet<string> = new Set(knownTopics());
 
 /** Whether a check-in about `decidedTopic` may be sent at `now`; `hours` is the already-answered window. */
 export function guardTopic(

@@ -22,8 +22,9 @@ const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\
 /**
  * Reads a hand-written or exported log for the read-only commands: `{ "messages": [...] }` or a
  * bare array, entries needing only `role`, `text` and `ts` (any offset), in any order. Times
- * become UTC with milliseconds, a missing id becomes `m<position>` and a missing channel
- * "telegram"; the result is sorted by time once (stable), ready for the awareness engine.
+ * become UTC with milliseconds, a missing id becomes `m<position>` (never an id the file uses
+ * itself) and a missing channel "telegram"; the result is sorted by time once (stable), ready
+ * for the awareness engine.
  */
 export async function loadLogFile(path: string): Promise<Message[]> {
   let text: string;
@@ -44,9 +45,10 @@ export async function loadLogFile(path: string): Promise<Message[]> {
   }
   const messages: Message[] = [];
   const positions = new Map<string, number>();
+  const givenIds = new Set(entries.map(givenId).filter((id) => id !== undefined));
   for (const [index, entry] of entries.entries()) {
     const fail = (problem: string) => new LogFileError(path, `entry ${index + 1}: ${problem}`);
-    const message = normalizeEntry(entry, index, fail);
+    const message = normalizeEntry(entry, freshId(index, givenIds), fail);
     const earlier = positions.get(message.id);
     if (earlier !== undefined)
       throw fail(`id ${JSON.stringify(message.id)} is also used by entry ${earlier + 1}`);
@@ -64,14 +66,25 @@ function entriesOf(value: unknown): unknown[] | undefined {
   return undefined;
 }
 
-function normalizeEntry(entry: unknown, index: number, fail: (problem: string) => LogFileError): Message {
+function givenId(entry: unknown): unknown {
+  return typeof entry === "object" && entry !== null ? (entry as Record<string, unknown>).id : undefined;
+}
+
+/** An id for an entry without one: `m<position>`, unless the file itself uses that id for another entry. */
+function freshId(index: number, givenIds: ReadonlySet<unknown>): string {
+  let id = `m${index + 1}`;
+  while (givenIds.has(id)) id = `${id}'`;
+  return id;
+}
+
+function normalizeEntry(entry: unknown, id: string, fail: (problem: string) => LogFileError): Message {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
     throw fail("is not an object with role, text and ts");
   }
   const fields = entry as Record<string, unknown>;
   const candidate: Record<string, unknown> = {
     ...fields,
-    id: fields.id ?? `m${index + 1}`,
+    id: fields.id ?? id,
     channel: fields.channel ?? "telegram",
     ts: normalizeTime(fields.ts, "ts", fail),
   };

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CliOutbound, runCliChat } from "../../src/channels/cli.ts";
-import { CommandHandlers } from "../../src/channels/telegram/command-handlers.ts";
+import { CommandHandlers } from "../../src/channels/command-handlers.ts";
 import { SettableClock } from "../../src/clock.ts";
 import { silentLogger } from "../../src/log.ts";
 import type { IncomingInput } from "../../src/port.ts";

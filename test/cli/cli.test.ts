@@ -40,8 +40,16 @@ describe("mistakes on the command line", () => {
   it.each(COMMANDS)("%s: names an unknown flag in one line and exits 2", async (name) => {
     const result = await runInProcess([name, "--frobnicate"]);
     expect(result.code).toBe(2);
-    expect(lines(result.stderr)).toHaveLength(1);
-    expect(result.stderr).toContain(`presence ${name}: `);
-    expect(result.stderr).toContain("--frobnicate");
+    expect(lines(result.stderr)).toEqual([
+      `presence ${name}: unknown option "--frobnicate" (see ${name} --help)`,
+    ]);
+  });
+
+  it("names an option given without its value in one line and exits 2", async () => {
+    const result = await runInProcess(["awareness", "--now", "2026-02-07T14:22:00Z", "--log"]);
+    expect(result.code).toBe(2);
+    expect(lines(result.stderr)).toEqual([
+      "presence awareness: Option '--log <value>' argument missing (see awareness --help)",
+    ]);
   });
 });

@@ -59,4 +59,28 @@ describe("awareness", () => {
     expect(lines(now.stderr)).toHaveLength(1);
     expect(now.stderr).toContain('--now "2026-13-45T99:00:00Z" is not an ISO 8601 time');
   });
+
+  it.each(["14:22", "2026-02", "2026"])(
+    "refuses --now %j, which lacks a date or a time that would be taken from the wall clock",
+    async (text) => {
+      const result = await runInProcess(["awareness", ...ACTIVE.slice(0, 2), "--now", text]);
+      expect(result.code).toBe(2);
+      expect(lines(result.stderr)).toEqual([
+        `presence awareness: --now "${text}" is not an ISO 8601 time (for example 2026-02-07T14:22:00Z or 2026-02-07T14:22)`,
+      ]);
+    },
+  );
+
+  it("reads a --now without an offset as a wall time in the person's zone", async () => {
+    const result = await runInProcess([
+      "awareness",
+      ...ACTIVE.slice(0, 2),
+      "--now",
+      "2026-07-01T09:30",
+      "--tz",
+      "Europe/Madrid",
+      "--json",
+    ]);
+    expect(JSON.parse(result.stdout).now).toBe("2026-07-01T07:30:00.000Z");
+  });
 });

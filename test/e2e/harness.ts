@@ -53,9 +53,9 @@ export interface Presence {
   exited: Promise<number | string>;
 }
 
-/** Starts `presence start` with the world's settings plus `env`. */
-export function startPresence(world: World, env: Record<string, string> = {}): Presence {
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, join(ROOT, "src", "cli.ts"), "start"], {
+/** Starts `presence start` (or another command) with the world's settings plus `env`. */
+export function startPresence(world: World, env: Record<string, string> = {}, command = "start"): Presence {
+  const child = spawn(process.execPath, ["--import", TSX_LOADER, join(ROOT, "src", "cli.ts"), command], {
     cwd: world.workDir,
     env: {
       PATH: process.env.PATH ?? "",
@@ -73,7 +73,7 @@ export function startPresence(world: World, env: Record<string, string> = {}): P
       LOG_LEVEL: "info",
       ...env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [command === "chat" ? "pipe" : "ignore", "pipe", "pipe"],
   });
   let out = "";
   let err = "";

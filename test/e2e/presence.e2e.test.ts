@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { STRANGER_REPLY_INTERVAL_MS } from "../../src/channels/telegram/bot.ts";
 import { systemClock } from "../../src/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";
@@ -75,7 +74,6 @@ describe("presence start, end to end", () => {
     await world.bot.waitForSent(1, 15_000);
     expect(world.bot.sent[0]?.chatId).toBe(555);
     expect(world.bot.sent[0]?.text).toContain("555");
-    expect(STRANGER_REPLY_INTERVAL_MS).toBe(3_600_000);
     await stopPresence(presence);
     expect(replyRequests()).toBe(0);
     expect(await dataDirText(world.dataDir)).not.toContain("secret-stranger-words");
@@ -145,7 +143,13 @@ describe("presence start, end to end", () => {
     const log = await MessageLog.open({ dataDir: world.dataDir, clock: systemClock, timeZone: "UTC" });
     const hoursAgo = (h: number) => new Date(systemClock.now().getTime() - h * 3_600_000).toISOString();
     await log.append({ role: "user", text: "see you later", channel: "telegram", ts: hoursAgo(7) });
-    await log.append({ role: "assistant", trigger: "reply", text: "see you!", channel: "telegram", ts: hoursAgo(6.9) });
+    await log.append({
+      role: "assistant",
+      trigger: "reply",
+      text: "see you!",
+      channel: "telegram",
+      ts: hoursAgo(6.9),
+    });
     for (const h of [5, 3, 1]) {
       await log.append({
         role: "assistant",
@@ -172,12 +176,12 @@ describe("presence start, end to end", () => {
     expect(world.bot.sent).toEqual([]);
   });
 
-  it("finishes the reply in flight on SIGTERM, then exits 0 within the kill timeout", async () => {
+  it("finishes the reply in flight on SIGINT (pm2's stop signal), then exits 0 within the kill timeout", async () => {
     const presence = await start();
     world.model.failNext("slow", 1, { delayMs: 1_500 });
     world.bot.message(world.bot.user(OWNER_ID, "Ada"), { text: "Quick question" });
     await waitFor(() => replyRequests() === 1, 15_000);
-    const { code, ms } = await stopPresence(presence);
+    const { code, ms } = await stopPresence(presence, "SIGINT");
     expect(code).toBe(0);
     expect(ms).toBeLessThan(KILL_TIMEOUT_MS);
     expect(world.bot.sent.map((s) => s.text)).toEqual(["Answer 1."]);

@@ -33,6 +33,9 @@ describe("guardTopic", () => {
   it("normalizes a decided topic the way the awareness engine labels messages", () => {
     expect(canonicalTopicsOf("water")).toEqual(["hydration"]);
     expect(canonicalTopicsOf("Drinking enough")).toEqual(["hydration"]);
+    expect(canonicalTopicsOf("movement")).toEqual(["movement"]);
+    expect(canonicalTopicsOf("sleep and water")).toEqual(["sleep", "hydration"]);
+    expect(canonicalTopicsOf("guitar")).toEqual(["other:guitar"]);
     expect(canonicalTopicsOf("  ")).toEqual([]);
   });
 

@@ -17,7 +17,7 @@ const NOW = Date.parse("2026-02-20T12:00:00.000Z");
 function at(
   role: Message["role"],
   ms: number,
-  text = role,
+  text: string = role,
   channel: Message["channel"] = "telegram",
 ): Message {
   return { id: `${role}-${ms}`, ts: new Date(ms).toISOString(), role, text, channel };

@@ -44,6 +44,17 @@ describe("loadLogFile", () => {
     ]);
   });
 
+  it("never gives an entry without an id one that another entry of the file has", async () => {
+    const file = await logFile([
+      { id: "m2", role: "user", text: "named m2 by hand", ts: "2026-02-07T08:00:00Z" },
+      { role: "assistant", text: "no id", ts: "2026-02-07T08:01:00Z" },
+    ]);
+    const ids = (await loadLogFile(file)).map((m) => m.id);
+    expect(ids[0]).toBe("m2");
+    expect(ids[1]).not.toBe("m2");
+    expect(new Set(ids).size).toBe(2);
+  });
+
   it.each([
     ["a missing file", null, "cannot be read"],
     ["bad JSON", "[{", "is not valid JSON"],

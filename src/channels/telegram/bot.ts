@@ -4,19 +4,12 @@ import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import type { IncomingInput } from "../../port.ts";
 import type { MessageLog } from "../../store/messages.ts";
-import type { CommandHandlers } from "./command-handlers.ts";
-import { BOT_COMMANDS, commandOf } from "./commands.ts";
+import type { ChannelCompanion } from "../channel.ts";
+import type { CommandHandlers } from "../command-handlers.ts";
+import { BOT_COMMANDS, commandOf } from "../commands.ts";
 import { describeMessage, imageMediaType } from "./incoming.ts";
 import { TelegramOutbound } from "./outbound.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryTransformer } from "./retry.ts";
-
-/** The part of the companion the channel drives. */
-export interface ChannelCompanion {
-  /** Logs the person's message durably (before any model call). */
-  receive(input: IncomingInput): Promise<unknown>;
-  /** Answers everything unanswered; calls made while a turn runs join the next turn. */
-  reply(): Promise<unknown>;
-}
 
 /** Telegram refused the token at getMe: the person must fix TELEGRAM_BOT_TOKEN. */
 export class TelegramTokenRejectedError extends Error {
@@ -75,6 +68,8 @@ export class TelegramChannel {
   readonly #strangersAnswered = new Map<number, number>();
   readonly #inFlight = new Set<Promise<unknown>>();
   #polling: Promise<void> | undefined;
+  /** Set when an update could not be logged: from then on nothing may confirm it to Telegram. */
+  #halted = false;
 
   constructor(options: TelegramChannelOptions) {
     this.#options = options;
@@ -91,8 +86,10 @@ export class TelegramChannel {
     this.bot.on(["message", "edited_message"], (ctx) => this.#route(ctx));
     this.bot.catch((error) => {
       if (error.error instanceof NotPersistedError) {
+        this.#halted = true;
         options.onFatal(error.error);
-        return;
+        // Hold the update loop: its next getUpdates would confirm the update that was not logged.
+        return new Promise<void>(() => {});
       }
       options.logger.error(
         { err: error.error, updateId: error.ctx.update.update_id },
@@ -140,12 +137,14 @@ export class TelegramChannel {
   }
 
   /**
-   * Stops taking updates (confirming those handled, if Telegram answers within a moment), then
-   * waits up to `graceMs` for replies in flight to be sent.
+   * Stops taking updates (confirming those handled, if Telegram answers within a moment, and
+   * never one that could not be logged), then waits up to `graceMs` for replies in flight.
    */
   async stop(graceMs: number): Promise<void> {
-    const stopping = this.bot.isRunning() ? this.bot.stop() : Promise.resolve();
-    await settleWithin([stopping, this.#polling ?? Promise.resolve()], CONFIRM_OFFSET_MS);
+    if (!this.#halted) {
+      const stopping = this.bot.isRunning() ? this.bot.stop() : Promise.resolve();
+      await settleWithin([stopping, this.#polling ?? Promise.resolve()], CONFIRM_OFFSET_MS);
+    }
     await settleWithin([...this.#inFlight], graceMs);
   }
 

@@ -2,9 +2,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CommandHandlers } from "../../../src/channels/command-handlers.ts";
+import { BOT_COMMANDS } from "../../../src/channels/commands.ts";
 import { TelegramChannel, TelegramTokenRejectedError } from "../../../src/channels/telegram/bot.ts";
-import { CommandHandlers } from "../../../src/channels/telegram/command-handlers.ts";
-import { BOT_COMMANDS } from "../../../src/channels/telegram/commands.ts";
 import { SettableClock } from "../../../src/clock.ts";
 import { silentLogger } from "../../../src/log.ts";
 import type { IncomingInput } from "../../../src/port.ts";
@@ -211,6 +211,20 @@ describe("TelegramChannel", () => {
     expect(second.companion.received.map((i) => i.text)).toEqual(["new"]);
     expect(companion.received.map((i) => i.text)).toEqual(["first"]);
     expect(fake.pendingUpdates()).toBe(0);
+  });
+
+  it("leaves an update it could not log unconfirmed, and reports it as fatal", async () => {
+    const { companion, channel, fatal } = await startChannel();
+    companion.receive = async () => {
+      throw new Error("disk full");
+    };
+    fake.message(fake.user(OWNER, "Ada"), { text: "don't lose me" });
+    await waitFor(() => fatal.length === 1);
+    await new Promise((r) => setTimeout(r, 300));
+    await channel.stop(100);
+    expect(String(fatal[0])).toContain("disk full");
+    expect(fake.pendingUpdates()).toBe(1);
+    expect(fake.sent).toEqual([]);
   });
 
   it("turns a photo into an image for the model, with its caption", async () => {

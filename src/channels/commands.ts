@@ -1,10 +1,10 @@
 import { DateTime } from "luxon";
-import { isValidTimezone, parseQuietHours, type QuietHours } from "../../config.ts";
+import { isValidTimezone, parseQuietHours, type QuietHours } from "../config.ts";
 
 /**
- * The bot's slash commands: the menu Telegram shows (setMyCommands) and the parsing of their
- * arguments. Pure — time comes in as `now` and a zone — so every phrasing is unit-tested; the
- * effects live in command-handlers.ts.
+ * The slash commands, on Telegram and in the terminal: the menu Telegram shows (setMyCommands)
+ * and the parsing of their arguments. Pure — time comes in as `now` and a zone — so every
+ * phrasing is unit-tested; the effects live in command-handlers.ts.
  */
 
 /** The menu, in the order Telegram shows it. Descriptions are 3–256 characters. */

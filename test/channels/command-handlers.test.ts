@@ -2,14 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  CommandHandlers,
-  type CommandReply,
-  WIPE_CONFIRM_MS,
-} from "../../../src/channels/telegram/command-handlers.ts";
-import { SettableClock } from "../../../src/clock.ts";
-import type { MemoryItem } from "../../../src/mind/memory.ts";
-import { MindStore } from "../../../src/store/mind.ts";
+import { CommandHandlers, type CommandReply, WIPE_CONFIRM_MS } from "../../src/channels/command-handlers.ts";
+import { SettableClock } from "../../src/clock.ts";
+import type { MemoryItem } from "../../src/mind/memory.ts";
+import { MindStore } from "../../src/store/mind.ts";
 
 let dir: string;
 let clock: SettableClock;

@@ -1,8 +1,8 @@
 import { DateTime } from "luxon";
-import type { Clock } from "../../clock.ts";
-import { formatQuietHours, type QuietHours } from "../../config.ts";
-import { activeMemory, type MemoryItem } from "../../mind/memory.ts";
-import type { MindStore } from "../../store/mind.ts";
+import type { Clock } from "../clock.ts";
+import { formatQuietHours, type QuietHours } from "../config.ts";
+import { activeMemory, type MemoryItem } from "../mind/memory.ts";
+import type { MindStore } from "../store/mind.ts";
 import {
   type CommandName,
   parseForgetArgs,

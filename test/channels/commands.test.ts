@@ -7,7 +7,7 @@ import {
   parseQuietArgs,
   parseTimezoneArgs,
   parseWipeArgs,
-} from "../../../src/channels/telegram/commands.ts";
+} from "../../src/channels/commands.ts";
 
 const NOW = new Date("2026-03-10T14:20:00Z");
 const BERLIN = "Europe/Berlin"; // 15:20 local on NOW

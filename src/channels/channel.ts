@@ -1,0 +1,12 @@
+import type { IncomingInput } from "../port.ts";
+
+/**
+ * The part of the companion a channel drives: it hands over what the person said, then asks
+ * for an answer. Kept this small so Telegram and the terminal depend on nothing else.
+ */
+export interface ChannelCompanion {
+  /** Logs the person's message durably (before any model call). */
+  receive(input: IncomingInput): Promise<unknown>;
+  /** Answers everything unanswered; calls made while a turn runs join the next turn. */
+  reply(): Promise<unknown>;
+}

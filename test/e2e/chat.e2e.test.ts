@@ -1,0 +1,41 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/clock.ts";
+import { MessageLog } from "../../src/store/messages.ts";
+import { createWorld, startPresence, stopPresence, untilListening, type World } from "./harness.ts";
+
+let world: World;
+
+beforeEach(async () => {
+  world = await createWorld();
+});
+
+afterEach(async () => {
+  await world.close();
+});
+
+describe("presence chat, end to end", () => {
+  it("answers lines typed in the terminal with the same companion, logged on channel cli", async () => {
+    const chat = startPresence(world, {}, "chat");
+    chat.child.stdin?.write("hello from the terminal\n");
+    chat.child.stdin?.end();
+    expect(await chat.exited).toBe(0);
+    expect(chat.stdout()).toContain("presence: Answer 1.");
+    const log = await (
+      await MessageLog.open({ dataDir: world.dataDir, clock: systemClock, timeZone: "UTC" })
+    ).all();
+    expect(log.map((m) => [m.role, m.text, m.channel])).toEqual([
+      ["user", "hello from the terminal", "cli"],
+      ["assistant", "Answer 1.", "cli"],
+    ]);
+  });
+
+  it("refuses while the bot runs on the same data, naming its PID", async () => {
+    const bot = startPresence(world);
+    await untilListening(world, bot);
+    const chat = startPresence(world, {}, "chat");
+    chat.child.stdin?.end();
+    expect(await chat.exited).toBe(1);
+    expect(chat.stderr()).toContain(`pid ${bot.pid}`);
+    expect((await stopPresence(bot)).code).toBe(0);
+  });
+});
