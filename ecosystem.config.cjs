@@ -1,7 +1,8 @@
 // pm2 process file: `pm2 start ecosystem.config.cjs`, then `pm2 logs presence`, `pm2 stop presence`.
 //
-// - The interpreter is node itself, running src/cli.ts through tsx's loader, so pm2 never guesses
-//   an interpreter from the .ts extension.
+// - The program pm2 runs is node itself (this node: process.execPath), with tsx's loader and
+//   src/cli.ts as arguments. Handing pm2 the .ts file instead makes it pick an interpreter by
+//   extension (bun, or ts-node inside its own wrapper), which is not what is installed here.
 // - pm2 has no env file setting: the command line loads .env from the working directory itself
 //   (variables set here or in the shell win over the file).
 // - Stopping sends SIGINT; presence stops taking updates, finishes the reply in flight (at most
@@ -19,10 +20,9 @@ module.exports = {
     {
       name: "presence",
       cwd: __dirname,
-      script: path.join(__dirname, "src/cli.ts"),
-      args: "start",
-      interpreter: "node",
-      interpreter_args: "--import tsx",
+      script: process.execPath,
+      args: ["--import", "tsx", "src/cli.ts", "start"],
+      interpreter: "none",
       exec_mode: "fork",
       instances: 1,
       autorestart: true,

@@ -67,7 +67,7 @@ export async function runAwarenessBench(): Promise<BenchRow[]> {
       size,
       ...fromSlice,
       ...(days === 365 ? { target: `median < ${TARGET_MS} ms`, met: fromSlice.median_ms < TARGET_MS } : {}),
-      note: `${slice.length} of ${history.length} msgs; warm: the store hands back the same objects every turn, so topics read once are reused (the production figure)`,
+      note: `${slice.length} of ${history.length} msgs; warm: the store hands back the same objects every turn, so this is the production figure`,
     });
     rows.push({
       suite: "awareness",
@@ -77,7 +77,7 @@ export async function runAwarenessBench(): Promise<BenchRow[]> {
         () => structuredClone(slice),
         (copy) => buildAwarenessContext(copy, now, SETTINGS),
       ),
-      note: "fresh copies of the slice each run: every message read from scratch (first turn after a start)",
+      note: "fresh copies of the slice each run: no topic read before is reused (the first turn after a start)",
     });
     rows.push({
       suite: "awareness",

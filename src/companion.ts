@@ -82,7 +82,9 @@ export interface CompanionOptions {
   reflectInBackground?: boolean;
 }
 
-export const DEFAULT_RETRY_DELAYS_MS = [5_000, 15_000, 30_000, 60_000, 120_000, 300_000] as const;
+/** Background retries of a reply: the third lands just past a minute, when the notice is due; then every 5 min. */
+export const DEFAULT_RETRY_DELAYS_MS = [5_000, 15_000, 41_000, 120_000, 300_000] as const;
+/** "If it takes longer than a minute": the wait after which the one notice goes out. */
 export const DEFAULT_NOTICE_AFTER_MS = 60_000;
 /** The one notice a person may see while the model is away: fixed words, never generated. */
 export const DEFAULT_NOTICE_TEXT =
@@ -260,7 +262,7 @@ class CompanionImpl implements Companion {
       this.#deps.logger.warn({ timeoutMs: timeout }, "closed with work still in flight");
   }
 
-  /** Runs a turn so that an unexpected failure is logged and traced, never thrown at a channel or timer. */
+  /** Runs a turn so that an unexpected failure (a bug, a full disk) is logged and traced before it reaches the caller. */
   async #guarded<T>(kind: string, turn: () => Promise<T>): Promise<T> {
     try {
       return await turn();

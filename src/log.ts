@@ -22,6 +22,18 @@ const REDACT = [...SECRETS, ...WORDS].flatMap((field) => [
 ]);
 
 /**
+ * Secrets by their shape, wherever they sit in a line: a failed request's error quotes its
+ * URL, and the Bot API's URL holds the token (`/bot123456:AAE…/getMe`), in a message and a
+ * stack no field path can name.
+ */
+const SECRET_VALUES = /\d{3,}:[A-Za-z0-9_-]{20,}|\bsk-ant-[A-Za-z0-9_-]{8,}/g;
+
+/** A finished log line with every secret-shaped value censored. */
+function scrubSecrets(line: string): string {
+  return line.replace(SECRET_VALUES, "[redacted]");
+}
+
+/**
  * The process log: JSON lines when not a terminal, readable lines when it is. A destination
  * (tests capture lines with one) always gets JSON lines.
  */
@@ -30,7 +42,11 @@ export function createLogger(
   pretty = process.stdout.isTTY,
   destination?: DestinationStream,
 ): Logger {
-  const options = { level, redact: { paths: REDACT, censor: "[redacted]" } };
+  const options = {
+    level,
+    redact: { paths: REDACT, censor: "[redacted]" },
+    hooks: { streamWrite: scrubSecrets },
+  };
   if (destination) return pino(options, destination);
   return pino({
     ...options,

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createLogger } from "../src/log.ts";
 
 const TOKEN = "123456789:AAEsecretsecretsecretsecret";
-const API_KEY = "sk-ant-secret-key";
+const API_KEY = "sk-ant-api03-secret-key";
 const WORDS = "I have not told anyone about the diagnosis";
 
 /** A logger whose JSON lines are collected in memory. */
@@ -27,6 +27,25 @@ describe("the process log", () => {
     expect(written).not.toContain(API_KEY);
     expect(written).not.toContain(WORDS);
     expect(written.match(/\[redacted\]/g)).toHaveLength(7);
+  });
+
+  it("censors a token or key quoted inside an error's message and stack", () => {
+    const { logger, text } = capture();
+    const network = new Error(`request to http://127.0.0.1:9/bot${TOKEN}/getMe failed, reason: ECONNREFUSED`);
+    const failed = Object.assign(new Error("Network request for 'getMe' failed!"), { error: network });
+    logger.error({ err: failed }, "getMe failed");
+    logger.warn(`retrying with key ${API_KEY}`);
+    const written = text();
+    expect(written).toContain("ECONNREFUSED");
+    expect(written).toContain("/bot[redacted]/getMe");
+    expect(written).not.toContain(TOKEN);
+    expect(written).not.toContain(API_KEY);
+    expect(() =>
+      written
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line)),
+    ).not.toThrow();
   });
 
   it("keeps what an operator needs", () => {

@@ -20,7 +20,7 @@ export const SETUP_HINT =
   "Run `npm run setup` in a terminal to answer these one by one: it checks the token with Telegram and finds your numeric id when you message your bot (the bot also tells anyone who messages it their id).\n";
 
 /** How long after stopping the process may linger before it is ended anyway (a stuck socket must not outlive a stop). */
-const EXIT_GRACE_MS = 1_000;
+export const EXIT_GRACE_MS = 1_000;
 
 /**
  * `start` (`npm start`): the companion on Telegram until SIGINT/SIGTERM. Configuration

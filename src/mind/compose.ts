@@ -62,6 +62,7 @@ export interface SectionSizes {
   truncated: string[];
 }
 
+/** The request to send, its section sizes, and what the working window is about to let go of. */
 export interface ComposedPrompt {
   params: Anthropic.MessageCreateParamsNonStreaming;
   sections: SectionSizes;

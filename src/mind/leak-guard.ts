@@ -46,7 +46,7 @@ const REASONING_LABEL = new RegExp(
 
 /** Labels of a structured decision; removed as whole lines at the head or foot of the text. */
 const DECISION_LABEL = new RegExp(
-  `^${DECOR}(?:decision|topic|send|should send|why|reason|confidence|tone|action|intent|check-?in decision)${DECOR}:`,
+  `^${DECOR}(?:decision|topic|send|should send|why|reason|confidence|tone|check-?in decision)${DECOR}:`,
   "i",
 );
 
@@ -55,6 +55,10 @@ const OUTPUT_LABEL = new RegExp(
   `^${DECOR}(?:message|reply|response|final (?:message|reply|answer|response)|check-?in(?: message)?|draft)${DECOR}:[ \\t]*(?:[*_]+[ \\t]*)?`,
   "i",
 );
+
+/** A line that only announces the message ("Here's a gentle check-in:"): it goes, the message stays. */
+const PREAMBLE =
+  /^[ \t]*(?:here'?s|here is|below is)\b[^\n]{0,60}?\b(?:message|reply|response|check-?in|draft|text)\b[^\n]{0,30}:[ \t]*$/i;
 
 /** A line that is only a `---` rule (three or more dashes). */
 const RULE = /^[ \t]*-{3,}[ \t]*$/;
@@ -136,6 +140,10 @@ function stripOutputLabel(text: string, removed: string[]): string {
   const first = lines.findIndex((l) => !isBlank(l));
   const line = lines[first];
   if (line === undefined) return text;
+  if (PREAMBLE.test(line)) {
+    note(removed, "message preamble", line);
+    return lines.slice(first + 1).join("\n");
+  }
   const match = OUTPUT_LABEL.exec(line);
   if (!match) return text;
   note(removed, "message label", match[0]);

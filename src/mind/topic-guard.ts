@@ -13,6 +13,7 @@ import type { Message } from "../store/message.ts";
 /** Why a decided check-in was held back. */
 export type TopicGuardReason = "already-answered" | "repeated-topic";
 
+/** The guard's verdict, with the canonical topics it judged (for the decision record). */
 export type TopicVerdict =
   | { allow: true; topics: string[] }
   | { allow: false; reason: TopicGuardReason; detail: string; topics: string[] };

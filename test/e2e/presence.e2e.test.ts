@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";
+import { textReply, toolReply } from "../fakes/messages-api.ts";
 import {
   createWorld,
   dataDirText,
@@ -174,6 +175,45 @@ describe("presence start, end to end", () => {
     expect(decisions[0]?.reason).toMatch(/unanswered/);
     expect(replyRequests()).toBe(0);
     expect(world.bot.sent).toEqual([]);
+  });
+
+  it("stops checking in when the person blocked the bot, without a retry loop, until they write again", async () => {
+    const log = await MessageLog.open({ dataDir: world.dataDir, clock: systemClock, timeZone: "UTC" });
+    const hoursAgo = (h: number) => new Date(systemClock.now().getTime() - h * 3_600_000).toISOString();
+    await log.append({ role: "user", text: "night!", channel: "telegram", ts: hoursAgo(7) });
+    await log.append({
+      role: "assistant",
+      trigger: "reply",
+      text: "sleep well",
+      channel: "telegram",
+      ts: hoursAgo(6.9),
+    });
+    world.model.setHandler((body) => {
+      const forced = (body as { tool_choice?: { type: string; name?: string } }).tool_choice;
+      if (forced?.name === "decide_checkin")
+        return toolReply("decide_checkin", { send: true, why: "morning", topic: "garden" });
+      if (forced?.name === "write_message")
+        return toolReply("write_message", { message: "How is the garden doing?" });
+      return textReply("Welcome back.");
+    });
+    world.bot.block(OWNER_ID);
+    const presence = await start({ PRESENCE_HEARTBEAT_CRON: "* * * * * *", PRESENCE_WEEKEND_MAX_UNANSWERED: "3" });
+    await waitFor(
+      () => world.bot.calls.some((c) => c.method === "sendMessage"),
+      15_000,
+      () => `${presence.stdout()}\n${JSON.stringify(world.model.problems)}`,
+    );
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(world.bot.calls.filter((c) => c.method === "sendMessage").map((c) => c.status)).toEqual([403]);
+    expect(world.model.requests.length).toBe(2);
+    const held = (await MindStore.open(world.dataDir, systemClock)).read().decisions.map((d) => d.reason);
+    expect(held.at(-1)).toBe("blocked");
+
+    world.bot.unblock(OWNER_ID);
+    world.bot.message(world.bot.user(OWNER_ID, "Ada"), { text: "sorry, I'm back" });
+    await world.bot.waitForSent(1, 15_000);
+    expect(world.bot.sent.map((s) => s.text)).toEqual(["Welcome back."]);
+    await stopPresence(presence);
   });
 
   it("finishes the reply in flight on SIGINT (pm2's stop signal), then exits 0 within the kill timeout", async () => {

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { guardOutgoing } from "../../src/mind/leak-guard.ts";
 
@@ -56,6 +57,12 @@ describe("guardOutgoing", () => {
     expect(guardOutgoing(bold).text).toBe(MESSAGE);
   });
 
+  it("strips a line that only announces the message", () => {
+    expect(guardOutgoing(`Here's a gentle check-in message:\n\n${MESSAGE}`).text).toBe(MESSAGE);
+    const real = "Here's what I found about the trains:\n\nThe 8:15 runs on Sundays.";
+    expect(guardOutgoing(real).text).toBe(real);
+  });
+
   it("strips a leading block of reasoning set apart with a --- line", () => {
     const leaky = `Looking at the awareness block, the user hasn't replied since 8:39. I should keep it short.\n\n---\n\n${MESSAGE}`;
     const result = guardOutgoing(leaky);
@@ -85,6 +92,31 @@ describe("guardOutgoing", () => {
     expect(result.removed).toHaveLength(2);
     expect(guardOutgoing("Decision: don't send\nWhy: he is asleep").text).toBeNull();
     expect(guardOutgoing("   ").text).toBeNull();
+  });
+
+  it("leaves any ordinary message as it is, and strips any reasoning wrapped around it", () => {
+    const word = fc.constantFrom(
+      "the",
+      "walk",
+      "felt",
+      "good",
+      "today",
+      "you",
+      "slept",
+      "well",
+      "bread",
+      "Sunday",
+      "🙂",
+      "café",
+    );
+    const sentence = fc.array(word, { minLength: 1, maxLength: 12 }).map((w) => `${w.join(" ")}.`);
+    const message = fc.array(sentence, { minLength: 1, maxLength: 6 }).map((s) => s.join("\n"));
+    fc.assert(
+      fc.property(message, fc.string({ maxLength: 40 }), (text, thought) => {
+        expect(guardOutgoing(text)).toEqual({ text, removed: [] });
+        expect(guardOutgoing(`<thinking>${thought.replace(/</g, "")}</thinking>\n${text}`).text).toBe(text);
+      }),
+    );
   });
 
   it("handles every leak at once", () => {

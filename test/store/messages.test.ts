@@ -322,13 +322,30 @@ describe("growth: the window and the archive", () => {
     expect((await log.all()).map((m) => m.id)).toEqual(["twice", (await log.lastMessage())?.id]);
   });
 
+  it("refuses to open with a damaged archive month, naming it and the entry, and leaves it as it was", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(join(dataDir, "archive"), { recursive: true });
+    const damaged = join(dataDir, "archive", "2026-01.json");
+    const contents = JSON.stringify({
+      version: 1,
+      messages: [{ id: "x", ts: "2026-01-03T08:00:00Z", role: "person", text: "hi", channel: "cli" }],
+    });
+    await writeFile(damaged, contents);
+    const error = await openLog(dataDir, new SettableClock("2026-02-05T08:00:00.000Z")).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(MessageLogError);
+    expect((error as Error).message).toMatch(/2026-01\.json: entry 1 \(index 0, id "x"\): role/);
+    expect(await readFile(damaged, "utf8")).toBe(contents);
+  });
+
   it("keeps older days in the window, and a damaged archive file as it is, when archiving fails", async () => {
     const dataDir = await tempDataDir();
     await mkdir(join(dataDir, "archive"), { recursive: true });
     const damaged = join(dataDir, "archive", "2026-01.json");
-    await writeFile(damaged, "{ not json");
     const clock = new SettableClock("2026-01-05T08:00:00.000Z");
     const log = await openLog(dataDir, clock);
+    await writeFile(damaged, "{ not json");
     await log.append(user("january"));
     clock.advanceMinutes(10 * 24 * 60);
     await log.append(user("ten days later"));

@@ -37,7 +37,7 @@ const TELEGRAM_API_ROOT = "https://api.telegram.org";
 /** Longer than the 30 s long poll, short enough that a hung request cannot hold a turn for long. */
 const REQUEST_TIMEOUT_SECONDS = 60;
 /** How long stopping waits for Telegram to confirm the last handled update. */
-const CONFIRM_OFFSET_MS = 2_000;
+export const CONFIRM_OFFSET_MS = 2_000;
 /** A stranger gets the fixed reply at most this often. */
 export const STRANGER_REPLY_INTERVAL_MS = 60 * 60_000;
 /** The model accepts images up to 5 MB; larger photos reach it as their caption only. */

@@ -178,6 +178,8 @@ function findClosing(source: string, open: number, marker: string): number {
       continue;
     }
     if (source.startsWith(marker, i) && !isSpace(source[i - 1])) {
+      // In a run like "***", the closer is the run's last characters: "***x***" is bold italic.
+      while (source[i + marker.length] === marker[0] && marker.length === 2) i += 1;
       const next = source[i + marker.length];
       const doubledSingle = marker.length === 1 && next === marker;
       const wordAfter = atWordEdge && isWordChar(next);

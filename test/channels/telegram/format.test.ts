@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type FormattedText, formatMarkdown, trimFormatted } from "../../../src/channels/telegram/format.ts";
 
@@ -17,6 +18,9 @@ describe("formatMarkdown", () => {
     const result = formatMarkdown("**very *much* so**");
     expect(result.text).toBe("very much so");
     expect(show(result)).toEqual(["bold:very much so", "italic:much"]);
+    const both = formatMarkdown("***really***");
+    expect(both.text).toBe("really");
+    expect(show(both).sort()).toEqual(["bold:really", "italic:really"]);
   });
 
   it("keeps a fenced code block verbatim as pre with its language", () => {
@@ -75,5 +79,47 @@ describe("formatMarkdown", () => {
         expect(e.offset + e.length, text).toBeLessThanOrEqual(result.text.length);
       }
     }
+  });
+
+  it("makes only entities Telegram accepts, for any input (property)", () => {
+    const markdownish = fc.array(
+      fc.oneof(
+        fc.constantFrom(
+          "*",
+          "**",
+          "_",
+          "__",
+          "~~",
+          "`",
+          "```",
+          "\n",
+          "\n\n",
+          "# ",
+          "- ",
+          "> ",
+          "[",
+          "](",
+          ")",
+          "\\",
+          " ",
+        ),
+        fc.constantFrom("https://x.org", "javascript:x", "😀", "word", "a_b", "1.", "<b>", "&amp;"),
+        fc.string({ maxLength: 5 }),
+      ),
+      { maxLength: 60 },
+    );
+    fc.assert(
+      fc.property(markdownish, (pieces) => {
+        const { text, entities } = formatMarkdown(pieces.join(""));
+        expect(text).toBe(text.trim());
+        for (const e of entities) {
+          expect(e.length).toBeGreaterThan(0);
+          expect(e.offset).toBeGreaterThanOrEqual(0);
+          expect(e.offset + e.length).toBeLessThanOrEqual(text.length);
+          if (e.type === "text_link") expect(e.url).toMatch(/^(https?:\/\/|tg:\/\/|mailto:)/);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -58,6 +58,21 @@ describe("TelegramOutbound", () => {
     expect(fake.sent.map((s) => s.text).join("\n\n")).toBe(paragraphs.join("\n\n"));
   });
 
+  it("gets a long, richly formatted reply accepted by Telegram's checks part by part", async () => {
+    const outbound = await setup();
+    const section = (i: number) =>
+      `## Part ${i}\n\nSome **bold ${i}**, some _italic_, a [link](https://example.org/${i}) and \`code\`.\n\n\`\`\`\n${"const x = 1;\n".repeat(40)}\`\`\`\n\n- one 😀\n- two`;
+    const text = Array.from({ length: 12 }, (_, i) => section(i)).join("\n\n");
+    await outbound.send({ text, kind: "reply" });
+    const statuses = fake.calls.filter((c) => c.method === "sendMessage").map((c) => c.status);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(fake.sent.length).toBeGreaterThan(1);
+    for (const part of fake.sent) {
+      expect(part.text.length).toBeLessThanOrEqual(4096);
+      expect(part.entities?.length).toBeGreaterThan(0);
+    }
+  });
+
   it("waits out a 429 for as long as Telegram asks, and sends once", async () => {
     const outbound = await setup();
     fake.failNext(
