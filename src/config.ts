@@ -256,7 +256,7 @@ export function loadModelConfig(env: Env = process.env): ModelConfig {
     maxRetries: r.integer("PRESENCE_MAX_RETRIES", 2, 0, 10, "2"),
     timeoutMs: r.integer("PRESENCE_MODEL_TIMEOUT_MS", 60_000, 1_000, 600_000, "60000"),
     dailyTokenBudget: r.integer("PRESENCE_DAILY_TOKEN_BUDGET", 2_000_000, 0, 1_000_000_000, "2000000"),
-    promptCeiling: r.integer("PRESENCE_PROMPT_CEILING", 12_000, 2_000, 200_000, "12000"),
+    promptCeiling: r.integer("PRESENCE_PROMPT_CEILING", 12_000, 6_000, 200_000, "12000"),
     reflectMode: r.oneOf("PRESENCE_REFLECT_MODE", ["two-phase", "single-phase", "off"] as const, "two-phase"),
     answeredTopicHours: r.integer("PRESENCE_ANSWERED_TOPIC_HOURS", 6, 0, 168, "6"),
   });

@@ -122,15 +122,19 @@ export class TelegramChannel {
       this.#options.logger.warn({ err }, "could not register the command menu; commands still work");
     }
     await new Promise<void>((resolve, reject) => {
+      let polling = false;
       this.#polling = this.bot
         .start({
           allowed_updates: ["message", "edited_message"],
           timeout: this.#options.pollTimeoutSeconds ?? 30,
-          onStart: () => resolve(),
+          onStart: () => {
+            polling = true;
+            resolve();
+          },
         })
         .catch((error: unknown) => {
-          reject(error);
-          this.#options.onFatal(error);
+          if (polling) this.#options.onFatal(error);
+          else reject(error);
         });
     });
     this.#options.logger.info({ bot: me.username }, "listening on Telegram");
