@@ -69,6 +69,26 @@ describe("presence start, end to end", () => {
     expect(presence.stdout()).not.toContain("Good morning");
   });
 
+  it("shows the model a photo the owner sends, with its caption", async () => {
+    const presence = await start();
+    const bytes = Uint8Array.from(Buffer.from("ffd8ffe000104a46494600010100000100010000ffd9", "hex"));
+    world.bot.message(world.bot.user(OWNER_ID, "Ada"), { photo: { bytes, caption: "my balcony garden" } });
+    await world.bot.waitForSent(1, 15_000);
+    await stopPresence(presence);
+    const blocks = world.model.requests[0]?.body.messages.flatMap((m) =>
+      typeof m.content === "string" ? [] : m.content,
+    );
+    const image = blocks?.find((b) => b.type === "image") as
+      | { source?: { media_type?: string; data?: string } }
+      | undefined;
+    expect(image?.source).toMatchObject({
+      media_type: "image/jpeg",
+      data: Buffer.from(bytes).toString("base64"),
+    });
+    expect(JSON.stringify(blocks)).toContain("my balcony garden");
+    expect(world.model.problems).toEqual([]);
+  });
+
   it("gives a stranger the fixed reply with their id, calls no model and logs nothing of theirs", async () => {
     const presence = await start();
     world.bot.message(world.bot.user(555, "Eve"), { text: "hey, who are you? secret-stranger-words" });
@@ -197,7 +217,10 @@ describe("presence start, end to end", () => {
       return textReply("Welcome back.");
     });
     world.bot.block(OWNER_ID);
-    const presence = await start({ PRESENCE_HEARTBEAT_CRON: "* * * * * *", PRESENCE_WEEKEND_MAX_UNANSWERED: "3" });
+    const presence = await start({
+      PRESENCE_HEARTBEAT_CRON: "* * * * * *",
+      PRESENCE_WEEKEND_MAX_UNANSWERED: "3",
+    });
     await waitFor(
       () => world.bot.calls.some((c) => c.method === "sendMessage"),
       15_000,

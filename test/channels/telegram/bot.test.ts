@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Api } from "grammy";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CommandHandlers } from "../../../src/channels/command-handlers.ts";
 import { BOT_COMMANDS } from "../../../src/channels/commands.ts";
@@ -225,6 +226,16 @@ describe("TelegramChannel", () => {
     expect(String(fatal[0])).toContain("disk full");
     expect(fake.pendingUpdates()).toBe(1);
     expect(fake.sent).toEqual([]);
+  });
+
+  it("treats another process polling the same bot (409 Conflict) as fatal", async () => {
+    const { fatal } = await startChannel();
+    const intruder = new Api(fake.token, { apiRoot: fake.apiRoot });
+    for (let tries = 0; fatal.length === 0 && tries < 5; tries += 1) {
+      await intruder.getUpdates({ timeout: 1 }).catch(() => undefined);
+    }
+    expect(fatal).toHaveLength(1);
+    expect(String(fatal[0])).toContain("409");
   });
 
   it("turns a photo into an image for the model, with its caption", async () => {
