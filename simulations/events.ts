@@ -56,12 +56,28 @@ const checkinHeldEvent = z.strictObject({
   tone,
 });
 
-/** The person moved to another zone (`/tz`). */
+/** The person moved to another zone: they sent `/tz`, through the bot's own command handlers. */
 const timezoneEvent = z.strictObject({
   ...base,
   kind: z.literal("tz-change"),
   from: z.string(),
   to: z.string(),
+  /** What the command answered, as the person read it. */
+  reply: z.string().default(""),
+});
+
+/**
+ * An open loop in the companion's memory changed: `known` from before the run (seeded),
+ * `opened` or `closed` by reflection during it. Its life shows what memory kept track of.
+ */
+const openLoopEvent = z.strictObject({
+  ...base,
+  kind: z.literal("open-loop"),
+  change: z.enum(["known", "opened", "closed"]),
+  id: z.string().min(1),
+  text: z.string(),
+  /** How it was closed, when reflection said. */
+  note: z.string().default(""),
 });
 
 /** A fixed, non-generated message (e.g. the model is unavailable). */
@@ -79,6 +95,7 @@ export const simEventSchema = z.discriminatedUnion("kind", [
   checkinHeldEvent,
   timezoneEvent,
   noticeEvent,
+  openLoopEvent,
 ]);
 export type SimEvent = z.infer<typeof simEventSchema>;
 export type SimEventKind = SimEvent["kind"];
@@ -91,6 +108,7 @@ export const EVENT_KINDS: readonly SimEventKind[] = [
   "checkin-held",
   "tz-change",
   "notice",
+  "open-loop",
 ];
 
 /** One model call's cost, from the usage the API reported. */

@@ -4,14 +4,17 @@ import { join } from "node:path";
 import { buildAwarenessContext } from "../src/awareness/build.ts";
 import { defaultAwarenessSettings } from "../src/awareness/context.ts";
 import { detectTopics } from "../src/awareness/topics.ts";
+import type { CommandHandlers } from "../src/channels/command-handlers.ts";
+import { commandOf } from "../src/channels/commands.ts";
 import { SettableClock } from "../src/clock.ts";
-import { type Companion, createCompanion, type HeartbeatOutcome } from "../src/companion.ts";
+import { type Companion, type HeartbeatOutcome, usageLedger } from "../src/companion.ts";
 import { type CoreConfig, formatQuietHours, loadCoreConfig, type ModelConfig } from "../src/config.ts";
 import { heartbeatReasonSchema } from "../src/heartbeat/policy.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
+import { buildCommandHandlers, buildCompanion, type Runtime } from "../src/main.ts";
 import { ModelClient, type UsageRecord } from "../src/mind/llm.ts";
-import { personaFromDir } from "../src/mind/persona.ts";
 import type { OutboundPort, OutgoingMessage } from "../src/port.ts";
+import { acquireDataLock } from "../src/store/lock.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
 import { NotesStore } from "../src/store/notes.ts";
@@ -25,8 +28,9 @@ import type { Scenario } from "./scenario.ts";
 /**
  * Lives one scenario with the real companion: the same code the bot runs, with only the
  * clock (a SettableClock moved from event to event), the channel (a port that records)
- * and, offline, the model (the naive model behind the Messages API fake) simulated.
- * Everything is written to a fresh data directory, removed afterwards.
+ * and, offline, the model (the naive model behind the Messages API fake) simulated. The
+ * person's `/tz` goes through the bot's own command handlers. Everything is written to a
+ * fresh data directory (locked, as the bot locks it), removed afterwards.
  */
 
 /** How to reach the model for one run: built per run, so each run starts with a clean cache and ledger. */
@@ -40,6 +44,7 @@ export interface ModelAccess {
   problems?: () => readonly string[];
 }
 
+/** What a run needs from outside: the model, and a logger when a caller wants to watch. */
 export interface HarnessOptions {
   model: ModelAccess;
   logger?: Logger;
@@ -105,7 +110,7 @@ export async function runScenario(scenario: Scenario, options: HarnessOptions): 
 }
 
 /** The settings the bot would read from the environment, for this scenario. */
-export function scenarioCoreConfig(scenario: Scenario, dataDir: string): CoreConfig {
+function scenarioCoreConfig(scenario: Scenario, dataDir: string): CoreConfig {
   const base = loadCoreConfig({
     PRESENCE_TIMEZONE: scenario.timezone,
     PRESENCE_DATA_DIR: dataDir,
@@ -117,21 +122,28 @@ export function scenarioCoreConfig(scenario: Scenario, dataDir: string): CoreCon
   return { ...base, ...core };
 }
 
+/** What one run is made of: the bot's parts over the run's data directory. */
+interface RunParts {
+  runtime: Runtime;
+  port: RecordingPort;
+  companion: Companion;
+  commands: CommandHandlers;
+  calls: CallRecord[];
+  /** The zones the heartbeat schedule was told to follow, in order (the /tz command's hook). */
+  followedZones: string[];
+}
+
 class SimulationRun {
   readonly events: SimEvent[] = [];
   readonly #agenda = new Agenda();
+  /** Open loops as last seen in the mind: id → text. */
+  readonly #openLoops = new Map<string, string>();
 
   private constructor(
-    readonly calls: CallRecord[],
     readonly plan: Plan,
     readonly options: HarnessOptions,
     readonly clock: SettableClock,
-    readonly log: MessageLog,
-    readonly mind: MindStore,
-    readonly trace: Trace,
-    readonly port: RecordingPort,
-    readonly companion: Companion,
-    readonly modelConfig: ModelConfig,
+    readonly parts: RunParts,
   ) {}
 
   static async open(plan: Plan, dataDir: string, options: HarnessOptions): Promise<SimulationRun> {
@@ -139,42 +151,53 @@ class SimulationRun {
     const logger = options.logger ?? silentLogger;
     const clock = new SettableClock(plan.start);
     const core = scenarioCoreConfig(scenario, dataDir);
-    const modelConfig: ModelConfig = {
+    const model: ModelConfig = {
       ...options.model.config,
       answeredTopicHours: scenario.settings.answeredTopicHours ?? options.model.config.answeredTopicHours,
     };
-    const log = await MessageLog.open({ dataDir, clock, timeZone: core.timezone, logger });
+    const lock = await acquireDataLock(dataDir, "simulation", clock);
+    const messages = await MessageLog.open({ dataDir, clock, timeZone: core.timezone, logger });
     const mind = await MindStore.open(dataDir, clock);
     await seedMemory(mind, scenario, plan.start);
-    const trace = new Trace({ dataDir, clock });
-    const port = new RecordingPort();
     const calls: CallRecord[] = [];
-    const llm = new ModelClient(modelConfig, {
+    const ledger = usageLedger(mind);
+    // The bot's ledgered client, with every call also kept for the run's token figures.
+    const llm = new ModelClient(model, {
       clock,
       logger,
       onUsage: async (usage: UsageRecord) => {
         calls.push({ ...usage, at: usage.ts });
-        await mind.recordUsage(usage);
+        await ledger(usage);
       },
     });
-    const companion = createCompanion({
-      clock,
+    const runtime: Runtime = {
       core,
-      model: modelConfig,
-      log,
+      model,
+      clock,
+      logger,
+      lock,
+      messages,
       mind,
       notes: new NotesStore({ dataDir }),
-      trace,
+      trace: new Trace({ dataDir, clock }),
       llm,
+    };
+    const port = new RecordingPort();
+    const companion = buildCompanion(runtime, port, { defaultChannel: "simulation" });
+    const followedZones: string[] = [];
+    const commands = buildCommandHandlers(runtime, { onTimezoneChange: (zone) => followedZones.push(zone) });
+    return new SimulationRun(plan, options, clock, {
+      runtime,
       port,
-      persona: personaFromDir(),
-      logger,
-      options: { defaultChannel: "simulation" },
+      companion,
+      commands,
+      calls,
+      followedZones,
     });
-    return new SimulationRun(calls, plan, options, clock, log, mind, trace, port, companion, modelConfig);
   }
 
   async play(): Promise<void> {
+    this.#noteOpenLoops("known");
     for (const at of this.plan.ticks) this.#agenda.add({ at, order: 2, kind: "tick" });
     for (const m of this.plan.messages) {
       this.#agenda.add({
@@ -193,8 +216,7 @@ class SimulationRun {
       this.clock.set(item.at);
       switch (item.kind) {
         case "tz":
-          await this.#travel(item.to);
-          this.#record({ kind: "tz-change", from: item.from, to: item.to });
+          await this.#travel(item.from, item.to);
           break;
         case "person":
           await this.#personWrites(item.text, item.answers, item.cause);
@@ -203,21 +225,24 @@ class SimulationRun {
           await this.#tick();
           break;
       }
-      await this.companion.idle();
+      await this.parts.companion.idle();
       this.options.model.endTurn?.();
+      this.#noteOpenLoops("opened");
     }
   }
 
   async close(): Promise<void> {
-    await this.companion.close();
-    await this.log.flush();
+    const { companion, runtime } = this.parts;
+    await companion.close();
+    await runtime.messages.flush();
+    await runtime.lock.release();
   }
 
   result(elapsedMs: number): RunResult {
     const { scenario } = this.plan;
-    const metrics = computeMetrics(this.events, this.calls, {
+    const metrics = computeMetrics(this.events, this.parts.calls, {
       quietHours: scenario.quietHours,
-      answeredTopicHours: this.modelConfig.answeredTopicHours,
+      answeredTopicHours: this.parts.runtime.model.answeredTopicHours,
     });
     const expectations: ExpectationResult[] = checkExpectations(
       scenario.expect,
@@ -225,6 +250,11 @@ class SimulationRun {
       this.events,
       this.plan.zones,
     );
+    if (this.plan.timezoneChanges.length > 0) {
+      const wanted = this.plan.timezoneChanges.map((c) => c.to).join(", ");
+      const got = this.parts.followedZones.join(", ") || "none";
+      expectations.push({ name: "the schedule follows each /tz command", ok: got === wanted, wanted, got });
+    }
     const problems = this.options.model.problems?.() ?? [];
     expectations.push({
       name: "requests the real API would accept",
@@ -237,7 +267,7 @@ class SimulationRun {
       model: this.options.model.kind,
       span: { start: this.plan.start.toISOString(), end: this.plan.end.toISOString() },
       events: this.events,
-      calls: this.calls,
+      calls: this.parts.calls,
       metrics,
       expectations,
       passed: expectations.every((e) => e.ok),
@@ -250,19 +280,42 @@ class SimulationRun {
     this.events.push({ ...event, at: at.toISOString(), zone: this.plan.zones.zoneAt(at) } as SimEvent);
   }
 
-  /** What `/tz Area/City` changes: the zone override the pre-check, the prompts and /status read. */
-  async #travel(zone: string): Promise<void> {
-    await this.mind.update((draft) => {
-      draft.heartbeat.timezone = zone;
+  /** The person sends `/tz Area/City`, handled exactly as the bot handles it. */
+  async #travel(from: string, to: string): Promise<void> {
+    const text = `/tz ${to}`;
+    const command = commandOf(text);
+    if (!command) throw new Error(`the bot no longer knows the command "${text}"`);
+    const reply = await this.parts.commands.run(command.name, command.args);
+    this.#record({
+      kind: "tz-change",
+      from,
+      to,
+      reply: "text" in reply ? reply.text : reply.document.caption,
     });
   }
 
+  /** Records open loops that appeared since the last look (`change`) and those that were retired. */
+  #noteOpenLoops(change: "known" | "opened"): void {
+    for (const item of this.parts.runtime.mind.read().memory) {
+      if (item.kind !== "open_loop") continue;
+      const open = item.retiredAt === undefined;
+      if (open && !this.#openLoops.has(item.id)) {
+        this.#openLoops.set(item.id, item.text);
+        this.#record({ kind: "open-loop", change, id: item.id, text: item.text, note: "" });
+      } else if (!open && this.#openLoops.delete(item.id)) {
+        const note = item.retiredNote ?? (item.retiredWhy === "superseded" ? "superseded" : "");
+        this.#record({ kind: "open-loop", change: "closed", id: item.id, text: item.text, note });
+      }
+    }
+  }
+
   async #personWrites(text: string, answers: string[], cause: PersonCause): Promise<void> {
+    const { companion, port } = this.parts;
     this.#record({ kind: "person", text, cause, answers });
-    const before = this.port.sent.length;
-    await this.companion.reply({ text, channel: "simulation" });
-    await this.companion.idle();
-    for (const message of this.port.sent.slice(before)) {
+    const before = port.sent.length;
+    await companion.reply({ text, channel: "simulation" });
+    await companion.idle();
+    for (const message of port.sent.slice(before)) {
       if (message.kind === "notice") this.#record({ kind: "notice", text: message.text });
       else this.#record({ kind: "reply", text: message.text });
     }
@@ -271,7 +324,7 @@ class SimulationRun {
   async #tick(): Promise<void> {
     const now = this.clock.now();
     const tone = await this.#tone(now);
-    const outcome: HeartbeatOutcome = await this.companion.heartbeat();
+    const outcome: HeartbeatOutcome = await this.parts.companion.heartbeat();
     if (outcome.status === "closed") return;
     const topic = outcome.decision.topic ?? null;
     if (outcome.status === "held") {
@@ -291,8 +344,9 @@ class SimulationRun {
 
   /** The tone of the last exchange as the companion's awareness reads it at this moment. */
   async #tone(now: Date): Promise<Extract<SimEvent, { kind: "checkin-sent" }>["tone"]> {
-    const slice = await this.log.awarenessSlice(now, defaultAwarenessSettings.windowHours);
-    const zone = this.mind.read().heartbeat.timezone ?? this.plan.scenario.timezone;
+    const { messages, mind } = this.parts.runtime;
+    const slice = await messages.awarenessSlice(now, defaultAwarenessSettings.windowHours);
+    const zone = mind.read().heartbeat.timezone ?? this.plan.scenario.timezone;
     const context = buildAwarenessContext(slice, now, {
       ...defaultAwarenessSettings,
       timezone: zone,
@@ -303,7 +357,7 @@ class SimulationRun {
 
   /** Whether the leak guard removed something from a check-in before it was sent (the trace records it). */
   async #guardRemovedSomething(messageId: string): Promise<boolean> {
-    const recent = await this.trace.last(10);
+    const recent = await this.parts.runtime.trace.last(10);
     const turn = recent.findLast((r) => (r.sent as { id?: unknown } | undefined)?.id === messageId);
     const removed = (turn?.returned as { removed?: unknown } | undefined)?.removed;
     return Array.isArray(removed) && removed.length > 0;

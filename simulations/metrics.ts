@@ -23,6 +23,7 @@ export interface TokenFigures {
   promptMax: number;
 }
 
+/** One local day of the person's, counted: how busy the conversation and the heartbeat were. */
 export interface DayFigures {
   date: string;
   personMessages: number;
@@ -31,10 +32,23 @@ export interface DayFigures {
   checkinsHeld: number;
 }
 
+/** One model call with its whole prompt size, for the prompt-size chart. */
 export interface CallFigures extends CallRecord {
   prompt: number;
 }
 
+/** A check-in about a topic the person had already answered that local day. */
+export interface Reask {
+  /** The check-in (ISO UTC). */
+  at: string;
+  topic: string;
+  /** The person's answer it repeats (ISO UTC). */
+  answeredAt: string;
+  /** Inside the answered-topic window, where the topic guard must hold it back: a failure. */
+  withinWindow: boolean;
+}
+
+/** Every figure the issue asks a run to measure, in one place for the table, report and expectations. */
 export interface Metrics {
   /** Heartbeat ticks: each one a chance to check in. */
   considered: number;
@@ -46,10 +60,14 @@ export interface Metrics {
   longestUnansweredRun: number;
   /** Check-ins on a topic already asked about since the person last wrote. */
   repeatedTopicAsks: number;
-  /** Check-ins on a topic the person answered that day, within the answered-topic window. */
+  /** The answered-topic window the topic guard had (hours): the line between the two re-ask counts. */
+  answeredTopicHours: number;
+  /** Check-ins on a topic the person answered less than the window ago: what must not happen. */
   reasksOfAnswered: number;
-  /** Same, counting the whole local day, for information. */
-  reasksSameDay: number;
+  /** Check-ins on a topic answered earlier that local day, longer ago than the window: allowed, shown. */
+  reasksAfterWindow: number;
+  /** Every re-ask of either kind, so the report can point at it. */
+  reasks: Reask[];
   quietHourCheckins: number;
   /** Messages that reached the person carrying internal text (reasoning, tags, labels). */
   leaksDelivered: number;
@@ -59,6 +77,7 @@ export interface Metrics {
   tokens: { total: TokenFigures; byPurpose: Record<string, TokenFigures>; calls: CallFigures[] };
 }
 
+/** The settings a figure depends on: quiet hours and the topic guard's window are the run's, not fixed. */
 export interface MetricsOptions {
   quietHours: QuietHours;
   /** How long an answer settles a topic for the topic guard (hours). */
@@ -88,7 +107,8 @@ export function computeMetrics(
   const heldByReason: Record<string, number> = {};
   const heldByStage: Record<string, number> = {};
   const days = new Map<string, DayFigures>();
-  const answered = new Map<string, { at: number; date: string }>();
+  const answered = new Map<string, { at: string; date: string }>();
+  const reasks: Reask[] = [];
   let askedSinceLastWord = new Set<string>();
   let run = 0;
   const m = {
@@ -98,7 +118,7 @@ export function computeMetrics(
     longestUnansweredRun: 0,
     repeatedTopicAsks: 0,
     reasksOfAnswered: 0,
-    reasksSameDay: 0,
+    reasksAfterWindow: 0,
     quietHourCheckins: 0,
     leaksDelivered: 0,
     leaksStripped: 0,
@@ -113,7 +133,7 @@ export function computeMetrics(
         run = 0;
         askedSinceLastWord = new Set();
         for (const topic of event.answers)
-          answered.set(canonicalTopic(topic), { at: Date.parse(event.at), date: local.date });
+          answered.set(canonicalTopic(topic), { at: event.at, date: local.date });
         break;
       case "reply":
       case "notice":
@@ -143,21 +163,26 @@ export function computeMetrics(
           if (askedSinceLastWord.has(topic)) m.repeatedTopicAsks += 1;
           askedSinceLastWord.add(topic);
           const answer = answered.get(topic);
-          if (answer && answer.date === local.date) {
-            m.reasksSameDay += 1;
-            if (Date.parse(event.at) - answer.at < options.answeredTopicHours * HOUR_MS)
-              m.reasksOfAnswered += 1;
+          const ago = answer ? Date.parse(event.at) - Date.parse(answer.at) : Number.POSITIVE_INFINITY;
+          const withinWindow = ago < options.answeredTopicHours * HOUR_MS;
+          if (answer && (withinWindow || answer.date === local.date)) {
+            if (withinWindow) m.reasksOfAnswered += 1;
+            else m.reasksAfterWindow += 1;
+            reasks.push({ at: event.at, topic, answeredAt: answer.at, withinWindow });
           }
         }
         break;
       }
       case "tz-change":
+      case "open-loop":
         break;
     }
   }
 
   return {
     ...m,
+    answeredTopicHours: options.answeredTopicHours,
+    reasks,
     heldByReason,
     heldByStage,
     perDay: [...days.values()],
@@ -226,7 +251,11 @@ export function checkExpectations(
 
   atMost("longest unanswered run", expect.maxUnansweredRun, metrics.longestUnansweredRun);
   atMost("check-ins in quiet hours", expect.maxQuietHourCheckins, metrics.quietHourCheckins);
-  atMost("re-asks of answered topics", expect.maxReasks, metrics.reasksOfAnswered);
+  atMost(
+    `re-asks of answered topics within ${metrics.answeredTopicHours} h`,
+    expect.maxReasks,
+    metrics.reasksOfAnswered,
+  );
   atMost("repeated-topic asks while unanswered", expect.maxRepeatedTopicAsks, metrics.repeatedTopicAsks);
   atMost("leaks delivered", expect.maxLeaksDelivered, metrics.leaksDelivered);
   if (expect.maxCheckinsPerDay !== undefined) {

@@ -1,10 +1,11 @@
-import type { FakeResponse, MessagesRequestBody } from "../test/fakes/messages-api.ts";
+import { type FakeResponse, lastUserText, type MessagesRequestBody } from "../test/fakes/messages-api.ts";
+import { naiveLoopOps } from "./naive-loops.ts";
 
 /**
  * The offline model of the simulations: deterministic and deliberately not clever. It
  * never reads the awareness block, always wants to check in, rotates through everyday
  * topics whatever was said, answers generically and reflects as little as a valid update
- * allows. So whatever good behaviour a run shows (backing off, not re-asking, no leaked
+ * allows, apart from one word-matching habit with open loops (naive-loops.ts). So whatever good behaviour a run shows (backing off, not re-asking, no leaked
  * reasoning) is what the code guarantees on its own, not the model's tact.
  *
  * It answers the Messages API fake's requests (`api.setHandler(model.handler)`), so the
@@ -32,7 +33,7 @@ const REPLIES = [
 /** Every `LEAK_EVERY`th check-in text carries internal reasoning the leak guard must strip. */
 export const LEAK_EVERY = 5;
 
-/** What the model has done so far; the harness reads it to mark stripped leaks. */
+/** What the model has done so far, so a test can see it kept to its script. */
 export interface NaiveModelStats {
   decisions: number;
   checkinTexts: number;
@@ -56,6 +57,7 @@ type JsonSchema = {
   oneOf?: JsonSchema[];
 };
 
+/** One run's naive model: its topic rotation and leak count start at zero, so runs do not depend on each other. */
 export class NaiveModel {
   readonly stats: NaiveModelStats = { decisions: 0, checkinTexts: 0, replies: 0, reflections: 0, leaks: 0 };
   #rotation = 0;
@@ -88,7 +90,8 @@ export class NaiveModel {
       if (topic && messageKey)
         return toolUse(tool.name, { ...minimalObject(schema), [messageKey]: this.#checkin(topic) });
       this.stats.reflections += 1;
-      return toolUse(tool.name, minimalObject(schema));
+      const loops = schema.properties?.memory ? naiveLoopOps(lastUserText(body)) : [];
+      return toolUse(tool.name, { ...minimalObject(schema), ...(loops.length > 0 ? { memory: loops } : {}) });
     }
     if (topic) return text(this.#checkin(topic));
     this.stats.replies += 1;

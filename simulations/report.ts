@@ -1,24 +1,25 @@
 import { DateTime } from "luxon";
 import { formatQuietHours } from "../src/config.ts";
 import { EVENT_KINDS, type SimEvent, type SimEventKind } from "./events.ts";
-import type { CallFigures, Metrics } from "./metrics.ts";
+import type { CallFigures, Metrics, Reask } from "./metrics.ts";
 import type { RunResult } from "./result.ts";
 import { readIn, ZoneTimeline } from "./zones.ts";
 
 /**
  * report.html: one self-contained page per run (inline CSS and SVG, nothing fetched) that
  * shows the day as a timeline — the person's messages, the replies, check-ins sent and
- * held back with their reasons, the tone, quiet hours shaded — with the figures beside
- * it. Every timeline event is one SVG element carrying `data-event="<kind>"`, so a
- * browser test can count what was drawn against what happened.
+ * held back (coloured by reason), open loops, the tone, quiet hours shaded — and under
+ * each day its events in words, with the figures beside it all. Every timeline event is
+ * one SVG element carrying `data-event="<kind>"`, so a browser test can count what was
+ * drawn against what happened.
  */
 
 const WIDTH = 1000;
 const LEFT = 84;
 const RIGHT = 12;
 const PLOT = WIDTH - LEFT - RIGHT;
-const LANES = { person: 24, companion: 52, held: 80, tone: 98 } as const;
-const HEIGHT = 128;
+const LANES = { person: 22, companion: 46, held: 70, loops: 94, tone: 114 } as const;
+const HEIGHT = 146;
 
 const KIND_LABEL: Record<SimEventKind, string> = {
   person: "person writes",
@@ -27,7 +28,26 @@ const KIND_LABEL: Record<SimEventKind, string> = {
   "checkin-held": "check-in held back",
   "tz-change": "/tz change",
   notice: "notice",
+  "open-loop": "open loop",
 };
+
+/** Held-back marks are coloured by reason, so a day of "why not" reads without hovering. */
+const REASON_COLOR: Record<string, string> = {
+  "quiet-hours": "#7b93c4",
+  "unanswered-limit": "#6d4fa3",
+  "weekend-limit": "#b07cc6",
+  "recent-conversation": "#5fa36a",
+  "too-soon": "#c2a14b",
+  "daily-limit": "#52606d",
+  "already-answered": "#d1495b",
+  "repeated-topic": "#a4243b",
+  "model-declined": "#3d7dd8",
+};
+const OTHER_REASON_COLOR = "#9aa5b1";
+
+function reasonColor(reason: string): string {
+  return REASON_COLOR[reason] ?? OTHER_REASON_COLOR;
+}
 
 const TONE_COLOR: Record<string, string> = {
   warm: "#e9a23b",
@@ -56,15 +76,15 @@ export function renderReport(result: RunResult): string {
 </header>
 <main>
 <section class="timeline" aria-label="timeline">
-  ${legend()}
+  ${legend(result)}
   ${days.map((day) => dayBlock(day, result)).join("\n")}
-  <h2>Events</h2>
-  ${days.map((day) => eventTable(day, days.length <= 2)).join("\n")}
 </section>
 <aside class="figures" aria-label="figures">
   ${expectationsBlock(result)}
   ${figuresBlock(metrics)}
   ${heldBlock(metrics)}
+  ${reasksBlock(result)}
+  ${loopsBlock(result)}
   ${perDayBlock(metrics)}
   ${tokensBlock(metrics)}
   ${result.judge ? `<h2>Judge</h2><p class="judge"><b>${result.judge.score}/5</b> ${esc(result.judge.verdict)}</p>` : ""}
@@ -122,10 +142,18 @@ function dayTitle(day: DayRow): string {
   return DateTime.fromISO(day.date).toFormat("cccc d LLLL yyyy");
 }
 
+/** "23-hour day" when the clocks change in the zone the day starts in; the chart still spans 00:00–24:00. */
+function dayLength(day: DayRow): string {
+  const midnight = DateTime.fromISO(day.date, { zone: day.zones[0] });
+  const hours = midnight.plus({ days: 1 }).diff(midnight, "hours").hours;
+  return hours === 24 ? "" : ` <span class="clock-change">${hours}-hour day: the clocks changed</span>`;
+}
+
 function dayBlock(day: DayRow, result: RunResult): string {
   return `<figure class="day" data-date="${day.date}">
-  <figcaption>${esc(dayTitle(day))} <span class="zone">${esc(day.zones.join(" → "))}</span></figcaption>
+  <figcaption>${esc(dayTitle(day))} <span class="zone">${esc(day.zones.join(" → "))}</span>${dayLength(day)}</figcaption>
   ${daySvg(day, result)}
+  ${eventTable(day, result.metrics)}
 </figure>`;
 }
 
@@ -139,14 +167,15 @@ function daySvg(day: DayRow, result: RunResult): string {
       );
     }
   };
-  shade(0, day.outsideBefore, "outside", "before the run");
-  shade(24 * 60 - day.outsideAfter, 24 * 60, "outside", "after the run");
   const quietLabel = `quiet hours ${formatQuietHours(quiet)}`;
   if (quiet.start < quiet.end) shade(quiet.start, quiet.end, "quiet", quietLabel);
   else if (quiet.start > quiet.end) {
     shade(0, quiet.end, "quiet", quietLabel);
     shade(quiet.start, 24 * 60, "quiet", quietLabel);
   }
+  // Hours the run did not live are greyed over everything, quiet hours included.
+  shade(0, day.outsideBefore, "outside", "before the run");
+  shade(24 * 60 - day.outsideAfter, 24 * 60, "outside", "after the run");
 
   const grid: string[] = [];
   for (let h = 0; h <= 24; h += 3) {
@@ -158,16 +187,18 @@ function daySvg(day: DayRow, result: RunResult): string {
     `<text class="lane" x="6" y="${LANES.person + 4}">person</text>`,
     `<text class="lane" x="6" y="${LANES.companion + 4}">companion</text>`,
     `<text class="lane" x="6" y="${LANES.held + 4}">held back</text>`,
+    `<text class="lane" x="6" y="${LANES.loops + 4}">open loops</text>`,
     `<text class="lane" x="6" y="${LANES.tone + 4}">tone</text>`,
   ];
-  const marks = day.events.map(marker).join("");
+  const reasked = new Set(result.metrics.reasks.map((r) => r.at));
+  const marks = day.events.map((event) => marker(event, reasked.has(event.at))).join("");
   const tones = day.events.map(toneMark).join("");
   return `<svg class="day-chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="events on ${day.date}">
 ${shades.join("")}${grid.join("")}${lanes.join("")}${tones}${marks}
 </svg>`;
 }
 
-function marker(event: SimEvent): string {
+function marker(event: SimEvent, reask: boolean): string {
   const reading = readIn(new Date(event.at), event.zone);
   const cx = x(reading.minutesOfDay).toFixed(1);
   const attrs = `data-event="${event.kind}" data-at="${event.at}"`;
@@ -182,12 +213,22 @@ function marker(event: SimEvent): string {
     case "checkin-sent": {
       const y = LANES.companion;
       const c = Number(cx);
-      return `<path class="ev checkin-sent${event.stripped ? " stripped" : ""}" ${attrs} d="M${c} ${y - 8}L${c + 8} ${y}L${c} ${y + 8}L${c - 8} ${y}Z">${tip}</path>`;
+      const ring = reask ? `<circle class="reask-ring" cx="${c}" cy="${y}" r="11"/>` : "";
+      return `${ring}<path class="ev checkin-sent${event.stripped ? " stripped" : ""}" ${attrs} d="M${c} ${y - 8}L${c + 8} ${y}L${c} ${y + 8}L${c - 8} ${y}Z">${tip}</path>`;
     }
     case "checkin-held": {
       const y = LANES.held;
       const c = Number(cx);
-      return `<path class="ev checkin-held ${event.stage}" ${attrs} d="M${c - 5} ${y - 5}L${c + 5} ${y + 5}M${c + 5} ${y - 5}L${c - 5} ${y + 5}">${tip}</path>`;
+      return `<path class="ev checkin-held ${event.stage}" ${attrs} stroke="${reasonColor(event.reason)}" d="M${c - 5} ${y - 5}L${c + 5} ${y + 5}M${c + 5} ${y - 5}L${c - 5} ${y + 5}">${tip}</path>`;
+    }
+    case "open-loop": {
+      const y = LANES.loops;
+      const c = Number(cx);
+      const shape =
+        event.change === "closed"
+          ? `d="M${c - 6} ${y}L${c - 2} ${y + 5}L${c + 6} ${y - 5}"`
+          : `d="M${c - 5} ${y - 6}L${c + 6} ${y}L${c - 5} ${y + 6}Z"`;
+      return `<path class="ev open-loop ${event.change}" ${attrs} ${shape}>${tip}</path>`;
     }
     case "tz-change":
       return `<line class="ev tz-change" ${attrs} x1="${cx}" x2="${cx}" y1="8" y2="${HEIGHT - 22}">${tip}</line>`;
@@ -212,31 +253,87 @@ function summary(event: SimEvent): string {
     case "checkin-held":
       return `${event.reason}${event.topic ? ` [${event.topic}]` : ""}${event.detail ? ` — ${event.detail}` : ""}`;
     case "tz-change":
-      return `${event.from} → ${event.to}`;
+      return `/tz ${event.to} (from ${event.from})${event.reply ? ` — the bot answered: ${event.reply}` : ""}`;
+    case "open-loop":
+      return `${LOOP_CHANGE[event.change]}: ${event.text}${event.note ? ` — ${event.note}` : ""}`;
   }
 }
 
-function eventTable(day: DayRow, open: boolean): string {
-  const { events } = day;
-  const title = `${esc(dayTitle(day))}: ${events.length} event${events.length === 1 ? "" : "s"}`;
-  if (events.length === 0) return `<p class="empty">${title}</p>`;
-  const rows = events.map((event) => {
-    const reading = readIn(new Date(event.at), event.zone);
-    const tone = event.kind === "checkin-sent" || event.kind === "checkin-held" ? event.tone : "";
-    return `<tr class="row ${event.kind}"><td class="time">${reading.time}</td><td><span class="tag ${event.kind}">${KIND_LABEL[event.kind]}</span></td><td>${esc(summary(event))}</td><td>${tone ? `<span class="tone-tag" style="background:${TONE_COLOR[tone]}">${tone}</span>` : ""}</td></tr>`;
-  });
-  return `<details class="events"${open ? " open" : ""}><summary>${title}</summary><table>${rows.join("")}</table></details>`;
+const LOOP_CHANGE: Record<Extract<SimEvent, { kind: "open-loop" }>["change"], string> = {
+  known: "remembered from before",
+  opened: "opened",
+  closed: "closed",
+};
+
+/** A row of the day's table: one event, or a run of check-ins held back in a row for the same reason. */
+type TableRow = { event: SimEvent; until?: SimEvent; count: number };
+
+function tableRows(events: readonly SimEvent[]): TableRow[] {
+  const rows: TableRow[] = [];
+  for (const event of events) {
+    const last = rows[rows.length - 1];
+    if (
+      last &&
+      event.kind === "checkin-held" &&
+      last.event.kind === "checkin-held" &&
+      last.event.reason === event.reason
+    ) {
+      last.until = event;
+      last.count += 1;
+    } else rows.push({ event, count: 1 });
+  }
+  return rows;
 }
 
-function legend(): string {
-  const items = EVENT_KINDS.map(
+function eventTable(day: DayRow, metrics: Metrics): string {
+  if (day.events.length === 0) return `<p class="empty">Nothing happened this day.</p>`;
+  const reasks = new Map(metrics.reasks.map((r) => [r.at, r]));
+  const rows = tableRows(day.events).map(({ event, until, count }) => {
+    const reading = readIn(new Date(event.at), event.zone);
+    const time = until ? `${reading.time}–${readIn(new Date(until.at), until.zone).time}` : reading.time;
+    const tone = event.kind === "checkin-sent" || event.kind === "checkin-held" ? event.tone : "";
+    const label = count > 1 ? `${KIND_LABEL[event.kind]} ×${count}` : KIND_LABEL[event.kind];
+    const color = event.kind === "checkin-held" ? ` style="background:${reasonColor(event.reason)}"` : "";
+    const reask = reasks.get(event.at);
+    const note = reask ? reaskNote(reask, metrics.answeredTopicHours, event.zone) : "";
+    return `<tr class="row ${event.kind}"><td class="time">${time}</td><td><span class="tag ${event.kind}"${color}>${label}</span></td><td>${esc(summary(event))}${note}</td><td>${tone ? `<span class="tone-tag" style="background:${TONE_COLOR[tone]}">${tone}</span>` : ""}</td></tr>`;
+  });
+  return `<table class="events">${rows.join("")}</table>`;
+}
+
+function reaskNote(reask: Reask, hours: number, zone: string): string {
+  const minutes = Math.round((Date.parse(reask.at) - Date.parse(reask.answeredAt)) / 60_000);
+  const ago = `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
+  const answered = readIn(new Date(reask.answeredAt), zone).time;
+  const verdict = reask.withinWindow
+    ? `inside the ${hours} h window: a failure`
+    : `after the ${hours} h window: allowed`;
+  return ` <span class="reask ${reask.withinWindow ? "within" : "after"}">re-ask of ${esc(reask.topic)}, answered ${answered} (${ago} before), ${verdict}</span>`;
+}
+
+function legend(result: RunResult): string {
+  const items = EVENT_KINDS.filter((k) => result.events.some((e) => e.kind === k)).map(
     (k) => `<span class="legend-item"><span class="tag ${k}">${KIND_LABEL[k]}</span></span>`,
   );
   const tones = Object.entries(TONE_COLOR).map(
     ([tone, color]) =>
       `<span class="legend-item"><span class="tone-tag" style="background:${color}">${tone}</span></span>`,
   );
-  return `<p class="legend">${items.join("")}<span class="legend-item"><span class="swatch quiet"></span>quiet hours</span> · tone: ${tones.join("")}</p>`;
+  const reasons = Object.keys(result.metrics.heldByReason).map(
+    (reason) =>
+      `<span class="legend-item"><span class="cross" style="color:${reasonColor(reason)}">✕</span>${esc(reason)}</span>`,
+  );
+  const reask =
+    result.metrics.reasks.length > 0
+      ? `<span class="legend-item"><span class="ring"></span>re-ask of an answered topic</span>`
+      : "";
+  const stripped =
+    result.metrics.leaksStripped > 0
+      ? `<span class="legend-item"><span class="diamond"></span>reasoning stripped by the leak guard</span>`
+      : "";
+  return `<p class="legend">${items.join("")}<span class="legend-item"><span class="swatch quiet"></span>quiet hours</span><span class="legend-item"><span class="swatch outside"></span>outside the run</span>${reask}${stripped} · tone: ${tones.join("")}</p>${
+    reasons.length > 0 ? `<p class="legend">held back because: ${reasons.join("")}</p>` : ""
+  }`;
 }
 
 function expectationsBlock(result: RunResult): string {
@@ -254,8 +351,8 @@ function figuresBlock(m: Metrics): string {
     ["held back", m.held],
     ["longest unanswered run", m.longestUnansweredRun],
     ["repeated-topic asks while unanswered", m.repeatedTopicAsks],
-    ["re-asks of answered topics (window)", m.reasksOfAnswered],
-    ["re-asks of answered topics (same day)", m.reasksSameDay],
+    [`re-asks of answered topics within ${m.answeredTopicHours} h`, m.reasksOfAnswered],
+    [`re-asks later the same day (allowed)`, m.reasksAfterWindow],
     ["check-ins in quiet hours", m.quietHourCheckins],
     ["leaked text delivered", m.leaksDelivered],
     ["leaks stripped by the guard", m.leaksStripped],
@@ -269,12 +366,51 @@ function heldBlock(m: Metrics): string {
   const max = Math.max(...entries.map(([, n]) => n));
   const bars = entries.map(
     ([reason, n]) =>
-      `<div class="bar-row"><span class="bar-label">${esc(reason)}</span><span class="bar" style="width:${((n / max) * 100).toFixed(0)}%"></span><span class="bar-value">${n}</span></div>`,
+      `<div class="bar-row"><span class="bar-label">${esc(reason)}</span><span class="bar" style="width:${((n / max) * 100).toFixed(0)}%;background:${reasonColor(reason)}"></span><span class="bar-value">${n}</span></div>`,
   );
   const stages = Object.entries(m.heldByStage)
     .map(([stage, n]) => `${esc(stage)} ${n}`)
     .join(" · ");
   return `<h2>Held back, by reason</h2>${bars.join("")}<p class="note">by step: ${stages}</p>`;
+}
+
+function reasksBlock(result: RunResult): string {
+  const { reasks, answeredTopicHours } = result.metrics;
+  if (reasks.length === 0) return "";
+  const zones = new ZoneTimeline(result.scenario.timezone, result.scenario.timezoneChanges);
+  const rows = reasks.map((r) => {
+    const asked = zones.reading(new Date(r.at));
+    const answered = zones.reading(new Date(r.answeredAt));
+    return `<tr class="${r.withinWindow ? "bad" : ""}"><td>${esc(r.topic)}</td><td>${answered.time}</td><td>${asked.date === answered.date ? "" : `${asked.date} `}${asked.time}</td><td>${r.withinWindow ? "inside: a failure" : "outside: allowed"}</td></tr>`;
+  });
+  return `<h2>Re-asks of answered topics</h2><p class="note">The topic guard holds a topic back for ${answeredTopicHours} h after the person answered it; a later ask the same day is allowed and listed here so it can be judged.</p><table class="reasks"><tr><th>topic</th><th>answered</th><th>asked again</th><th>${answeredTopicHours} h window</th></tr>${rows.join("")}</table>`;
+}
+
+function loopsBlock(result: RunResult): string {
+  const loops = new Map<string, { text: string; from: string; to: string }>();
+  const zones = new ZoneTimeline(result.scenario.timezone, result.scenario.timezoneChanges);
+  const when = (at: string) => {
+    const dt = DateTime.fromJSDate(new Date(at), { zone: zones.zoneAt(new Date(at)) });
+    return dt.toFormat("ccc HH:mm");
+  };
+  for (const event of result.events) {
+    if (event.kind !== "open-loop") continue;
+    if (event.change === "closed") {
+      const loop = loops.get(event.id);
+      if (loop) loop.to = `closed ${when(event.at)}${event.note ? `: “${event.note}”` : ""}`;
+    } else {
+      loops.set(event.id, {
+        text: event.text,
+        from: event.change === "known" ? "known at the start" : `opened ${when(event.at)}`,
+        to: "still open",
+      });
+    }
+  }
+  if (loops.size === 0) return "";
+  const items = [...loops.values()].map(
+    (l) => `<li><b>${esc(l.text)}</b><br><span class="note">${esc(l.from)} → ${esc(l.to)}</span></li>`,
+  );
+  return `<h2>Open loops</h2><ul class="loops">${items.join("")}</ul>`;
 }
 
 function perDayBlock(m: Metrics): string {
@@ -338,7 +474,7 @@ function esc(text: string): string {
 }
 
 const CSS = `
-:root{--ink:#1f2933;--muted:#616e7c;--line:#e4e7eb;--bg:#fbfbfa;--person:#3d7dd8;--reply:#5fa36a;--sent:#e9a23b;--held:#9aa5b1;--tz:#8e6cc0;--notice:#8e6cc0;--bad:#d1495b;--ok:#2f855a}
+:root{--ink:#1f2933;--muted:#616e7c;--line:#e4e7eb;--bg:#fbfbfa;--person:#3d7dd8;--reply:#5fa36a;--sent:#e9a23b;--held:#9aa5b1;--tz:#2a9d8f;--notice:#8e6cc0;--loop:#2f855a;--bad:#d1495b;--ok:#2f855a}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--ink);background:var(--bg)}
 header{padding:18px 24px 8px;border-bottom:1px solid var(--line);background:#fff}
@@ -348,29 +484,38 @@ h2{font-size:14px;text-transform:uppercase;letter-spacing:.04em;color:var(--mute
 .meta{margin:0;color:var(--muted)}
 .badge{font-size:12px;padding:2px 8px;border-radius:10px;vertical-align:middle;color:#fff}
 .badge.pass{background:var(--ok)}.badge.fail{background:var(--bad)}
-main{display:grid;grid-template-columns:minmax(0,1fr) 400px;gap:20px;padding:12px 24px 32px}
+main{display:grid;grid-template-columns:minmax(0,1fr) 430px;gap:20px;padding:12px 24px 32px}
 @media (max-width:1100px){main{grid-template-columns:1fr}}
 .day{margin:0 0 14px;background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px 10px}
 figcaption{font-weight:600}.zone{font-weight:400;color:var(--muted);margin-left:6px}
 .day-chart{width:100%;height:auto;display:block}
-.quiet{fill:#c9d8f0;opacity:.75}.outside{fill:#eeeeec}
+.quiet{fill:#c9d8f0;opacity:.75}.outside{fill:#eeeeec;opacity:.9}
 .grid{stroke:var(--line)}.hour{font-size:11px;fill:var(--muted);text-anchor:middle}
 .lane{font-size:11px;fill:var(--muted)}
 .ev.person{fill:var(--person)}.ev.reply{fill:var(--reply)}.ev.notice{fill:var(--notice)}
 .ev.checkin-sent{fill:var(--sent);stroke:#b57406;stroke-width:1}.ev.checkin-sent.stripped{stroke:var(--bad);stroke-width:2.5}
-.ev.checkin-held{stroke:var(--held);stroke-width:2.5;fill:none}.ev.checkin-held.topic-guard{stroke:var(--bad)}
+.ev.checkin-held{stroke-width:2.5;fill:none}
+.reask-ring{fill:none;stroke:var(--bad);stroke-width:1.5;stroke-dasharray:3 2}
+.ev.open-loop{fill:var(--loop);stroke:var(--loop);stroke-width:2}.ev.open-loop.closed{fill:none;stroke-width:2.5}.ev.open-loop.known{fill:#fff}
 .ev.tz-change{stroke:var(--tz);stroke-width:2;stroke-dasharray:4 3}
-.events{margin:0 0 8px}.events summary{cursor:pointer;font-weight:600}
-.events table{width:100%;border-collapse:collapse;margin-top:4px}
+.events{width:100%;border-collapse:collapse;margin-top:6px;font-size:13px}
 .events td{padding:3px 6px;border-top:1px solid var(--line);vertical-align:top}
 .events td.time{font-variant-numeric:tabular-nums;color:var(--muted);width:3.5em}
 .tag{display:inline-block;font-size:11px;padding:1px 6px;border-radius:4px;color:#fff;white-space:nowrap}
 .tag.person{background:var(--person)}.tag.reply{background:var(--reply)}.tag.checkin-sent{background:var(--sent)}
-.tag.checkin-held{background:var(--held)}.tag.tz-change{background:var(--tz)}.tag.notice{background:var(--notice)}
+.tag.checkin-held{background:var(--held)}.tag.tz-change{background:var(--tz)}.tag.notice{background:var(--notice)}.tag.open-loop{background:var(--loop)}
+.row.checkin-held td{color:var(--muted)}
+.reask{display:inline-block;font-size:11.5px;margin-left:4px;padding:0 5px;border-radius:4px;border:1px dashed var(--bad);color:var(--bad)}.reask.after{border-color:var(--muted);color:var(--muted)}
+.cross{font-weight:700;font-size:13px}
+.diamond{display:inline-block;width:9px;height:9px;margin:0 2px;transform:rotate(45deg);background:var(--sent);border:2px solid var(--bad)}
+.clock-change{font-weight:400;font-size:12px;margin-left:8px;padding:1px 6px;border-radius:4px;background:#fdf3e1;color:#8a5a00}
+.ring{display:inline-block;width:12px;height:12px;border-radius:50%;border:1.5px dashed var(--bad)}
+.loops{margin:0;padding-left:18px}.loops li{margin:0 0 6px}
+.reasks tr.bad td{color:var(--bad)}
 .tone-tag{display:inline-block;font-size:11px;padding:1px 6px;border-radius:4px;color:#1f2933}
 .legend{display:flex;flex-wrap:wrap;gap:6px;align-items:center;color:var(--muted);font-size:12px;margin:0 0 10px}
 .legend-item{display:inline-flex;align-items:center;gap:4px}
-.swatch{display:inline-block;width:14px;height:10px;border-radius:2px}.swatch.quiet{background:#d6e2f5}
+.swatch{display:inline-block;width:14px;height:10px;border-radius:2px}.swatch.quiet{background:#d6e2f5}.swatch.outside{background:#eeeeec;border:1px solid #d9d9d6}
 .figures{background:#fff;border:1px solid var(--line);border-radius:8px;padding:4px 14px 14px;align-self:start;position:sticky;top:12px}
 .figures table{width:100%;border-collapse:collapse;font-size:12.5px}
 .figures td,.figures th{padding:3px 4px;border-top:1px solid var(--line);text-align:left}

@@ -8,6 +8,7 @@ import { startMessagesApiFake } from "../test/fakes/messages-api.ts";
 import { type ModelAccess, runScenario } from "./harness.ts";
 import { judgeRun } from "./judge.ts";
 import { NaiveModel } from "./naive-model.ts";
+import { planScenario } from "./plan.ts";
 import { renderReport } from "./report.ts";
 import type { RunResult } from "./result.ts";
 import { loadScenarioFile, type Scenario, ScenarioError } from "./scenario.ts";
@@ -18,7 +19,9 @@ import { renderTranscript } from "./transcript.ts";
  * transcript, figures and report, and summing the batch up in one table.
  */
 
+/** The shipped scenario files. */
 export const SCENARIOS_DIR = fileURLToPath(new URL("./scenarios/", import.meta.url));
+/** Where run outputs go unless PRESENCE_SIMULATIONS_OUT says otherwise (ignored by git). */
 export const OUT_DIR = fileURLToPath(new URL("./out/", import.meta.url));
 
 /** The shipped scenarios' names, alphabetically. */
@@ -32,7 +35,8 @@ export async function scenarioNames(dir: string = SCENARIOS_DIR): Promise<string
 
 /**
  * Loads scenarios by name (all shipped ones when none is given) or by path to a `.json`
- * file (your own scenario); an unknown name lists the known ones.
+ * file (your own scenario), and checks that each one can be planned; an unknown name
+ * lists the known ones.
  */
 export async function loadScenarios(
   names: readonly string[],
@@ -47,7 +51,12 @@ export async function loadScenarios(
       `no scenario named ${unknown.join(", ")} in ${dir}; the scenarios are: ${known.join(", ")}`,
     );
   }
-  return Promise.all(wanted.map((n) => loadScenarioFile(isPath(n) ? n : join(dir, `${n}.json`))));
+  const scenarios = await Promise.all(
+    wanted.map((n) => loadScenarioFile(isPath(n) ? n : join(dir, `${n}.json`))),
+  );
+  // Every wall time must resolve now, so a bad time fails as a usage mistake before any run starts.
+  for (const scenario of scenarios) planScenario(scenario);
+  return scenarios;
 }
 
 /** A model for one run and how to let it go. */
@@ -80,6 +89,7 @@ export function liveRunModel(env: Record<string, string | undefined>): RunModel 
   return { access: { kind: "live", config: loadModelConfig(env) }, close: async () => undefined };
 }
 
+/** How a batch runs: which model, whether to judge, where outputs go, who hears of progress. */
 export interface BatchOptions {
   live: boolean;
   judge: boolean;
@@ -160,9 +170,20 @@ export function progressLine(result: RunResult): string {
   return `${result.scenario.name}: ${verdict} · ${result.metrics.fired} sent, ${result.metrics.held} held · ${(result.elapsedMs / 1000).toFixed(1)} s`;
 }
 
-/** The batch as one table: a row per scenario. */
+/**
+ * The batch as one table: a row per scenario, and under it what the re-ask column means,
+ * since a re-ask after the answered-topic window is allowed and one inside it is a failure.
+ */
 export function summaryTable(results: readonly RunResult[]): string {
-  const header = ["scenario", "expectations", "fired", "held", "longest unanswered", "leaks (stripped)"];
+  const header = [
+    "scenario",
+    "expectations",
+    "fired",
+    "held",
+    "longest unanswered",
+    "re-asks in window (later)",
+    "leaks (stripped)",
+  ];
   const rows = results.map((r) => {
     const met = r.expectations.filter((e) => e.ok).length;
     return [
@@ -171,6 +192,7 @@ export function summaryTable(results: readonly RunResult[]): string {
       String(r.metrics.fired),
       String(r.metrics.held),
       String(r.metrics.longestUnansweredRun),
+      `${r.metrics.reasksOfAnswered} (${r.metrics.reasksAfterWindow})`,
       `${r.metrics.leaksDelivered} (${r.metrics.leaksStripped})`,
       ...(r.judge ? [`${r.judge.score}/5`] : []),
     ];
@@ -183,5 +205,13 @@ export function summaryTable(results: readonly RunResult[]): string {
       .join("  ")
       .trimEnd();
   const [head, ...body] = all;
-  return [line(head ?? []), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
+  const windows = [...new Set(results.map((r) => r.metrics.answeredTopicHours))].join("/");
+  return [
+    line(head ?? []),
+    widths.map((w) => "-".repeat(w)).join("  "),
+    ...body.map(line),
+    "",
+    `re-asks: check-ins on a topic the person had answered; "in window" (less than ${windows} h after the answer) must be 0,`,
+    `"later" (the same day, after the window) is allowed by design and shown in each report.`,
+  ].join("\n");
 }

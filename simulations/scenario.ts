@@ -51,30 +51,23 @@ export const scriptedMessageSchema = z.strictObject({
   answers: topics.default([]),
 });
 
+/** What every spoken reaction has: when it comes, its words, and more natural words per topic. */
+const spoken = {
+  afterMinutes: minutesAfter,
+  text: z.string().min(1),
+  byTopic: z.record(z.string(), z.string().min(1)).default({}),
+};
+
 /**
  * How the person treats a check-in. Texts may say `{topic}`, replaced by the check-in's
  * topic; `byTopic` gives a more natural answer for particular topics.
  */
 export const reactionSchema = z.discriminatedUnion("kind", [
-  z.strictObject({
-    kind: z.literal("answer"),
-    afterMinutes: minutesAfter,
-    text: z.string().min(1),
-    byTopic: z.record(z.string(), z.string().min(1)).default({}),
-    answersTopic: z.boolean().default(true),
-  }),
-  z.strictObject({
-    kind: z.literal("terse"),
-    afterMinutes: minutesAfter,
-    text: z.string().min(1),
-    byTopic: z.record(z.string(), z.string().min(1)).default({}),
-    answersTopic: z.boolean().default(true),
-  }),
+  z.strictObject({ kind: z.literal("answer"), ...spoken, answersTopic: z.boolean().default(true) }),
+  z.strictObject({ kind: z.literal("terse"), ...spoken, answersTopic: z.boolean().default(true) }),
   z.strictObject({
     kind: z.literal("change-subject"),
-    afterMinutes: minutesAfter,
-    text: z.string().min(1),
-    byTopic: z.record(z.string(), z.string().min(1)).default({}),
+    ...spoken,
     answersTopic: z.boolean().default(false),
     /** Topics the new subject settles, if any. */
     answers: topics.default([]),
@@ -131,7 +124,7 @@ const countRange = z
 export const expectationsSchema = z.strictObject({
   maxUnansweredRun: z.number().int().min(0).default(3),
   maxQuietHourCheckins: z.number().int().min(0).default(0),
-  /** Re-asks of a topic the person answered that day, inside the answered-topic window. */
+  /** Re-asks of a topic the person answered less than the answered-topic window ago. */
   maxReasks: z.number().int().min(0).default(0),
   maxRepeatedTopicAsks: z.number().int().min(0).default(0),
   maxLeaksDelivered: z.number().int().min(0).default(0),

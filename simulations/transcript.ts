@@ -4,8 +4,8 @@ import type { RunResult } from "./result.ts";
 
 /**
  * The run as a plain conversation to read top to bottom (transcript.md): what the person
- * wrote, what the companion said, and every check-in it held back with the reason, under
- * a heading per local day.
+ * wrote, what the companion said, every check-in it held back with the reason, re-asks of
+ * answered topics and the life of open loops, under a heading per local day.
  */
 export function renderTranscript(result: RunResult): string {
   const { scenario } = result;
@@ -16,6 +16,7 @@ export function renderTranscript(result: RunResult): string {
     "",
     `Model: ${result.model} · zone ${scenario.timezone} · heartbeat \`${scenario.heartbeatCron}\` · ${result.passed ? "expectations met" : "EXPECTATIONS NOT MET"}`,
   ];
+  const reasks = new Map(result.metrics.reasks.map((r) => [r.at, r]));
   let day = "";
   for (const event of result.events) {
     const local = DateTime.fromISO(event.at, { zone: event.zone });
@@ -24,7 +25,11 @@ export function renderTranscript(result: RunResult): string {
       day = heading;
       lines.push("", `## ${heading}`, "");
     }
-    lines.push(`- ${local.toFormat("HH:mm")} ${describe(event)}`);
+    const reask = reasks.get(event.at);
+    const note = reask
+      ? ` — _re-ask: ${reask.topic} was answered at ${DateTime.fromISO(reask.answeredAt, { zone: event.zone }).toFormat("HH:mm")}, ${reask.withinWindow ? "inside" : "outside"} the ${result.metrics.answeredTopicHours} h window_`
+      : "";
+    lines.push(`- ${local.toFormat("HH:mm")} ${describe(event)}${event.kind === "checkin-sent" ? note : ""}`);
   }
   lines.push("", "## Expectations", "");
   for (const e of result.expectations) {
@@ -49,7 +54,9 @@ function describe(event: SimEvent): string {
     case "checkin-held":
       return `_held back_ (${event.stage}: ${event.reason}${event.topic ? `, topic ${event.topic}` : ""})${event.detail ? ` — ${event.detail}` : ""}`;
     case "tz-change":
-      return `_/tz ${event.to}_ (from ${event.from})`;
+      return `**Person**: /tz ${event.to} (from ${event.from})${event.reply ? ` → **Companion**: ${quote(event.reply)}` : ""}`;
+    case "open-loop":
+      return `_open loop ${event.change === "known" ? "remembered from before" : event.change}: ${quote(event.text)}${event.note ? ` (${quote(event.note)})` : ""}_`;
     case "notice":
       return `**Companion** (notice): ${quote(event.text)}`;
   }

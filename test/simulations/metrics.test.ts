@@ -40,12 +40,45 @@ describe("computeMetrics on a hand-made day", () => {
     expect(m.repeatedTopicAsks).toBe(1);
   });
 
-  it("counts a re-ask of a topic the person answered that day, inside the answered-topic window", () => {
+  it("counts a re-ask inside the answered-topic window as a failure, and one later that day apart", () => {
     expect(m.reasksOfAnswered).toBe(1);
-    expect(m.reasksSameDay).toBe(1);
+    expect(m.reasksAfterWindow).toBe(0);
+    expect(m.reasks).toEqual([
+      {
+        at: "2026-02-11T11:07:00.000Z",
+        topic: "hydration",
+        answeredAt: "2026-02-11T07:20:00.000Z",
+        withinWindow: true,
+      },
+    ]);
     const narrow = computeMetrics(fixture.events, fixture.calls, { ...options, answeredTopicHours: 3 });
     expect(narrow.reasksOfAnswered).toBe(0);
-    expect(narrow.reasksSameDay).toBe(1);
+    expect(narrow.reasksAfterWindow).toBe(1);
+    expect(narrow.reasks.map((r) => r.withinWindow)).toEqual([false]);
+  });
+
+  it("counts a re-ask inside the window across midnight, and none for an answer from an earlier day", () => {
+    const answer = simEventSchema.parse({
+      kind: "person",
+      at: "2026-02-11T21:30:00.000Z",
+      zone: "Europe/Berlin",
+      text: "Ate well.",
+      cause: "script",
+      answers: ["food"],
+    });
+    const ask = (at: string) =>
+      simEventSchema.parse({
+        kind: "checkin-sent",
+        at,
+        zone: "Europe/Berlin",
+        text: "Eaten?",
+        topic: "food",
+        tone: "neutral",
+      });
+    const night = computeMetrics([answer, ask("2026-02-12T01:00:00.000Z")], [], options);
+    expect([night.reasksOfAnswered, night.reasksAfterWindow]).toEqual([1, 0]);
+    const nextDay = computeMetrics([answer, ask("2026-02-12T09:00:00.000Z")], [], options);
+    expect([nextDay.reasksOfAnswered, nextDay.reasksAfterWindow, nextDay.reasks.length]).toEqual([0, 0, 0]);
   });
 
   it("compares topics by the lexicon's labels, so a model's own word for a topic still counts", () => {
@@ -95,7 +128,7 @@ describe("checkExpectations", () => {
     const failed = results.filter((r) => !r.ok).map((r) => r.name);
     expect(failed).toEqual([
       "check-ins in quiet hours",
-      "re-asks of answered topics",
+      "re-asks of answered topics within 6 h",
       "repeated-topic asks while unanswered",
       "leaks delivered",
     ]);

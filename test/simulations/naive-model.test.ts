@@ -90,6 +90,15 @@ describe("NaiveModel", () => {
     expect(model.stats.reflections).toBe(1);
   });
 
+  it("adds its one word-matched open loop to an otherwise minimal reflection", () => {
+    const prompt = "<exchange>\n[u1] Mon 2 Mar 09:10 person: Flying out tomorrow.\n</exchange>";
+    const update = toolInput(new NaiveModel().respond(forced(REFLECT_TOOL, prompt)));
+    expect(update).toEqual({
+      ...minimalObject(REFLECT_TOOL.input_schema as Parameters<typeof minimalObject>[0]),
+      memory: [{ op: "add", kind: "open_loop", text: "Flying out tomorrow.", importance: 3 }],
+    });
+  });
+
   it("fills required fields of any schema at their simplest", () => {
     expect(
       minimalObject({

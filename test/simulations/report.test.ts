@@ -12,7 +12,8 @@ import { loadScenarios, naiveRunModel, writeRunOutputs } from "../../simulations
 /**
  * The report is looked at in a real browser: Debian's chromium, driven by playwright-core
  * (nothing is downloaded). A multi-day run with a /tz change must draw one timeline mark
- * per event of the run, per kind, and the page must fetch nothing from anywhere.
+ * per event of the run, per kind, say why check-ins were held and what memory kept open,
+ * and fetch nothing from anywhere.
  */
 const CHROMIUM = "/usr/bin/chromium";
 const ARGS = [
@@ -90,5 +91,35 @@ describe("report.html in headless Chromium", () => {
       result.expectations.length,
     );
     await page.close();
+  });
+
+  it("shows the held-back reasons, the re-asks, and the trip's open loop from Monday to Friday", async () => {
+    const page = await browser.newPage();
+    await page.goto(`file://${join(outDir, "trip-week", "report.html")}`);
+    const reasons = Object.keys(result.metrics.heldByReason);
+    await expect(page.locator("p.legend .cross").count()).resolves.toBe(reasons.length);
+    await expect(page.locator(".reask").count()).resolves.toBe(result.metrics.reasks.length);
+    await expect(page.locator(".reask-ring").count()).resolves.toBe(result.metrics.reasks.length);
+    const loops = await page.locator("ul.loops li").allTextContents();
+    const trip = loops.find((l) => l.includes("flying to Tokyo"));
+    expect(trip).toMatch(/opened Mon 09:10 → closed Fri 18:30/);
+    expect(loops.find((l) => l.includes("slides for Tokyo"))).toMatch(
+      /known at the start → closed Mon 21:30/,
+    );
+    await page.close();
+  });
+
+  it("sends each /tz through the bot's command handlers and shows what they answered", () => {
+    const changes = result.events.filter((e) => e.kind === "tz-change");
+    expect(changes.map((e) => [e.to, e.reply.split(" (")[0]])).toEqual([
+      ["Asia/Tokyo", "Got it: you're on Asia/Tokyo time now"],
+      ["Europe/Berlin", "Got it: you're on Europe/Berlin time now"],
+    ]);
+    expect(result.expectations.find((e) => e.name === "the schedule follows each /tz command")).toMatchObject(
+      {
+        ok: true,
+        got: "Asia/Tokyo, Europe/Berlin",
+      },
+    );
   });
 });

@@ -44,14 +44,25 @@ async function simulate(args: string[], env: Record<string, string | undefined> 
   return { code, stdout, stderr };
 }
 
+/** Writes a five-hour UTC scenario file with the given name, description and extra fields. */
+async function scenarioFile(name: string, description: string, fields: Record<string, unknown>) {
+  const file = join(outDir, `${name}.json`);
+  const scenario = { name, description, timezone: "UTC", start: "2026-02-10T07:00", end: "2026-02-10T12:00" };
+  await writeFile(file, JSON.stringify({ ...scenario, ...fields }));
+  return file;
+}
+
 describe("presence simulate", () => {
   it("runs a scenario offline, prints one table, reports progress and writes the three files", async () => {
     const { code, stdout, stderr } = await simulate(["weekend"]);
     expect(code).toBe(0);
-    const lines = stdout.trim().split("\n");
-    expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^scenario\s+expectations\s+fired\s+held\s+longest unanswered\s+leaks/);
-    expect(lines[2]).toMatch(/^weekend\s+met \d+\/\d+/);
+    const [head, , row, blank, ...legend] = stdout.trim().split("\n");
+    expect(head).toMatch(
+      /^scenario\s+expectations\s+fired\s+held\s+longest unanswered\s+re-asks in window \(later\)\s+leaks/,
+    );
+    expect(row).toMatch(/^weekend\s+met \d+\/\d+/);
+    expect(blank).toBe("");
+    expect(legend.join(" ")).toMatch(/"in window" \(less than 6 h after the answer\) must be 0/);
     expect(stderr).toMatch(/weekend: ok · \d+ sent, \d+ held/);
     expect(stderr).toMatch(/1 of 1 met their expectations in \d+\.\d s/);
     for (const file of ["transcript.md", "metrics.json", "report.html"]) {
@@ -63,23 +74,26 @@ describe("presence simulate", () => {
   });
 
   it("exits 1 when a scenario's expectations are not met", async () => {
-    const file = join(outDir, "too-strict.json");
-    await writeFile(
-      file,
-      JSON.stringify({
-        name: "too-strict",
-        description:
-          "Expects a check-in on a silent weekday morning and none held back: impossible by design.",
-        timezone: "UTC",
-        start: "2026-02-10T07:00",
-        end: "2026-02-10T12:00",
-        expect: { fired: { min: 10 } },
-      }),
+    const file = await scenarioFile(
+      "too-strict",
+      "Expects a check-in on a silent weekday morning and none held back: impossible by design.",
+      { expect: { fired: { min: 10 } } },
     );
     const { code, stdout, stderr } = await simulate([file]);
     expect(code).toBe(1);
     expect(stdout).toMatch(/too-strict\s+NOT MET/);
     expect(stderr).toMatch(/too-strict: FAILED \(check-ins fired\)/);
+  });
+
+  it("refuses a scenario with a time it cannot place before running anything, naming the field", async () => {
+    const file = await scenarioFile("stray-message", "A message the day after the scenario ends.", {
+      messages: [{ at: "2026-02-11T09:00", text: "hi" }],
+    });
+    const { code, stdout, stderr } = await simulate(["weekend", file]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toContain('stray-message: messages[0].at "2026-02-11T09:00" lies outside start…end');
+    expect(stderr).not.toContain("simulating");
   });
 
   it("names the known scenarios when asked for one that does not exist", async () => {
