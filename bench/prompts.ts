@@ -16,7 +16,7 @@ import {
   minCacheableTokens,
   type StablePrefix,
 } from "../src/mind/prompts.ts";
-import { REFLECT_SYSTEM, REFLECT_TOOL, reflectionPrompt } from "../src/mind/reflect.ts";
+import { REFLECT_TOOL, reflectionPrompt, reflectionSystem } from "../src/mind/reflect.ts";
 import { renderScratchpad } from "../src/mind/scratchpad.ts";
 import { recentThreadNotes, type Threads } from "../src/mind/threads.ts";
 import { estimateTokens } from "../src/mind/tokens.ts";
@@ -91,9 +91,13 @@ const CHECKIN_TEXTS = [
 export async function runPromptsBench(): Promise<BenchRow[]> {
   const persona = await loadPersona();
   const prefix = buildStablePrefix(persona, { notes: NOTES_TOOLS });
+  const reflectPrefix =
+    estimateTokens(reflectionSystem(persona)) + estimateTokens(JSON.stringify(REFLECT_TOOL));
   const rows: BenchRow[] = [];
-  for (const rhythm of RHYTHMS) rows.push(...rhythmRows(rhythm, prefix));
+  for (const rhythm of RHYTHMS) rows.push(...rhythmRows(rhythm, prefix, reflectPrefix));
   const minimum = minCacheableTokens(DEFAULT_MODEL);
+  const reflectMinimum = minCacheableTokens(DEFAULT_REFLECT_MODEL);
+  const reflectCached = reflectPrefix >= reflectMinimum ? reflectPrefix : 0;
   rows.push(
     {
       suite: SUITE,
@@ -114,15 +118,33 @@ export async function runPromptsBench(): Promise<BenchRow[]> {
       met: prefix.tokens >= minimum * CACHE_MARGIN,
       note: `prefix ${prefix.tokens} tokens (tools + protocol + persona)`,
     },
+    {
+      suite: SUITE,
+      name: `reflection prefix ÷ ${DEFAULT_REFLECT_MODEL} minimum (${reflectMinimum})`,
+      size: "-",
+      value: round(reflectPrefix / reflectMinimum),
+      unit: "ratio",
+      target: `≥ ${CACHE_MARGIN}`,
+      met: reflectPrefix >= reflectMinimum * CACHE_MARGIN,
+      note: `prefix ${reflectPrefix} tokens (tool + guidance + persona)`,
+    },
+    {
+      suite: SUITE,
+      name: "reflection tokens read from cache per exchange",
+      size: "-",
+      value: reflectCached,
+      unit: "tokens",
+      note: "after the first reflection within the cache's five minutes; 0 when the prefix is under the minimum",
+    },
   );
   return rows;
 }
 
-function rhythmRows(rhythm: Rhythm, prefix: StablePrefix): BenchRow[] {
+function rhythmRows(rhythm: Rhythm, prefix: StablePrefix, reflectPrefix: number): BenchRow[] {
   const rows: BenchRow[] = [];
   const figures = new Map<string, Figures>();
   for (const { size, days } of SIZES) {
-    const f = measureHistory(days, rhythm, prefix);
+    const f = measureHistory(days, rhythm, prefix, reflectPrefix);
     figures.set(size, f);
     const label = `${size}, ${rhythm.rhythm} (${f.messages} msgs)`;
     const row = (name: string, value: number, extra: Partial<BenchRow> = {}): BenchRow => ({
@@ -141,7 +163,7 @@ function rhythmRows(rhythm: Rhythm, prefix: StablePrefix): BenchRow[] {
         note: "a write call, when it sends, adds about 60",
       }),
       row("reflection per exchange (ours)", f.reflection, {
-        note: `${DEFAULT_REFLECT_MODEL}: system + tool + state + exchange`,
+        note: `${DEFAULT_REFLECT_MODEL}: system + tool + state + exchange (${reflectPrefix} of it the cached prefix)`,
       }),
       row("whole-log replay (baseline)", f.wholeLog),
       row("last 10 messages (baseline)", f.lastTen),
@@ -195,7 +217,7 @@ interface Figures {
   composeTiming: { median_ms: number; p95_ms: number };
 }
 
-function measureHistory(days: number, rhythm: Rhythm, prefix: StablePrefix): Figures {
+function measureHistory(days: number, rhythm: Rhythm, prefix: StablePrefix, reflectPrefix: number): Figures {
   const history = generateHistory(days, rhythm);
   const now = new Date(END);
   const mind = curatedMind(days, now);
@@ -241,10 +263,7 @@ function measureHistory(days: number, rhythm: Rhythm, prefix: StablePrefix): Fig
   const exchange = [...pending, assistantAt(END + MINUTE, "Sounds like a good plan.")];
   const evicting = window.filter((m) => reply.workingIds.includes(m.id)).slice(0, 2);
   const sections = reflectionPrompt(mind, exchange, evicting, now, ZONE);
-  const reflection =
-    estimateTokens(REFLECT_SYSTEM) +
-    estimateTokens(JSON.stringify(REFLECT_TOOL)) +
-    sections.reduce((sum, s) => sum + s.tokens, 0);
+  const reflection = reflectPrefix + sections.reduce((sum, s) => sum + s.tokens, 0);
 
   const turnTokens = (m: Message) => estimateTokens(describeMessage(m)) + 6;
   const wholeLog = prefix.tokens + history.reduce((sum, m) => sum + turnTokens(m), 0);

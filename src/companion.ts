@@ -2,7 +2,12 @@ import { randomBytes } from "node:crypto";
 import { DateTime } from "luxon";
 import { z } from "zod";
 import { buildAwarenessContext } from "./awareness/build.ts";
-import { type AwarenessContext, defaultAwarenessSettings, type Trigger } from "./awareness/context.ts";
+import {
+  type AwarenessContext,
+  defaultAwarenessSettings,
+  type PriorMemory,
+  type Trigger,
+} from "./awareness/context.ts";
 import { formatAwarenessForPrompt } from "./awareness/format.ts";
 import { detectTopics } from "./awareness/topics.ts";
 import type { Clock } from "./clock.ts";
@@ -17,7 +22,7 @@ import type { Logger } from "./log.ts";
 import { type ComposedPrompt, composePrompt, type PendingImage } from "./mind/compose.ts";
 import { type GenerateDeps, generateCheckin, generateReply, MAX_TOKENS } from "./mind/generate.ts";
 import { ModelClient, ModelRequestError, ModelUnavailableError, type UsageRecord } from "./mind/llm.ts";
-import { rankMemory } from "./mind/memory.ts";
+import { PRIOR_CONTEXT_TOKENS, priorMemoryFor, rankMemory, withoutPriorContext } from "./mind/memory.ts";
 import { NOTES_TOOLS } from "./mind/notes-tools.ts";
 import type { PersonaSource } from "./mind/persona.ts";
 import { buildStablePrefix, checkinMomentText, type StablePrefix } from "./mind/prompts.ts";
@@ -196,6 +201,7 @@ class CompanionImpl implements Companion {
         config: deps.model,
         clock: deps.clock,
         timezone: deps.core.timezone,
+        persona: deps.persona,
         trace: deps.trace,
         logger: deps.logger,
       });
@@ -427,7 +433,8 @@ class CompanionImpl implements Companion {
       return held("reply-pending", "The person's messages are still waiting for a reply; that comes first.");
     }
     const slice = await this.#deps.log.awarenessSlice(now, defaultAwarenessSettings.windowHours);
-    const awareness = this.#awareness(slice, now, zone, "heartbeat");
+    const prior = priorMemoryFor(mind, queryOf(slice.slice(-4)), now, PRIOR_CONTEXT_TOKENS);
+    const awareness = this.#awareness(slice, now, zone, "heartbeat", prior);
     const preCheck = shouldFireHeartbeat(awareness, now, settings, { ...mind.heartbeat, budgetExceeded });
     if (!preCheck.fire) {
       const outcome = await held(preCheck.reason, preCheck.detail);
@@ -435,7 +442,7 @@ class CompanionImpl implements Companion {
       return outcome;
     }
 
-    const composed = await this.#compose("heartbeat", now, mind, [], { slice, awareness, zone });
+    const composed = await this.#compose("heartbeat", now, mind, [], { slice, awareness, zone, prior });
     let generation: Awaited<ReturnType<typeof generateCheckin>>;
     try {
       generation = await generateCheckin(composed.prompt.params, this.#generateDeps(), (topic) =>
@@ -543,15 +550,18 @@ class CompanionImpl implements Companion {
     now: Date,
     mind: MindState,
     pending: readonly Message[],
-    known?: { slice: Message[]; awareness: AwarenessContext; zone: string },
+    known?: { slice: Message[]; awareness: AwarenessContext; zone: string; prior: PriorMemory },
   ): Promise<Composed> {
     const zone =
       known?.zone ?? effectiveTimezone(heartbeatSettingsFromConfig(this.#deps.core), mind.heartbeat);
     const slice =
       known?.slice ?? (await this.#deps.log.awarenessSlice(now, defaultAwarenessSettings.windowHours));
-    const awareness = known?.awareness ?? this.#awareness(slice, now, zone, kind);
-    const prefix = await this.#prefix();
     const query = queryOf(kind === "reply" ? pending : slice.slice(-4));
+    const prior = known?.prior ?? priorMemoryFor(mind, query, now, PRIOR_CONTEXT_TOKENS);
+    const awareness = known?.awareness ?? this.#awareness(slice, now, zone, kind, prior);
+    const awarenessFormat = kind === "heartbeat" ? "full" : awareness.format;
+    const ranked = rankMemory(mind.memory, query, now).map((r) => r.item);
+    const prefix = await this.#prefix();
     const local = DateTime.fromJSDate(now, { zone });
     const prompt = composePrompt({
       kind,
@@ -562,7 +572,8 @@ class CompanionImpl implements Companion {
       scratchpad: renderScratchpad(mind.scratchpad),
       awareness: formatAwarenessForPrompt(awareness, kind),
       threadNotes: recentThreadNotes(mind.threads),
-      memory: rankMemory(mind.memory, query, now).map((r) => r.item),
+      // The full awareness block shows the prior context; the episodic section shows the rest.
+      memory: awarenessFormat === "full" ? withoutPriorContext(ranked, prior) : ranked,
       log: this.#deps.log.recent().filter((m) => Date.parse(m.ts) <= now.getTime()),
       threads: mind.threads,
       flushedThrough: mind.flushedThrough,
@@ -573,11 +584,17 @@ class CompanionImpl implements Companion {
         ? { checkinText: checkinMomentText(`${local.toFormat("cccc HH:mm")}, ${zone}`) }
         : {}),
     });
-    return { prompt, awarenessFormat: kind === "heartbeat" ? "full" : awareness.format };
+    return { prompt, awarenessFormat };
   }
 
-  #awareness(slice: readonly Message[], now: Date, zone: string, trigger: Trigger): AwarenessContext {
-    return buildAwarenessContext(slice, now, { ...defaultAwarenessSettings, timezone: zone, trigger });
+  #awareness(
+    slice: readonly Message[],
+    now: Date,
+    zone: string,
+    trigger: Trigger,
+    prior: PriorMemory,
+  ): AwarenessContext {
+    return buildAwarenessContext(slice, now, { ...defaultAwarenessSettings, timezone: zone, trigger }, prior);
   }
 
   async #prefix(): Promise<StablePrefix> {
@@ -689,24 +706,39 @@ class CompanionImpl implements Companion {
         });
         continue;
       }
+      const answered =
+        intent.kind === "reply"
+          ? answeredBy(this.#deps.log.recent(), new Date(now), intent.answeredThrough)
+          : [];
       const delivered = await this.#send(intent);
+      const reflection =
+        delivered.status === "sent"
+          ? await this.#reflect(
+              { messageIds: [...answered.map((m) => m.id), delivered.message.id], trigger: intent.trigger },
+              undefined,
+            )
+          : undefined;
       await this.#traceQuietly({
         kind: "recover",
         outbox: intent.id,
         action: "resent",
         outcome: delivered.status,
+        ...(reflection ? { reflection } : {}),
       });
     }
   }
 
   // ---- reflection ----
 
-  /** Hands the exchange to reflection: inline in single-phase mode, queued (and run off the path) otherwise. */
+  /**
+   * Hands the exchange to reflection: an update that came with the reply (single-phase) is
+   * applied as it is; anything else — two-phase, a check-in, a single-phase reply that
+   * carried no update — is queued and run off the path, so no exchange goes unreflected.
+   */
   async #reflect(exchange: ExchangeInput, inline: unknown): Promise<string> {
     const mode = this.#deps.model.reflectMode;
     if (mode === "off") return "off";
-    if (mode === "single-phase") {
-      if (inline === undefined) return "single-phase: no update";
+    if (mode === "single-phase" && inline !== undefined) {
       this.#track(this.#reflector.applyInline(exchange, inline));
       return "single-phase: applying";
     }
@@ -789,6 +821,13 @@ export function pendingMessages(recent: readonly Message[], now: Date): Message[
   const coveredUpTo = typeof through === "string" ? visible.findIndex((m) => m.id === through) : -1;
   const from = typeof through === "string" && coveredUpTo >= 0 ? coveredUpTo + 1 : lastAnswer + 1;
   return visible.filter((m, i) => m.role === "user" && i >= from);
+}
+
+/** The person's messages a resent reply answers: the pending ones up to the one it names. */
+function answeredBy(recent: readonly Message[], now: Date, through: string | undefined): Message[] {
+  const pending = pendingMessages(recent, now);
+  const last = through === undefined ? -1 : pending.findIndex((m) => m.id === through);
+  return last < 0 ? pending : pending.slice(0, last + 1);
 }
 
 /** How long the oldest pending message waited, when the awareness block cannot say it (a notice came between). */

@@ -92,18 +92,27 @@ export interface CoreConfig {
   logLevel: (typeof LOG_LEVELS)[number];
 }
 
-/** Settings for talking to the model. */
-export interface ModelConfig {
-  apiKey: string;
+/**
+ * The model settings that are not secret: which models, limits, the daily budget, the
+ * reflect mode. Split from the key so that read-only commands (`status`) can know the
+ * budget without asking for a secret they do not use.
+ */
+export interface ModelSettings {
   baseURL: string | undefined;
   model: string;
   reflectModel: string;
   maxRetries: number;
   timeoutMs: number;
+  /** Tokens per local day after which check-ins stop; 0 means no budget. */
   dailyTokenBudget: number;
   promptCeiling: number;
   reflectMode: "two-phase" | "single-phase" | "off";
   answeredTopicHours: number;
+}
+
+/** Settings for talking to the model: the non-secret settings and the API key. */
+export interface ModelConfig extends ModelSettings {
+  apiKey: string;
 }
 
 /** Settings for the Telegram bot. */
@@ -240,16 +249,9 @@ export function loadCoreConfig(env: Env = process.env): CoreConfig {
 export const DEFAULT_MODEL = "claude-sonnet-5-5";
 export const DEFAULT_REFLECT_MODEL = "claude-haiku-5-5";
 
-/** Reads the model settings; the API key is required. */
-export function loadModelConfig(env: Env = process.env): ModelConfig {
-  const r = new Reader(env);
-  const apiKey = r.required(
-    "ANTHROPIC_API_KEY",
-    "is not set; create a key in the Anthropic Console (Settings → API keys)",
-    "sk-ant-…",
-  );
-  return r.done({
-    apiKey,
+/** The non-secret model settings, read into `r` so their problems are reported with the key's. */
+function readModelSettings(r: Reader): ModelSettings {
+  return {
     baseURL: r.url("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
     model: r.string("PRESENCE_MODEL", DEFAULT_MODEL),
     reflectModel: r.string("PRESENCE_REFLECT_MODEL", DEFAULT_REFLECT_MODEL),
@@ -259,7 +261,25 @@ export function loadModelConfig(env: Env = process.env): ModelConfig {
     promptCeiling: r.integer("PRESENCE_PROMPT_CEILING", 12_000, 6_000, 200_000, "12000"),
     reflectMode: r.oneOf("PRESENCE_REFLECT_MODE", ["two-phase", "single-phase", "off"] as const, "two-phase"),
     answeredTopicHours: r.integer("PRESENCE_ANSWERED_TOPIC_HOURS", 6, 0, 168, "6"),
-  });
+  };
+}
+
+/** Reads the model settings without the API key: for commands that only look (status). */
+export function loadModelSettings(env: Env = process.env): ModelSettings {
+  const r = new Reader(env);
+  return r.done(readModelSettings(r));
+}
+
+/** Reads the model settings and the API key, which is required; every problem is reported at once. */
+export function loadModelConfig(env: Env = process.env): ModelConfig {
+  const r = new Reader(env);
+  const apiKey = r.required(
+    "ANTHROPIC_API_KEY",
+    "is not set; create a key in the Anthropic Console (Settings → API keys)",
+    "sk-ant-…",
+  );
+  const settings = readModelSettings(r);
+  return r.done({ apiKey, ...settings });
 }
 
 /** Reads the Telegram settings; token and owner id are required. */

@@ -2,6 +2,7 @@ import { DateTime } from "luxon";
 import type { CoreConfig } from "./config.ts";
 import { isInQuietHours } from "./heartbeat/policy.ts";
 import { nextFireTime } from "./heartbeat/schedule.ts";
+import { activeMemory } from "./mind/memory.ts";
 import type { Message } from "./store/message.ts";
 import type { Decision, MindState } from "./store/mind.ts";
 
@@ -28,6 +29,8 @@ export interface Status {
   lastDecision: Decision | null;
   /** Exchanges still waiting for reflection. */
   pendingReflections: number;
+  /** What the companion holds in episodic memory now (active items), so the person can see it remembers. */
+  memory: { declaredPatterns: number; openLoops: number; milestones: number };
 }
 
 /** What buildStatus reads; all of it already loaded, so building is pure. */
@@ -82,6 +85,17 @@ export function buildStatus(input: StatusInput): Status {
     budget: input.budget,
     lastDecision: mind.decisions.at(-1) ?? null,
     pendingReflections: mind.reflectionQueue.length,
+    memory: memoryCounts(mind),
+  };
+}
+
+function memoryCounts(mind: MindState): Status["memory"] {
+  const active = activeMemory(mind.memory);
+  const count = (kind: string) => active.filter((item) => item.kind === kind).length;
+  return {
+    declaredPatterns: count("pattern"),
+    openLoops: count("open_loop"),
+    milestones: count("milestone"),
   };
 }
 
@@ -147,6 +161,16 @@ export function formatStatus(status: Status, timezone: string = status.timezone)
         : `${local(decision.ts)} ${decision.fire ? "sent" : "held back"} (${decision.reason})${decision.detail ? `: ${decision.detail}` : ""}`
     }`,
   ];
+  const { declaredPatterns, openLoops, milestones } = status.memory;
+  if (declaredPatterns + openLoops + milestones > 0) {
+    lines.push(
+      `Memory: ${plural(declaredPatterns, "declared pattern")}, ${plural(openLoops, "open loop")}, ${plural(milestones, "milestone")}`,
+    );
+  }
   if (status.pendingReflections > 0) lines.push(`Reflections waiting: ${status.pendingReflections}`);
   return lines.join("\n");
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }

@@ -9,6 +9,7 @@ import {
 } from "../src/companion.ts";
 import type { CoreConfig, ModelConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
+import type { MemoryItem } from "../src/mind/memory.ts";
 import { loadPersona, personaFromDir } from "../src/mind/persona.ts";
 import { type IncomingInput, type OutgoingMessage, RecipientBlockedError } from "../src/port.ts";
 import type { Message } from "../src/store/message.ts";
@@ -17,6 +18,7 @@ import { MindStore } from "../src/store/mind.ts";
 import { NotesStore } from "../src/store/notes.ts";
 import { Trace } from "../src/store/trace.ts";
 import {
+  fakeModelConfig,
   lastUserText,
   type MessagesApiFake,
   type MessagesRequestBody,
@@ -74,19 +76,7 @@ async function harness(
     maxCheckinsPerDay: 8,
     logLevel: "silent",
   };
-  const model: ModelConfig = {
-    apiKey: api.apiKey,
-    baseURL: api.url,
-    model: "claude-sonnet-5-5",
-    reflectModel: "claude-haiku-5-5",
-    maxRetries: 0,
-    timeoutMs: 5_000,
-    dailyTokenBudget: 0,
-    promptCeiling: 12_000,
-    reflectMode: "off",
-    answeredTopicHours: 6,
-    ...options.model,
-  };
+  const model = fakeModelConfig(api, { reflectMode: "off", ...options.model });
   const log = await MessageLog.open({ dataDir, clock, timeZone: core.timezone });
   const mind = await MindStore.open(dataDir, clock);
   const notes = new NotesStore({ dataDir });
@@ -119,6 +109,40 @@ async function harness(
 }
 
 const said = (text: string): IncomingInput => ({ text, channel: "telegram" });
+
+/** Ends a companion as a process exit would, keeping its data dir and model fake for the next one. */
+async function endProcess(h: Harness): Promise<void> {
+  open.splice(open.indexOf(h), 1);
+  await h.companion.close();
+}
+
+/** What a crash between writing a reply's intent and handing it to the channel leaves behind. */
+async function crashedBeforeSending(h: Harness, question: Message, text: string): Promise<void> {
+  await h.mind.update((mind) => {
+    mind.outbox.push({
+      id: "o-unsent",
+      kind: "reply",
+      text,
+      trigger: "reply",
+      channel: "telegram",
+      createdAt: h.clock.now().toISOString(),
+      replyTo: question.id,
+      answeredThrough: question.id,
+    });
+  });
+}
+
+function memoryItem(id: string, kind: MemoryItem["kind"], text: string): MemoryItem {
+  return {
+    id,
+    kind,
+    text,
+    learnedAt: "2026-03-01T09:00:00.000Z",
+    sourceMessageIds: [],
+    importance: 4,
+    topics: [],
+  };
+}
 
 /** The model's check-in decision and message, answered per request kind. */
 function checkinModel(
@@ -400,6 +424,54 @@ describe("the companion checking in", () => {
     expect(h.sent).toEqual([]);
   });
 
+  it("shows declared patterns and open loops once: in the full awareness block, else in episodic context", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    await h.mind.update((mind) => {
+      mind.memory = [
+        memoryItem("m1", "pattern", "Weekends are loose, no plans before noon"),
+        memoryItem("m2", "open_loop", "Book the follow-up appointment with the dentist"),
+      ];
+    });
+    h.api.setHandler(checkinModel({ send: true, why: "The dentist was at 11", topic: "dentist" }));
+    await h.companion.heartbeat();
+    h.clock.advanceMinutes(1);
+    await h.companion.reply(said("It went fine!"));
+    h.clock.advanceMinutes(1);
+    await h.companion.reply(said("Only a small filling"));
+    const systems = h.api.requests
+      .filter((r) => r.body.tool_choice?.name !== "write_message")
+      .map((r) => systemText(r.body));
+    expect(systems).toHaveLength(3);
+    for (const system of systems) {
+      expect(system.split("Weekends are loose").length - 1).toBe(1);
+      expect(system.split("Book the follow-up").length - 1).toBe(1);
+    }
+    const [checkin, , slim] = systems as [string, string, string];
+    expect(checkin).toContain("- Declared pattern: Weekends are loose, no plans before noon");
+    expect(checkin).toContain("- Open loop: Book the follow-up appointment with the dentist");
+    expect(slim).toContain("## Recent context (active conversation)");
+    expect(slim).toMatch(/From memory:\n(- .*\n)*- \(open loop, since 2026-03-01\) Book the follow-up/);
+  });
+
+  it("in single-phase mode still reflects on a check-in it sent, with the reflect model", async () => {
+    const h = await harness({ model: { reflectMode: "single-phase" } });
+    await quietMorning(h);
+    h.api.setHandler((body) =>
+      body.tool_choice?.name === "update_mind"
+        ? toolReply("update_mind", { trajectory_now: "Asked about the dentist" })
+        : checkinModel({ send: true, why: "The dentist was at 11", topic: "dentist" })(body),
+    );
+    expect(await h.companion.heartbeat()).toMatchObject({ status: "sent" });
+    await h.companion.idle();
+    expect(h.api.requests.map((r) => r.body.model)).toEqual([
+      "claude-sonnet-5-5",
+      "claude-sonnet-5-5",
+      "claude-haiku-5-5",
+    ]);
+    expect(h.mind.read().scratchpad.trajectory_now).toBe("Asked about the dentist");
+  });
+
   it("decides, writes only the message, sends it and records the decision", async () => {
     const h = await harness();
     await quietMorning(h);
@@ -467,17 +539,8 @@ describe("the companion after a crash", () => {
     const api = await startMessagesApiFake();
     const first = await harness({ dataDir, api });
     const question = await first.companion.receive(said("Did you get my list?"));
+    await crashedBeforeSending(first, question, "Yes — eggs, flour, butter.");
     await first.mind.update((mind) => {
-      mind.outbox.push({
-        id: "o-unsent",
-        kind: "reply",
-        text: "Yes — eggs, flour, butter.",
-        trigger: "reply",
-        channel: "telegram",
-        createdAt: first.clock.now().toISOString(),
-        replyTo: question.id,
-        answeredThrough: question.id,
-      });
       mind.outbox.push({
         id: "o-logged",
         kind: "reply",
@@ -495,8 +558,7 @@ describe("the companion after a crash", () => {
       outboxId: "o-logged",
       answeredThrough: "nothing",
     });
-    open.splice(open.indexOf(first), 1);
-    await first.companion.close();
+    await endProcess(first);
 
     const second = await harness({ dataDir, api });
     await second.companion.recover();
@@ -517,8 +579,7 @@ describe("the companion after a crash", () => {
     );
     const first = await harness({ dataDir, api, model: { reflectMode: "two-phase" } });
     await first.companion.receive(said("Made a cake"));
-    open.splice(open.indexOf(first), 1);
-    await first.companion.close();
+    await endProcess(first);
 
     const second = await harness({ dataDir, api, model: { reflectMode: "two-phase" } });
     await second.companion.recover();
@@ -529,6 +590,60 @@ describe("the companion after a crash", () => {
     await second.companion.idle();
     expect(second.sent).toHaveLength(1);
     expect(api.requests.map((r) => r.body.model)).toEqual(["claude-sonnet-5-5", "claude-haiku-5-5"]);
+  });
+});
+
+describe("the companion across a restart while the model is down", () => {
+  it("keeps the person's message, sends one notice in all, and answers once when the model is back", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    api.failNext("529", 3);
+    api.setHandler(() => textReply("Sorry for the wait — Sunday: market, then the lake?"));
+    const first = await harness({ dataDir, api, companion: { retryDelaysMs: [600_000] } });
+    expect(await first.companion.reply(said("Can you help me plan Sunday?"))).toMatchObject({
+      status: "deferred",
+    });
+    expect(first.sent).toEqual([]);
+    first.clock.advanceMinutes(2);
+    await first.companion.reply();
+    expect(first.sent.map((m) => m.kind)).toEqual(["notice"]);
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api, companion: { retryDelaysMs: [20] } });
+    second.clock.set("2026-03-04T09:10:00.000Z");
+    await second.companion.recover();
+    expect(second.sent).toEqual([]);
+    await vi.waitFor(() => expect(second.sent.map((m) => m.kind)).toEqual(["reply"]), { timeout: 3_000 });
+    await second.companion.recover();
+    await second.companion.idle();
+    expect(second.sent).toHaveLength(1);
+    expect(api.requests.map((r) => r.outcome)).toEqual(["529", "529", "529", "answered"]);
+    expect(second.log.recent().map((m) => [m.role, m.notice === true])).toEqual([
+      ["user", false],
+      ["assistant", true],
+      ["assistant", false],
+    ]);
+    expect(pendingMessages(second.log.recent(), second.clock.now())).toEqual([]);
+  });
+
+  it("queues a reply it resent after a crash for reflection", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    api.setHandler(() => toolReply("update_mind", { trajectory_now: "Shopping list confirmed" }));
+    const first = await harness({ dataDir, api, model: { reflectMode: "two-phase" } });
+    const question = await first.companion.receive(said("Did you get my list?"));
+    await crashedBeforeSending(first, question, "Yes — eggs, flour, butter.");
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api, model: { reflectMode: "two-phase" } });
+    await second.companion.recover();
+    await second.companion.idle();
+    expect(second.sent.map((m) => m.text)).toEqual(["Yes — eggs, flour, butter."]);
+    expect(api.requests.map((r) => r.body.model)).toEqual(["claude-haiku-5-5"]);
+    const shown = lastUserText(api.requests[0]?.body as MessagesRequestBody);
+    expect(shown).toContain("person: Did you get my list?");
+    expect(shown).toContain("you: Yes — eggs, flour, butter.");
+    expect(second.mind.read().scratchpad.trajectory_now).toBe("Shopping list confirmed");
   });
 });
 
@@ -587,6 +702,30 @@ describe("the companion's housekeeping", () => {
     expect(h.mind.read().scratchpad.trajectory_now).toBe("Planning the garden");
     expect(h.api.requests).toHaveLength(1);
     expect(h.api.requests[0]?.body.tools?.map((t) => t.name)).toContain("update_mind");
+  });
+
+  it("in single-phase mode queues a reply that carried no update, telling reflection what is leaving", async () => {
+    const h = await harness({ model: { reflectMode: "single-phase" } });
+    for (let i = 0; i < 40; i++) {
+      await h.log.append({
+        role: i % 2 === 0 ? "user" : "assistant",
+        text: `Message ${i} about the garden, the tomatoes, the weather and the long week at work.`,
+        channel: "telegram",
+        ...(i % 2 === 0 ? {} : { trigger: "reply" as const }),
+        ts: new Date(Date.parse("2026-03-04T07:00:00.000Z") + i * 60_000).toISOString(),
+      });
+    }
+    h.api.setHandler((body) =>
+      body.tool_choice?.name === "update_mind" ? toolReply("update_mind", {}) : textReply("Noted!"),
+    );
+    expect(await h.companion.reply(said("One more thing about the garden"))).toMatchObject({
+      status: "sent",
+    });
+    await h.companion.idle();
+    expect(h.api.requests.map((r) => r.body.model)).toEqual(["claude-sonnet-5-5", "claude-haiku-5-5"]);
+    expect(lastUserText(h.api.requests[1]?.body as MessagesRequestBody)).toContain("<leaving_window>");
+    expect(h.mind.read().flushedThrough).toBeDefined();
+    expect(h.mind.read().reflectionQueue).toEqual([]);
   });
 
   it("reflects after each exchange off the reply path", async () => {

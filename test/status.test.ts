@@ -128,4 +128,23 @@ describe("formatStatus", () => {
     expect(formatStatus(blocked)).toContain("Check-ins: stopped: the bot was blocked");
     expect(formatStatus(blocked)).toContain("Next check-in: none scheduled");
   });
+
+  it("shows what episodic memory holds, retired items left out", () => {
+    const item = (id: string, kind: "pattern" | "open_loop" | "milestone", retired = false) => ({
+      id,
+      kind,
+      text: `item ${id}`,
+      learnedAt: "2026-11-20T09:00:00.000Z",
+      sourceMessageIds: [],
+      importance: 3,
+      topics: [],
+      ...(retired ? { retiredAt: "2026-11-21T09:00:00.000Z", retiredWhy: "closed" as const } : {}),
+    });
+    const s = status("2026-11-22T09:40:00.000Z", (m) => {
+      m.memory = [item("a", "pattern"), item("b", "open_loop"), item("c", "open_loop", true)];
+    });
+    expect(s.memory).toEqual({ declaredPatterns: 1, openLoops: 1, milestones: 0 });
+    expect(formatStatus(s)).toContain("Memory: 1 declared pattern, 1 open loop, 0 milestones");
+    expect(formatStatus(status("2026-11-22T09:40:00.000Z"))).not.toContain("Memory:");
+  });
 });

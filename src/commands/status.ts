@@ -1,6 +1,6 @@
 import { DateTime } from "luxon";
 import { type Clock, systemClock } from "../clock.ts";
-import { loadCoreConfig, loadModelConfig } from "../config.ts";
+import { loadCoreConfig, loadModelSettings } from "../config.ts";
 import { buildStatus, formatStatus } from "../status.ts";
 import { readDataLock } from "../store/lock.ts";
 import { MessageLog } from "../store/messages.ts";
@@ -13,7 +13,7 @@ const STATUS_WINDOW_HOURS = 48;
 
 /**
  * `status`: what the companion's data says now. Reads only: safe while the bot runs, and
- * needs no secrets (the daily budget is read without the API key).
+ * needs no secrets (the daily budget is a non-secret model setting; 0 means none).
  */
 export const statusCommand = defineCommand({
   name: "status",
@@ -29,11 +29,8 @@ export const statusCommand = defineCommand({
   options: { json: { type: "boolean" }, now: { type: "string" } },
   async run({ values }, io) {
     const core = loadCoreConfig(io.env);
-    // The budget is a model setting; it is read with a stand-in key because status needs no secret.
-    const budget = loadModelConfig({
-      ...io.env,
-      ANTHROPIC_API_KEY: "not-needed-for-status",
-    }).dailyTokenBudget;
+    const { dailyTokenBudget } = loadModelSettings(io.env);
+    const budget = dailyTokenBudget > 0 ? dailyTokenBudget : null;
     const now =
       values.now === undefined
         ? systemClock.now()

@@ -13,6 +13,7 @@ import { estimateTokens } from "./tokens.ts";
 
 const isoUtc = z.iso.datetime({ offset: false });
 
+/** The three things worth remembering: how they live, what is unfinished, what they reached. */
 export const memoryKindSchema = z.enum(["pattern", "open_loop", "milestone"]);
 export type MemoryKind = z.infer<typeof memoryKindSchema>;
 
@@ -72,6 +73,7 @@ export interface MemoryOpContext {
   topicsOf: (text: string) => string[];
 }
 
+/** The items after the operations, or why the whole batch was refused. */
 export type MemoryOpsResult =
   | { ok: true; items: MemoryItem[]; changes: string[] }
   | { ok: false; reason: string };
@@ -239,6 +241,18 @@ export function priorMemoryFor(
   const chosen = selectMemory(rankMemory(mind.memory, query, now), budgetTokens);
   const of = (kind: MemoryKind) => chosen.filter((item) => item.kind === kind).map((item) => item.text);
   return { declaredPatterns: of("pattern"), openLoops: of("open_loop"), recentMilestones: of("milestone") };
+}
+
+/**
+ * Tokens of memory the awareness block's "prior context" carries (declared patterns, open
+ * loops, milestones: the best few). The episodic section shows the ranked items after them.
+ */
+export const PRIOR_CONTEXT_TOKENS = 120;
+
+/** The items the awareness block does not already show, so no item is in the prompt twice. */
+export function withoutPriorContext(items: readonly MemoryItem[], prior: PriorMemory): MemoryItem[] {
+  const shown = new Set([...prior.declaredPatterns, ...prior.openLoops, ...prior.recentMilestones]);
+  return items.filter((item) => !shown.has(item.text));
 }
 
 /** Deletes for real the items whose text contains `text` (case and spacing ignored), retired ones too. */

@@ -12,6 +12,7 @@ import {
   memoryOpSchema,
   rankMemory,
 } from "./memory.ts";
+import type { Persona } from "./persona.ts";
 import {
   applyScratchpadUpdate,
   FIELD_MAX_CHARS,
@@ -54,9 +55,7 @@ const fieldValue = (key: FieldKey) =>
     .string()
     .max(key === "workspace" ? WORKSPACE_INPUT_MAX_CHARS : FIELD_MAX_CHARS)
     .optional()
-    .describe(
-      `${FIELD_HINTS[key]}. A value replaces the field; "APPEND: text" adds a line; "CLEAR" empties it.`,
-    );
+    .describe(FIELD_HINTS[key]);
 
 /** Reflection's verdict on one message of the exchange. */
 export const annotationInputSchema = z.object({
@@ -103,12 +102,12 @@ function toolSchema(): Anthropic.Tool.InputSchema {
 export const REFLECT_TOOL: Anthropic.Tool = {
   name: "update_mind",
   description:
-    "Record what changed in your understanding after this exchange. Pass only what changed; with nothing to change, call it with no arguments.",
+    'Record what changed in your understanding after this exchange. Pass only what changed; with nothing to change, call it with no arguments. For each scratchpad field a value replaces it, "APPEND: text" adds a line to it, "CLEAR" empties it.',
   input_schema: toolSchema(),
 };
 
-/** How reflection is asked to behave; stable, so it can be cached. */
-export const REFLECT_SYSTEM = `You are the reflective side of a companion who talks with one person over weeks and months. You do not talk to the person. After each exchange you see what the companion understood before it and the exchange itself, and you call update_mind once to keep that understanding current.
+/** How reflection is asked to behave, whatever the persona. */
+const REFLECT_GUIDANCE = `You are the reflective side of a companion who talks with one person over weeks and months. You do not talk to the person. After each exchange you see what the companion understood before it and the exchange itself, and you call update_mind once to keep that understanding current.
 
 - Be minimal: most exchanges only change TRAJECTORY.Now, perhaps SELF or a line in WORKSPACE.
 - Be honest: if something is unclear, say so in Unknown; if confidence dropped, lower it.
@@ -116,7 +115,33 @@ export const REFLECT_SYSTEM = `You are the reflective side of a companion who ta
 - Memory: add declared patterns ("weekends are loose"), open loops (started, not finished) and milestones; close a loop when it is finished; supersede an item that turned out wrong. Use the ids shown.
 - Threads: when the conversation moves to a different subject for a while, scope into a thread (your note says why you left); goto back to an existing one (your note says what you bring).
 - Annotate every message of the exchange: its topics, whether it asks something, its tone, and which earlier messages it answers.
-- When messages are leaving the window, this is the last time you see them: keep what matters from them.`;
+- When messages are leaving the window, this is the last time you see them: keep what matters from them.
+
+## How an update is read
+
+Leave out a field to keep it as it is. WORKSPACE edits (append, prepend, find_replace, delete) apply in order after the field values; the text to find or delete must be in WORKSPACE exactly.
+
+The update is checked as a whole and refused as a whole, changing nothing, when a field would hold more than ${FIELD_MAX_CHARS} characters (rewrite it shorter rather than appending), when Confidence does not start with HIGH, MEDIUM or LOW, when the pad would be left nearly empty, when an edit's text is not in WORKSPACE, when a memory operation names an id that is not shown, or when an annotation names a message outside the exchange. Nothing in memory is deleted: closing a loop or superseding an item keeps it, retired, with when and why.
+
+## Who you reflect for
+
+The companion's persona and the person's own words follow. Keep IDENTITY consistent with them; when the person speaks of self-harm, danger or a medical emergency, keep a PROTECT flag so the companion follows up with care.`;
+
+/**
+ * Reflection's system text: the guidance, how an update is read and checked, and the
+ * persona (who the companion is and what the person said about themselves), so what it
+ * keeps fits them. Stable between exchanges — it changes only when the persona files are
+ * edited — so with the tool it forms a prefix long enough for the reflect model's cache.
+ */
+export function reflectionSystem(persona: Pick<Persona, "soul" | "user">): string {
+  return [
+    REFLECT_GUIDANCE,
+    "# The companion's persona",
+    persona.soul,
+    "# The person, in their own words",
+    persona.user,
+  ].join("\n\n");
+}
 
 /** An exchange as the queue holds it. */
 export interface Exchange {
@@ -207,6 +232,7 @@ export interface AppliedReflection {
   changes: string[];
 }
 
+/** An update applied, or refused as a whole with a reason (traced; nothing changed). */
 export type ReflectionOutcome = AppliedReflection | { ok: false; reason: string };
 
 /**

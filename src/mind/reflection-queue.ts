@@ -10,13 +10,14 @@ import type { MindState, MindStore, ReflectionJob } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { NewTraceRecord, Trace } from "../store/trace.ts";
 import { type ModelClient, ModelUnavailableError } from "./llm.ts";
+import type { PersonaSource } from "./persona.ts";
 import {
   applyReflectionUpdate,
   type Exchange,
-  REFLECT_SYSTEM,
   REFLECT_TOOL,
   type ReflectionOutcome,
   reflectionPrompt,
+  reflectionSystem,
 } from "./reflect.ts";
 import { flushMarkAfter } from "./threads.ts";
 
@@ -44,6 +45,8 @@ export interface ReflectorDeps {
   clock: Clock;
   /** The person's zone, for the local times reflection is shown. */
   timezone: string;
+  /** The persona, read per reflection like per turn: reflection keeps IDENTITY consistent with it. */
+  persona: PersonaSource;
   trace?: Pick<Trace, "append">;
   logger?: Logger;
 }
@@ -66,6 +69,7 @@ export interface ExchangeInput {
   evicting?: readonly Message[];
 }
 
+/** The one runner of reflections for a data dir; the companion owns it (see the file comment). */
 export class Reflector {
   readonly #deps: ReflectorDeps;
   readonly #logger: Logger;
@@ -78,12 +82,12 @@ export class Reflector {
 
   /**
    * Queues an exchange durably (in mind.json before this resolves) and marks its evicting
-   * messages as flushed, so reflection is told about each of them once. Only two-phase mode
-   * queues: in single-phase the reply call carries the update (see applyInline), in off
-   * nothing is reflected.
+   * messages as flushed, so reflection is told about each of them once. In off mode nothing
+   * is reflected. Single-phase mode queues too, for what the reply call could not carry: a
+   * check-in, a reply that came without an update, a reply resent after a restart.
    */
   async enqueue(exchange: ExchangeInput): Promise<ReflectionJob | null> {
-    if (this.#deps.config.reflectMode !== "two-phase") return null;
+    if (this.#deps.config.reflectMode === "off") return null;
     const evicting = exchange.evicting ?? [];
     const job: ReflectionJob = {
       id: `r-${this.#deps.clock.now().getTime().toString(36)}-${randomBytes(3).toString("hex")}`,
@@ -180,11 +184,12 @@ export class Reflector {
 
     let response: Anthropic.Message;
     try {
+      const system = reflectionSystem(await this.#deps.persona.current());
       response = await this.#deps.model.create(
         {
           model,
           max_tokens: REFLECT_MAX_TOKENS,
-          system: [{ type: "text", text: REFLECT_SYSTEM, cache_control: { type: "ephemeral" } }],
+          system: [{ type: "text", text: system, cache_control: { type: "ephemeral" } }],
           tools: [REFLECT_TOOL],
           tool_choice: { type: "tool", name: REFLECT_TOOL.name },
           messages: [{ role: "user", content: sections.map((s) => s.text).join("\n\n") }],

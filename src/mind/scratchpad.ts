@@ -120,6 +120,7 @@ export interface WorkspaceArchive {
   content: string;
 }
 
+/** The pad after an update (and the archive note to write, if WORKSPACE overflowed), or why it was refused. */
 export type ScratchpadResult =
   | { ok: true; pad: Scratchpad; changed: FieldKey[]; archive: WorkspaceArchive | null }
   | { ok: false; reason: string };

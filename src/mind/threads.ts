@@ -27,6 +27,7 @@ export const EVICTION_MARGIN = 0.25;
 
 const THREAD_NAME = /^[A-Za-z0-9][A-Za-z0-9 _-]{0,39}$/;
 
+/** A line left in a thread so that whoever comes back to it knows why it was left or what was brought. */
 export const threadNoteSchema = z.object({
   ts: isoUtc,
   text: z.string(),
@@ -35,6 +36,7 @@ export const threadNoteSchema = z.object({
 });
 export type ThreadNote = z.infer<typeof threadNoteSchema>;
 
+/** One subject of the conversation, with its notes (its messages stay in the log). */
 export const threadSchema = z.object({
   name: z.string().min(1),
   createdAt: isoUtc,
@@ -42,6 +44,7 @@ export const threadSchema = z.object({
 });
 export type Thread = z.infer<typeof threadSchema>;
 
+/** All threads, which one is current, and when each stretch of conversation began (which thread a message belongs to). */
 export const threadsSchema = z.object({
   current: z.string().min(1),
   list: z.array(threadSchema).min(1),
@@ -86,6 +89,7 @@ export function threadAt(threads: Threads, ts: string): string {
   return thread;
 }
 
+/** The threads after the operations, or why the whole batch was refused. */
 export type ThreadOpsResult =
   | { ok: true; threads: Threads; changes: string[] }
   | { ok: false; reason: string };

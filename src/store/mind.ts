@@ -40,6 +40,7 @@ export type Decision = z.infer<typeof decisionSchema>;
 
 const tokenCount = z.number().int().nonnegative();
 
+/** One model call's tokens: what the daily budget, status and the trace count. */
 export const usageRecordSchema = z.looseObject({
   ts: isoUtc,
   purpose: z.enum(["reply", "heartbeat-decide", "heartbeat-write", "reflect", "judge"]),
@@ -78,6 +79,7 @@ export const reflectionJobSchema = z.looseObject({
 });
 export type ReflectionJob = z.infer<typeof reflectionJobSchema>;
 
+/** Everything the companion knows besides the log, in one file (mind.json) so a change is one atomic write. */
 export const mindStateSchema = z.looseObject({
   version: z.literal(MIND_VERSION),
   scratchpad: scratchpadSchema,

@@ -81,4 +81,22 @@ describe("status", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("PRESENCE_TIMEZONE");
   });
+
+  it("names a malformed model setting, though status never needs the API key", async () => {
+    const result = await runInProcess(["status"], { ...env, PRESENCE_DAILY_TOKEN_BUDGET: "lots" });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("PRESENCE_DAILY_TOKEN_BUDGET");
+    expect(result.stderr).not.toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("reads a budget of 0 as no budget, not as spent", async () => {
+    const result = await runInProcess(["status", "--json", "--now", "2026-11-22T10:30:00Z"], {
+      ...env,
+      PRESENCE_DAILY_TOKEN_BUDGET: "0",
+    });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      budget: null,
+      nextCheckin: "2026-11-22T11:07:00.000Z",
+    });
+  });
 });

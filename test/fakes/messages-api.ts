@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { ModelConfig } from "../../src/config.ts";
 import { minCacheableTokens } from "../../src/mind/prompts.ts";
 import { estimateTokens } from "../../src/mind/tokens.ts";
 
@@ -470,4 +471,27 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Model settings that point the real SDK at a fake: the same defaults for every test (no
+ * SDK retries, so each fault is one request; no budget), with what a test cares about overridden.
+ */
+export function fakeModelConfig(
+  api: Pick<MessagesApiFake, "url" | "apiKey">,
+  overrides: Partial<ModelConfig> = {},
+): ModelConfig {
+  return {
+    apiKey: api.apiKey,
+    baseURL: api.url,
+    model: "claude-sonnet-5-5",
+    reflectModel: "claude-haiku-5-5",
+    maxRetries: 0,
+    timeoutMs: 5_000,
+    dailyTokenBudget: 0,
+    promptCeiling: 12_000,
+    reflectMode: "two-phase",
+    answeredTopicHours: 6,
+    ...overrides,
+  };
 }

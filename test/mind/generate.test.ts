@@ -1,7 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
-import type { ModelConfig } from "../../src/config.ts";
 import {
   type CheckinGeneration,
   generateCheckin,
@@ -16,6 +15,7 @@ import { REFLECT_TOOL } from "../../src/mind/reflect.ts";
 import type { TopicVerdict } from "../../src/mind/topic-guard.ts";
 import { NotesStore } from "../../src/store/notes.ts";
 import {
+  fakeModelConfig,
   type MessagesApiFake,
   type MessagesRequestBody,
   startMessagesApiFake,
@@ -33,19 +33,7 @@ let llm: ModelClient;
 beforeEach(async () => {
   api = await startMessagesApiFake();
   notes = new NotesStore({ dataDir: await tempDataDir() });
-  const config: ModelConfig = {
-    apiKey: api.apiKey,
-    baseURL: api.url,
-    model: "claude-sonnet-5-5",
-    reflectModel: "claude-haiku-5-5",
-    maxRetries: 0,
-    timeoutMs: 5_000,
-    dailyTokenBudget: 0,
-    promptCeiling: 12_000,
-    reflectMode: "two-phase",
-    answeredTopicHours: 6,
-  };
-  llm = new ModelClient(config, { clock });
+  llm = new ModelClient(fakeModelConfig(api), { clock });
 });
 afterEach(async () => {
   expect(api.problems).toEqual([]);

@@ -7,7 +7,12 @@ import {
   ModelUnavailableError,
   type UsageRecord,
 } from "../../src/mind/llm.ts";
-import { type MessagesApiFake, startMessagesApiFake, textReply } from "../fakes/messages-api.ts";
+import {
+  fakeModelConfig,
+  type MessagesApiFake,
+  startMessagesApiFake,
+  textReply,
+} from "../fakes/messages-api.ts";
 
 let api: MessagesApiFake;
 const clock = new SettableClock("2026-03-07T10:00:00.000Z");
@@ -20,19 +25,7 @@ afterEach(async () => {
 });
 
 function config(overrides: Partial<ModelConfig> = {}): ModelConfig {
-  return {
-    apiKey: api.apiKey,
-    baseURL: api.url,
-    model: "claude-sonnet-5-5",
-    reflectModel: "claude-haiku-5-5",
-    maxRetries: 2,
-    timeoutMs: 5_000,
-    dailyTokenBudget: 1_000_000,
-    promptCeiling: 12_000,
-    reflectMode: "two-phase",
-    answeredTopicHours: 6,
-    ...overrides,
-  };
+  return fakeModelConfig(api, { maxRetries: 2, ...overrides });
 }
 
 const request = {

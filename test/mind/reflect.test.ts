@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
 import type { ModelConfig } from "../../src/config.ts";
 import { ModelClient } from "../../src/mind/llm.ts";
+import { fixedPersona, loadPersona } from "../../src/mind/persona.ts";
 import { applyReflectionUpdate, REFLECT_TOOL, reflectionUpdateSchema } from "../../src/mind/reflect.ts";
 import { RETRY_BACKOFF_MS, Reflector } from "../../src/mind/reflection-queue.ts";
 import type { Message } from "../../src/store/message.ts";
@@ -13,9 +14,11 @@ import { initialMindState, MindStore } from "../../src/store/mind.ts";
 import { NotesStore } from "../../src/store/notes.ts";
 import { Trace } from "../../src/store/trace.ts";
 import {
+  fakeModelConfig,
   lastUserText,
   type MessagesApiFake,
   startMessagesApiFake,
+  systemText,
   toolReply,
 } from "../fakes/messages-api.ts";
 
@@ -36,19 +39,7 @@ afterEach(async () => {
 });
 
 function modelConfig(overrides: Partial<ModelConfig> = {}): ModelConfig {
-  return {
-    apiKey: api.apiKey,
-    baseURL: api.url,
-    model: "claude-sonnet-5-5",
-    reflectModel: "claude-haiku-5-5",
-    maxRetries: 0,
-    timeoutMs: 5_000,
-    dailyTokenBudget: 1_000_000,
-    promptCeiling: 12_000,
-    reflectMode: "two-phase",
-    answeredTopicHours: 6,
-    ...overrides,
-  };
+  return fakeModelConfig(api, overrides);
 }
 
 interface World {
@@ -74,6 +65,7 @@ async function world(config: ModelConfig = modelConfig()): Promise<World> {
     config,
     clock,
     timezone: "Europe/Berlin",
+    persona: fixedPersona(await loadPersona()),
     trace,
   });
   const exchange = log.recent().slice(-2);
@@ -158,6 +150,23 @@ describe("reflection through the real SDK", () => {
     ]);
     expect(record.changes).toContain("scratchpad TRAJECTORY.Now");
     expect(record.tokens).toMatchObject({ input: expect.any(Number), output: expect.any(Number) });
+  });
+
+  it("caches its stable part (tool, guidance, persona): the second reflection reads it", async () => {
+    const [person, reply] = await converse();
+    const w = await world();
+    const ids = [(person as Message).id, (reply as Message).id];
+    api.setHandler(() => toolReply("update_mind", {}));
+    await w.reflector.enqueue({ messageIds: ids, trigger: "reply" });
+    await w.reflector.runPending();
+    await w.reflector.enqueue({ messageIds: ids, trigger: "reply" });
+    await w.reflector.runPending();
+    const system = systemText(api.requests[0]?.body as never);
+    expect(system).toContain("You are Claire");
+    expect(system).toContain("# The person, in their own words");
+    const [first, second] = w.mind.read().usage;
+    expect(first?.cacheWrite).toBeGreaterThan(2_048);
+    expect(second).toMatchObject({ cacheWrite: 0, cacheRead: first?.cacheWrite });
   });
 
   it("a refused update changes nothing, leaves the queue and is traced with its reason", async () => {
@@ -302,7 +311,7 @@ describe("reflection through the real SDK", () => {
     expect(w.mind.read().reflectionQueue).toEqual([]);
   });
 
-  it("does nothing in off mode, and applies inline updates in single-phase mode", async () => {
+  it("does nothing in off mode; single-phase applies inline updates and queues the rest", async () => {
     const [person] = await converse();
     const off = await world(modelConfig({ reflectMode: "off" }));
     expect(
@@ -311,9 +320,14 @@ describe("reflection through the real SDK", () => {
     expect(off.mind.read().reflectionQueue).toEqual([]);
 
     const single = await world(modelConfig({ reflectMode: "single-phase" }));
-    expect(
-      await single.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "reply" }),
-    ).toBeNull();
+    const queued = await single.reflector.enqueue({
+      messageIds: [(person as Message).id],
+      trigger: "heartbeat",
+    });
+    expect(single.mind.read().reflectionQueue.map((j) => j.id)).toEqual([queued?.id]);
+    await single.mind.update((mind) => {
+      mind.reflectionQueue = [];
+    });
     const outcome = await single.reflector.applyInline(
       { messageIds: [(person as Message).id], trigger: "reply" },
       { trajectory_now: "Inline" },
