@@ -1,0 +1,169 @@
+import { defaultAwarenessSettings } from "../awareness/context.ts";
+import {
+  effectiveTimezone,
+  heartbeatSettingsFromConfig,
+  shouldFireHeartbeat,
+  withCheckinSent,
+} from "../heartbeat/policy.ts";
+import { generateCheckin } from "../mind/generate.ts";
+import { ModelRequestError, ModelUnavailableError } from "../mind/llm.ts";
+import { PRIOR_CONTEXT_TOKENS, priorMemoryFor } from "../mind/memory.ts";
+import { guardTopic } from "../mind/topic-guard.ts";
+import type { Message } from "../store/message.ts";
+import type { Decision, MindStore } from "../store/mind.ts";
+import { pendingMessages } from "./pending-messages.ts";
+import { generateDepsOf, type TurnContext } from "./turn-context.ts";
+import { awarenessFor, composeTurnPrompt, queryOf } from "./turn-prompt.ts";
+
+/** What a heartbeat() decided; the decision is also recorded in the mind for /why and status. */
+export type HeartbeatOutcome =
+  | { status: "sent"; message: Message; decision: Decision }
+  | { status: "held"; decision: Decision }
+  | { status: "closed" };
+
+/**
+ * One check-in turn: the budget and the pre-check first (no model call when they say no),
+ * then the model decides, the topic guard may hold it back, the message is written and sent
+ * through the outbox. Every decision, sent or held, is recorded with its reason.
+ */
+export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcome> {
+  if (context.isClosed()) return { status: "closed" };
+  const { clock, core, model, mind: store } = context;
+  const now = clock.now();
+  const mind = store.read();
+  const settings = heartbeatSettingsFromConfig(core);
+  const zone = effectiveTimezone(settings, mind.heartbeat);
+  const spent = store.tokensOnLocalDay(now, zone);
+  const budgetExceeded = model.dailyTokenBudget > 0 && spent >= model.dailyTokenBudget;
+  if (budgetExceeded !== mind.heartbeat.budgetExceeded) {
+    await store.update((draft) => {
+      draft.heartbeat.budgetExceeded = budgetExceeded;
+    });
+  }
+  const held = (reason: string, detail: string, extra: Partial<Decision> = {}) =>
+    hold(store, { ts: now.toISOString(), fire: false, reason, detail, ...extra });
+
+  if (context.retry.scheduled && pendingMessages(context.log.recent(), now).length > 0) {
+    await context.trace({ kind: "heartbeat", stage: "reply-pending" });
+    return held("reply-pending", "The person's messages are still waiting for a reply; that comes first.");
+  }
+  const slice = await context.log.awarenessSlice(now, defaultAwarenessSettings.windowHours);
+  const prior = priorMemoryFor(mind, queryOf(slice.slice(-4)), now, PRIOR_CONTEXT_TOKENS);
+  const awareness = awarenessFor(slice, now, zone, "heartbeat", prior);
+  const preCheck = shouldFireHeartbeat(awareness, now, settings, { ...mind.heartbeat, budgetExceeded });
+  if (!preCheck.fire) {
+    const outcome = await held(preCheck.reason, preCheck.detail);
+    await context.trace({ kind: "heartbeat", stage: "pre-check", preCheck, tokensToday: spent });
+    return outcome;
+  }
+
+  const composed = await composeTurnPrompt(context, "heartbeat", now, mind, [], {
+    slice,
+    awareness,
+    zone,
+    prior,
+  });
+  let generation: Awaited<ReturnType<typeof generateCheckin>>;
+  try {
+    generation = await generateCheckin(composed.prompt.params, generateDepsOf(context), (topic) =>
+      guardTopic(topic, slice, awareness, now, model.answeredTopicHours),
+    );
+  } catch (error) {
+    if (!(error instanceof ModelUnavailableError || error instanceof ModelRequestError)) throw error;
+    const reason = error instanceof ModelUnavailableError ? "model-unavailable" : "model-error";
+    await context.trace({
+      kind: "heartbeat",
+      stage: "model",
+      preCheck,
+      shown: composed.prompt.sections,
+      error: error.message,
+    });
+    return held(reason, error.message);
+  }
+  const base = { kind: "heartbeat", preCheck, shown: composed.prompt.sections, usage: generation.usage };
+  switch (generation.stage) {
+    case "invalid-decision":
+      await context.trace({ ...base, stage: "decide", problem: generation.problem });
+      return held("invalid-decision", generation.problem);
+    case "declined":
+      await context.trace({ ...base, stage: "decide", decision: generation.decision });
+      return held("model-declined", generation.decision.why, topicOf(generation.decision.topic));
+    case "held":
+      await context.trace({
+        ...base,
+        stage: "topic-guard",
+        decision: generation.decision,
+        verdict: generation.verdict,
+      });
+      return held(generation.verdict.reason, generation.verdict.detail, topicOf(generation.decision.topic));
+    case "empty":
+      await context.trace({
+        ...base,
+        stage: "leak-guard",
+        decision: generation.decision,
+        returned: { raw: generation.raw, removed: generation.removed },
+        why: "the leak guard left nothing to send",
+      });
+      return held(
+        "leak-guard-empty",
+        "The written check-in was all reasoning or protocol; nothing was sent.",
+      );
+    case "write":
+      break;
+  }
+  const newestUser = slice.findLast((m) => m.role === "user");
+  const delivered = await context.outbox.deliver(
+    { text: generation.text, kind: "heartbeat" },
+    {
+      trigger: "heartbeat",
+      channel: newestUser?.channel ?? context.defaultChannel,
+      ...(newestUser ? { answeredThrough: newestUser.id } : {}),
+    },
+  );
+  const returned = { decision: generation.decision, raw: generation.raw, removed: generation.removed };
+  if (delivered.status !== "sent") {
+    await context.trace({ ...base, stage: "send", returned, outcome: delivered.status });
+    if (delivered.status === "blocked")
+      return held("blocked", "The channel says the person blocked the bot.");
+    return held("send-failed", delivered.error, topicOf(generation.decision.topic));
+  }
+  const decision: Decision = {
+    ts: now.toISOString(),
+    fire: true,
+    reason: "sent",
+    detail: generation.decision.why,
+    ...topicOf(generation.decision.topic),
+    messageId: delivered.message.id,
+  };
+  await store.update((draft) => {
+    draft.heartbeat = withCheckinSent(draft.heartbeat, now);
+  });
+  await store.recordDecision(decision);
+  const reflection = await context.reflection.reflect(
+    { messageIds: [delivered.message.id], trigger: "heartbeat", evicting: composed.prompt.evicting },
+    undefined,
+  );
+  await context.trace({
+    ...base,
+    stage: "sent",
+    returned,
+    sent: { id: delivered.message.id, text: generation.text },
+    reflection,
+  });
+  return { status: "sent", message: delivered.message, decision };
+}
+
+/** Records a check-in held back; a block also stops check-ins until the person writes again. */
+async function hold(store: MindStore, decision: Decision): Promise<HeartbeatOutcome> {
+  await store.recordDecision(decision);
+  if (decision.reason === "blocked") {
+    await store.update((mind) => {
+      mind.heartbeat.blocked = true;
+    });
+  }
+  return { status: "held", decision };
+}
+
+function topicOf(topic: string): { topic?: string } {
+  return topic.trim() ? { topic: topic.trim() } : {};
+}

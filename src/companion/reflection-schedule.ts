@@ -1,0 +1,77 @@
+import type { Clock } from "../clock.ts";
+import type { ModelConfig } from "../config.ts";
+import type { Logger } from "../log.ts";
+import type { ExchangeInput, Reflector } from "../mind/reflection-queue.ts";
+import type { BackgroundWork } from "./background-work.ts";
+
+/** What decides when reflection runs: the mode setting, the queue's own retry time, and the companion's lifetime. */
+export interface ReflectionScheduleDeps {
+  reflector: Reflector;
+  model: ModelConfig;
+  clock: Clock;
+  logger: Logger;
+  background: BackgroundWork;
+  /** Run queued reflections right away in the background (tests turn this off to run them by hand). */
+  inBackground: boolean;
+}
+
+/**
+ * Keeps reflection off the reply path: every exchange is handed over as it ends, and the
+ * queue is drained in the background, again when it asks to retry later, and never after
+ * the companion closed.
+ */
+export class ReflectionSchedule {
+  readonly #deps: ReflectionScheduleDeps;
+  readonly #timers = new Set<NodeJS.Timeout>();
+  #stopped = false;
+
+  constructor(deps: ReflectionScheduleDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Hands the exchange to reflection: an update that came with the reply (single-phase) is
+   * applied as it is; anything else — two-phase, a check-in, a single-phase reply that
+   * carried no update — is queued and run off the path, so no exchange goes unreflected.
+   * Returns what happened, for the trace.
+   */
+  async reflect(exchange: ExchangeInput, inline: unknown): Promise<string> {
+    const mode = this.#deps.model.reflectMode;
+    if (mode === "off") return "off";
+    if (mode === "single-phase" && inline !== undefined) {
+      this.#deps.background.track(this.#deps.reflector.applyInline(exchange, inline));
+      return "single-phase: applying";
+    }
+    await this.#deps.reflector.enqueue(exchange);
+    if (this.#deps.inBackground) this.#deps.background.track(this.runPending());
+    return "queued";
+  }
+
+  /** Runs the queued reflections now (after a restart, or in the background); a failure is logged, not thrown. */
+  async runPending(): Promise<void> {
+    try {
+      const summary = await this.#deps.reflector.runPending();
+      if (summary.retryAt !== null && !this.#stopped) {
+        const delay = Math.min(
+          Math.max(Date.parse(summary.retryAt) - this.#deps.clock.now().getTime(), 1_000),
+          3_600_000,
+        );
+        const timer = setTimeout(() => {
+          this.#timers.delete(timer);
+          this.#deps.background.track(this.runPending());
+        }, delay);
+        timer.unref();
+        this.#timers.add(timer);
+      }
+    } catch (error) {
+      this.#deps.logger.error({ err: error }, "reflection run failed");
+    }
+  }
+
+  /** Cancels the waiting retries for good: a closing companion starts no more work. */
+  stop(): void {
+    this.#stopped = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+  }
+}

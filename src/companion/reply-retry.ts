@@ -1,0 +1,100 @@
+import type { Clock } from "../clock.ts";
+import type { Message } from "../store/message.ts";
+import type { MessageLog } from "../store/messages.ts";
+import type { Outbox } from "./outbox.ts";
+import { isNotice } from "./pending-messages.ts";
+
+/** Background retries of a reply: the third lands just past a minute, when the notice is due; then every 5 min. */
+export const DEFAULT_RETRY_DELAYS_MS = [5_000, 15_000, 41_000, 120_000, 300_000] as const;
+/** "If it takes longer than a minute": the wait after which the one notice goes out. */
+export const DEFAULT_NOTICE_AFTER_MS = 60_000;
+/** The one notice a person may see while the model is away: fixed words, never generated. */
+export const DEFAULT_NOTICE_TEXT =
+  "I'm having trouble thinking right now — I have your message and will answer as soon as I can.";
+
+/** How patient the companion is while the model is away; tests shorten it, production uses the defaults. */
+export interface ReplyRetryOptions {
+  /** Waits between background attempts at a reply while the model is unavailable (the last repeats). */
+  retryDelaysMs?: readonly number[];
+  /** After the person waited this long (clock time), a failed attempt sends the one fixed notice. */
+  noticeAfterMs?: number;
+  noticeText?: string;
+}
+
+/** What the retry needs: the log to see what waits, the outbox to say the notice, and the reply to attempt again. */
+export interface ReplyRetryDeps {
+  clock: Clock;
+  log: MessageLog;
+  outbox: Outbox;
+  /** Starts another reply turn; called from a timer, so it must not throw. */
+  attempt: () => void;
+}
+
+/**
+ * A reply the model could not write yet is not dropped: it is attempted again in the
+ * background with growing waits, and if the person has waited long enough they get one
+ * honest, fixed notice (never generated, never repeated within the same wait).
+ */
+export class ReplyRetry {
+  readonly #deps: ReplyRetryDeps;
+  readonly #delays: readonly number[];
+  readonly #noticeAfterMs: number;
+  readonly #noticeText: string;
+  #attempt = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(deps: ReplyRetryDeps, options: ReplyRetryOptions) {
+    this.#deps = deps;
+    this.#delays = options.retryDelaysMs?.length ? options.retryDelaysMs : DEFAULT_RETRY_DELAYS_MS;
+    this.#noticeAfterMs = options.noticeAfterMs ?? DEFAULT_NOTICE_AFTER_MS;
+    this.#noticeText = options.noticeText ?? DEFAULT_NOTICE_TEXT;
+  }
+
+  /** Whether an attempt is waiting for its timer: a check-in then gives way to the reply. */
+  get scheduled(): boolean {
+    return this.#timer !== undefined;
+  }
+
+  /** Schedules the next background attempt at the unanswered messages; returns its delay. */
+  schedule(): number {
+    if (this.#stopped) return 0;
+    const delay = this.#delays[Math.min(this.#attempt, this.#delays.length - 1)] ?? 60_000;
+    this.#attempt += 1;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#deps.attempt();
+    }, delay);
+    return delay;
+  }
+
+  /** Drops the waiting attempt and starts the backoff over: the messages were answered (or none wait). */
+  cancel(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#attempt = 0;
+  }
+
+  /** Cancels for good: a closing companion takes no more turns. */
+  stop(): void {
+    this.#stopped = true;
+    this.cancel();
+  }
+
+  /** Sends the fixed notice once per wait, when the oldest unanswered message has waited long enough. */
+  async noticeIfOverdue(pending: readonly Message[]): Promise<boolean> {
+    const oldest = pending[0];
+    if (!oldest) return false;
+    const waited = this.#deps.clock.now().getTime() - Date.parse(oldest.ts);
+    if (waited < this.#noticeAfterMs) return false;
+    const recent = this.#deps.log.recent();
+    const from = recent.findIndex((m) => m.id === oldest.id);
+    if (recent.slice(from + 1).some(isNotice)) return false;
+    const delivered = await this.#deps.outbox.deliver(
+      { text: this.#noticeText, kind: "notice", replyTo: oldest.id },
+      { trigger: "reply", channel: oldest.channel },
+    );
+    return delivered.status === "sent";
+  }
+}

@@ -1,0 +1,118 @@
+import { generateReply } from "../mind/generate.ts";
+import { ModelRequestError, ModelUnavailableError } from "../mind/llm.ts";
+import { REFLECT_TOOL } from "../mind/reflect.ts";
+import type { ExchangeInput } from "../mind/reflection-queue.ts";
+import type { Message } from "../store/message.ts";
+import { pendingMessages } from "./pending-messages.ts";
+import { generateDepsOf, type TurnContext } from "./turn-context.ts";
+import { type Composed, composeTurnPrompt } from "./turn-prompt.ts";
+
+/** What a reply() achieved. */
+export type ReplyOutcome =
+  | { status: "sent"; message: Message; answered: string[] }
+  | { status: "nothing-pending" }
+  /** The model was unavailable (or the channel failed): a background retry is scheduled. */
+  | { status: "deferred"; answered: string[]; reason: string }
+  /** The model's answer was all leakage: nothing was sent (see the trace). */
+  | { status: "empty"; answered: string[]; removed: string[] }
+  | { status: "blocked"; answered: string[] }
+  | { status: "failed"; answered: string[]; error: string }
+  | { status: "closed" };
+
+/**
+ * One reply turn: everything the person said since the last answer is answered at once —
+ * compose, generate, send through the outbox, reflect — and when the model or the channel
+ * fails, the reply is deferred to the retry instead of being dropped.
+ */
+export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
+  if (context.isClosed()) return { status: "closed" };
+  const now = context.clock.now();
+  const pending = pendingMessages(context.log.recent(), now);
+  if (pending.length === 0) {
+    context.retry.cancel();
+    return { status: "nothing-pending" };
+  }
+  const answered = pending.map((m) => m.id);
+  const mind = context.mind.read();
+  const composed = await composeTurnPrompt(context, "reply", now, mind, pending);
+  const stopWorking = context.port.showWorking?.();
+  let generation: Awaited<ReturnType<typeof generateReply>>;
+  try {
+    generation = await generateReply(composed.prompt.params, generateDepsOf(context), {
+      promptTokens: composed.prompt.sections.total,
+      ceiling: context.model.promptCeiling,
+      ...(context.model.reflectMode === "single-phase" ? { reflectToolName: REFLECT_TOOL.name } : {}),
+    });
+  } catch (error) {
+    stopWorking?.();
+    return replyFailed(context, error, pending, composed);
+  }
+  stopWorking?.();
+
+  const base = {
+    kind: "reply",
+    input: pending.map((m) => ({ id: m.id, ts: m.ts, text: m.text })),
+    shown: composed.prompt.sections,
+    awareness: composed.awarenessFormat,
+    returned: { raw: generation.raw, removed: generation.removed, toolCalls: generation.toolCalls },
+    usage: generation.usage,
+  };
+  if (generation.text === null) {
+    await context.trace({ ...base, outcome: "empty", why: "the leak guard left nothing to send" });
+    return { status: "empty", answered, removed: generation.removed };
+  }
+  const last = pending[pending.length - 1] as Message;
+  const delivered = await context.outbox.deliver(
+    { text: generation.text, kind: "reply", replyTo: last.id },
+    { trigger: "reply", answeredThrough: last.id, channel: last.channel },
+  );
+  if (delivered.status !== "sent") {
+    await context.trace({ ...base, outcome: delivered.status, text: generation.text });
+    if (delivered.status === "blocked") return { status: "blocked", answered };
+    context.retry.schedule();
+    return { status: "deferred", answered, reason: `the channel failed: ${delivered.error}` };
+  }
+  context.retry.cancel();
+  for (const id of answered) context.images.delete(id);
+  const exchange: ExchangeInput = {
+    messageIds: [...answered, delivered.message.id],
+    trigger: "reply",
+    evicting: composed.prompt.evicting,
+  };
+  const reflection = await context.reflection.reflect(exchange, generation.reflection);
+  await context.trace({
+    ...base,
+    outcome: "sent",
+    sent: { id: delivered.message.id, text: generation.text },
+    reflection,
+  });
+  return { status: "sent", message: delivered.message, answered };
+}
+
+/** An unavailable model defers the reply (with the notice when it is due); a request the API refuses fails it. */
+async function replyFailed(
+  context: TurnContext,
+  error: unknown,
+  pending: readonly Message[],
+  composed: Composed,
+): Promise<ReplyOutcome> {
+  const answered = pending.map((m) => m.id);
+  const base = {
+    kind: "reply",
+    input: pending.map((m) => ({ id: m.id, ts: m.ts, text: m.text })),
+    shown: composed.prompt.sections,
+  };
+  if (error instanceof ModelUnavailableError) {
+    const notice = await context.retry.noticeIfOverdue(pending);
+    const retryInMs = context.retry.schedule();
+    context.logger.warn({ status: error.status, retryInMs, notice }, "model unavailable; reply deferred");
+    await context.trace({ ...base, outcome: "deferred", error: error.message, retryInMs, notice });
+    return { status: "deferred", answered, reason: error.message };
+  }
+  if (error instanceof ModelRequestError) {
+    context.logger.error({ status: error.status, setting: error.setting }, error.message);
+    await context.trace({ ...base, outcome: "failed", error: error.message });
+    return { status: "failed", answered, error: error.message };
+  }
+  throw error;
+}

@@ -1,0 +1,43 @@
+import type { Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import type { PendingImage } from "../mind/compose.ts";
+import type { GenerateDeps } from "../mind/generate.ts";
+import type { ModelClient } from "../mind/llm.ts";
+import type { OutboundPort } from "../port.ts";
+import type { Channel } from "../store/message.ts";
+import type { MindStore } from "../store/mind.ts";
+import type { NotesStore } from "../store/notes.ts";
+import type { Outbox } from "./outbox.ts";
+import type { QuietTrace } from "./quiet-trace.ts";
+import type { ReflectionSchedule } from "./reflection-schedule.ts";
+import type { ReplyRetry } from "./reply-retry.ts";
+import type { TurnPromptDeps } from "./turn-prompt.ts";
+
+/**
+ * What a turn works with, built once by the companion and shared by its reply and check-in
+ * turns: the stores and the model, plus the parts that each carry one idea (the outbox, the
+ * reply retry, the reflection schedule), so a turn only orders steps.
+ */
+export interface TurnContext extends TurnPromptDeps {
+  clock: Clock;
+  mind: MindStore;
+  notes: NotesStore;
+  llm: ModelClient;
+  port: OutboundPort;
+  logger: Logger;
+  /** Filled as messages arrive, emptied once they are answered. */
+  images: Map<string, PendingImage>;
+  outbox: Outbox;
+  retry: ReplyRetry;
+  reflection: ReflectionSchedule;
+  trace: QuietTrace;
+  /** The channel assistant messages are logged with when the person has not written yet. */
+  defaultChannel: Channel;
+  /** True once the companion is closing: a turn that starts then does nothing. */
+  isClosed(): boolean;
+}
+
+/** The slice of the context the generation steps call, with the same model, notes and clock as the turn. */
+export function generateDepsOf(context: TurnContext): GenerateDeps {
+  return { llm: context.llm, notes: context.notes, clock: context.clock };
+}

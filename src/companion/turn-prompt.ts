@@ -1,0 +1,131 @@
+import { DateTime } from "luxon";
+import { buildAwarenessContext } from "../awareness/build.ts";
+import {
+  type AwarenessContext,
+  defaultAwarenessSettings,
+  type PriorMemory,
+  type Trigger,
+} from "../awareness/context.ts";
+import { formatAwarenessForPrompt } from "../awareness/format.ts";
+import { detectTopics } from "../awareness/topics.ts";
+import type { CoreConfig, ModelConfig } from "../config.ts";
+import { effectiveTimezone, heartbeatSettingsFromConfig } from "../heartbeat/policy.ts";
+import { type ComposedPrompt, composePrompt, type PendingImage } from "../mind/compose.ts";
+import { MAX_TOKENS } from "../mind/generate.ts";
+import { PRIOR_CONTEXT_TOKENS, priorMemoryFor, rankMemory, withoutPriorContext } from "../mind/memory.ts";
+import { NOTES_TOOLS } from "../mind/notes-tools.ts";
+import type { PersonaSource } from "../mind/persona.ts";
+import { buildStablePrefix, checkinMomentText, type StablePrefix } from "../mind/prompts.ts";
+import { REFLECT_TOOL } from "../mind/reflect.ts";
+import { renderScratchpad } from "../mind/scratchpad.ts";
+import { recentThreadNotes } from "../mind/threads.ts";
+import type { Message } from "../store/message.ts";
+import type { MessageLog } from "../store/messages.ts";
+import type { MindState } from "../store/mind.ts";
+
+/** Where a turn's prompt is read from: settings, the log, the persona, and the images waiting with messages. */
+export interface TurnPromptDeps {
+  core: CoreConfig;
+  model: ModelConfig;
+  log: MessageLog;
+  persona: PersonaSource;
+  /** Images of the person's messages not answered yet, by message id (they are not in the log). */
+  images: ReadonlyMap<string, PendingImage>;
+}
+
+/** A turn's prompt and which awareness block it showed, which the trace records. */
+export interface Composed {
+  prompt: ComposedPrompt;
+  awarenessFormat: "full" | "slim";
+}
+
+/** What a check-in already computed for its pre-check, so the prompt shows exactly what was checked. */
+export interface KnownContext {
+  slice: Message[];
+  awareness: AwarenessContext;
+  zone: string;
+  prior: PriorMemory;
+}
+
+/**
+ * Assembles the prompt fresh for one turn — stable prefix, scratchpad, awareness, episodic
+ * memory, working messages — so nothing rides along from a replayed transcript and the size
+ * stays flat however long the relationship runs.
+ */
+export async function composeTurnPrompt(
+  deps: TurnPromptDeps,
+  kind: Trigger,
+  now: Date,
+  mind: MindState,
+  pending: readonly Message[],
+  known?: KnownContext,
+): Promise<Composed> {
+  const zone = known?.zone ?? effectiveTimezone(heartbeatSettingsFromConfig(deps.core), mind.heartbeat);
+  const slice = known?.slice ?? (await deps.log.awarenessSlice(now, defaultAwarenessSettings.windowHours));
+  const query = queryOf(kind === "reply" ? pending : slice.slice(-4));
+  const prior = known?.prior ?? priorMemoryFor(mind, query, now, PRIOR_CONTEXT_TOKENS);
+  const awareness = known?.awareness ?? awarenessFor(slice, now, zone, kind, prior);
+  const awarenessFormat = kind === "heartbeat" ? "full" : awareness.format;
+  const ranked = rankMemory(mind.memory, query, now).map((r) => r.item);
+  const prefix = await stablePrefix(deps);
+  const local = DateTime.fromJSDate(now, { zone });
+  const prompt = composePrompt({
+    kind,
+    model: deps.model.model,
+    maxTokens: kind === "reply" ? MAX_TOKENS.reply : MAX_TOKENS.decide,
+    ceiling: deps.model.promptCeiling,
+    prefix,
+    scratchpad: renderScratchpad(mind.scratchpad),
+    awareness: formatAwarenessForPrompt(awareness, kind),
+    threadNotes: recentThreadNotes(mind.threads),
+    // The full awareness block shows the prior context; the episodic section shows the rest.
+    memory: awarenessFormat === "full" ? withoutPriorContext(ranked, prior) : ranked,
+    log: deps.log.recent().filter((m) => Date.parse(m.ts) <= now.getTime()),
+    threads: mind.threads,
+    flushedThrough: mind.flushedThrough,
+    pending,
+    images: deps.images,
+    waitedMinutes: waitedMinutes(pending, awareness, now),
+    ...(kind === "heartbeat"
+      ? { checkinText: checkinMomentText(`${local.toFormat("cccc HH:mm")}, ${zone}`) }
+      : {}),
+  });
+  return { prompt, awarenessFormat };
+}
+
+/** The awareness block for a turn, in the person's zone, with what memory says was going on before. */
+export function awarenessFor(
+  slice: readonly Message[],
+  now: Date,
+  zone: string,
+  trigger: Trigger,
+  prior: PriorMemory,
+): AwarenessContext {
+  return buildAwarenessContext(slice, now, { ...defaultAwarenessSettings, timezone: zone, trigger }, prior);
+}
+
+/** What memory is ranked against: the words of the messages at hand and the topics in them. */
+export function queryOf(messages: readonly Message[]): { text: string; topics: string[] } {
+  const text = messages.map((m) => m.text).join("\n");
+  return { text, topics: detectTopics(text) };
+}
+
+async function stablePrefix(deps: TurnPromptDeps): Promise<StablePrefix> {
+  const persona = await deps.persona.current();
+  const singlePhase = deps.model.reflectMode === "single-phase";
+  return buildStablePrefix(persona, {
+    notes: NOTES_TOOLS,
+    ...(singlePhase ? { reflect: REFLECT_TOOL } : {}),
+  });
+}
+
+/** How long the oldest pending message waited, when the awareness block cannot say it (a notice came between). */
+function waitedMinutes(
+  pending: readonly Message[],
+  awareness: AwarenessContext,
+  now: Date,
+): number | undefined {
+  const oldest = pending[0];
+  if (!oldest || awareness.conversationState.waitingMinutes !== null) return undefined;
+  return Math.floor((now.getTime() - Date.parse(oldest.ts)) / 60_000);
+}
