@@ -7,8 +7,10 @@
 //   (variables set here or in the shell win over the file).
 // - Stopping sends SIGINT; presence stops taking updates, finishes the reply in flight (at most
 //   a few seconds), flushes and exits 0. kill_timeout leaves room for that before pm2 sends SIGKILL.
-// - Restarts after a crash back off exponentially so a persistent fault (a revoked token, a full
-//   disk) does not spin; a restart answers whatever was left unanswered, exactly once.
+// - Restarts after a crash back off exponentially so a persistent fault (a full disk, Telegram
+//   unreachable) does not spin; a restart answers whatever was left unanswered, exactly once.
+//   Exit 2 is a configuration mistake (a missing setting, a token Telegram rejects): restarting
+//   cannot fix it, so pm2 leaves the process stopped until the person fixes .env.
 const fs = require("node:fs");
 const path = require("node:path");
 
@@ -27,6 +29,7 @@ module.exports = {
       instances: 1,
       autorestart: true,
       exp_backoff_restart_delay: 1000,
+      stop_exit_codes: [2],
       max_memory_restart: "400M",
       kill_timeout: 10000,
       shutdown_with_message: false,

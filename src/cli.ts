@@ -11,12 +11,19 @@ import { startCommand } from "./commands/start.ts";
 import { statusCommand } from "./commands/status.ts";
 import { traceCommand } from "./commands/trace.ts";
 import { ConfigError } from "./config.ts";
+import { DataLockedError } from "./store/lock.ts";
 
 /**
  * The `presence` command line: `npm run -s cli -- <command>`. Commands live in
  * src/commands, one file each; this file only dispatches and turns known failures
  * into one readable line and an exit code (2 for usage and configuration mistakes).
  */
+
+/**
+ * Exit code of every writing command (start, chat, inject…) refused because another process
+ * holds the data directory; the message names that process's PID. docs/running.md lists it.
+ */
+const EXIT_DATA_LOCKED = 1;
 const commands: Command[] = [
   startCommand,
   setupCommand,
@@ -74,6 +81,10 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
     if (error instanceof ConfigError) {
       io.stderr(`${error.message}\n`);
       return 2;
+    }
+    if (error instanceof DataLockedError) {
+      io.stderr(`presence ${command.name}: ${error.message}\n`);
+      return EXIT_DATA_LOCKED;
     }
     throw error;
   }

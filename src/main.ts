@@ -1,6 +1,7 @@
 import { defaultAwarenessSettings } from "./awareness/context.ts";
 import { CommandHandlers } from "./channels/command-handlers.ts";
 import { TelegramChannel } from "./channels/telegram/bot.ts";
+import { TelegramUpdatesState } from "./channels/telegram/updates-state.ts";
 import type { Clock } from "./clock.ts";
 import {
   type Companion,
@@ -187,6 +188,8 @@ export interface RunningBot {
   readonly companion: Companion;
   readonly channel: TelegramChannel;
   readonly done: Promise<number>;
+  /** When the heartbeat ticks next; it follows the person's /tz. Null once stopped. */
+  nextHeartbeat(now: Date): Date | null;
   stop(code?: number): Promise<number>;
 }
 
@@ -237,6 +240,13 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     schedule = startHeartbeat(runtime, companion);
     logger.info({ timezone: zone }, "heartbeat follows the new time zone");
   };
+  let updates: TelegramUpdatesState;
+  try {
+    updates = await TelegramUpdatesState.open(config.core.dataDir, clock.now());
+  } catch (error) {
+    await runtime.lock.release();
+    throw error;
+  }
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
       logger.warn({ signal }, "second signal while stopping; exiting now");
@@ -255,6 +265,7 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       reply: () => (companion as Companion).reply(),
     },
     messages: runtime.messages,
+    updates,
     commands: buildCommandHandlers(runtime, {
       onTimezoneChange: (zone) => {
         void restartSchedule(zone);
@@ -283,5 +294,12 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     await runtime.lock.release();
     throw error;
   }
-  return { runtime, companion, channel, done, stop };
+  return {
+    runtime,
+    companion,
+    channel,
+    done,
+    stop,
+    nextHeartbeat: (now) => (stopping ? null : (schedule?.nextRun(now) ?? null)),
+  };
 }

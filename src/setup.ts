@@ -25,11 +25,13 @@ export interface SetupOptions {
   envPath: string;
   /** How long to wait for the person's message when finding their id. */
   detectIdTimeoutMs?: number;
+  /** Set when the bot starts right after (setup offered by `npm start`): no "now run npm start". */
+  startsNext?: boolean;
 }
 
 /** Setup needs answers from a person; without a terminal it stops here. */
 export const NO_TERMINAL_MESSAGE =
-  "presence setup asks questions and needs a terminal. Run `npm run setup` in a terminal, or write .env yourself: TELEGRAM_BOT_TOKEN (from @BotFather), TELEGRAM_OWNER_ID (your numeric id: message the bot and it tells you), ANTHROPIC_API_KEY, PRESENCE_TIMEZONE, PRESENCE_QUIET_HOURS.\n";
+  "presence setup asks questions and needs a terminal. Run `npm run setup` in a terminal, or write .env yourself (see .env.example): TELEGRAM_BOT_TOKEN (from @BotFather), TELEGRAM_OWNER_ID (your numeric Telegram id: `npm run setup` reads it when you message your bot, and a running presence bot tells anyone who writes to it their id), ANTHROPIC_API_KEY, PRESENCE_TIMEZONE, PRESENCE_QUIET_HOURS.\n";
 
 const MAX_TRIES = 5;
 
@@ -146,7 +148,9 @@ export async function runSetup(options: SetupOptions): Promise<number> {
     };
     await writeFile(options.envPath, mergeEnvFile(existing, values), { mode: 0o600 });
     await chmod(options.envPath, 0o600);
-    prompter.say(`\nSaved ${options.envPath} (readable only by you). Start the companion with: npm start\n`);
+    prompter.say(
+      `\nSaved ${options.envPath} (readable only by you). ${options.startsNext ? "Starting the companion now." : "Start the companion with: npm start"}\n`,
+    );
     return 0;
   } catch (error) {
     if (error instanceof SetupAbandonedError) {

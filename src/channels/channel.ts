@@ -1,4 +1,5 @@
 import type { IncomingInput } from "../port.ts";
+import type { Message } from "../store/message.ts";
 
 /**
  * The part of the companion a channel drives: it hands over what the person said, then asks
@@ -6,7 +7,7 @@ import type { IncomingInput } from "../port.ts";
  */
 export interface ChannelCompanion {
   /** Logs the person's message durably (before any model call). */
-  receive(input: IncomingInput): Promise<unknown>;
+  receive(input: IncomingInput): Promise<Message>;
   /** Answers everything unanswered; calls made while a turn runs join the next turn. */
   reply(): Promise<unknown>;
 }

@@ -3,12 +3,17 @@ import { systemClock } from "../clock.ts";
 import { loadConfigParts, loadCoreConfig, loadModelConfig } from "../config.ts";
 import { createLogger } from "../log.ts";
 import { buildCommandHandlers, buildCompanion, openRuntime } from "../main.ts";
-import { DataLockedError } from "../store/lock.ts";
 import { defineCommand } from "./command.ts";
 
 /**
  * `chat` (`npm run chat`): the companion in the terminal, channel "cli" — same log, same
  * memory. It takes the data lock, so it refuses while the bot runs on the same data.
+ *
+ * Unlike `start`, it runs no crash recovery: what a crashed bot left behind (a message the
+ * outbox had not delivered, a message of the person's not yet answered) belongs on Telegram,
+ * and answering it here, unasked, would put it where the person may not be looking. The next
+ * `npm start` recovers it; meanwhile the first line typed here is answered together with
+ * anything still unanswered, since it is the same person and the same log.
  */
 export const chatCommand = defineCommand({
   name: "chat",
@@ -22,15 +27,10 @@ export const chatCommand = defineCommand({
   options: {},
   async run(_args, io) {
     const { core, model } = loadConfigParts({ core: loadCoreConfig, model: loadModelConfig }, io.env);
-    const logger = createLogger(io.env.LOG_LEVEL ? core.logLevel : "warn", false);
-    let runtime: Awaited<ReturnType<typeof openRuntime>>;
-    try {
-      runtime = await openRuntime({ core, model, purpose: "chat", clock: systemClock, logger });
-    } catch (error) {
-      if (!(error instanceof DataLockedError)) throw error;
-      io.stderr(`presence chat: ${error.message}\n`);
-      return 1;
-    }
+    // The conversation owns the terminal's output: the process log goes to stderr, and only
+    // errors unless LOG_LEVEL asks for more (a deferred reply shows up as the notice instead).
+    const logger = createLogger(io.env.LOG_LEVEL ? core.logLevel : "error", false, process.stderr);
+    const runtime = await openRuntime({ core, model, purpose: "chat", clock: systemClock, logger });
     const companion = buildCompanion(runtime, new CliOutbound(io.stdout), { defaultChannel: "cli" });
     try {
       await runCliChat({

@@ -12,7 +12,6 @@ import {
 import { createLogger } from "../log.ts";
 import { type StartConfig, startBot } from "../main.ts";
 import { runSetup, terminalPrompter } from "../setup.ts";
-import { DataLockedError } from "../store/lock.ts";
 import { type CommandIO, defineCommand } from "./command.ts";
 
 /** Said after the list of configuration problems: the one command that fixes them all. */
@@ -25,7 +24,8 @@ export const EXIT_GRACE_MS = 1_000;
 /**
  * `start` (`npm start`): the companion on Telegram until SIGINT/SIGTERM. Configuration
  * mistakes are one message and exit 2 — in a terminal, an offer to run setup first; a token
- * Telegram rejects is exit 2 too; another process on the same data is named and refused.
+ * Telegram rejects is exit 2 too; another process on the same data is refused by the command
+ * line (DataLockedError), like every writing command.
  */
 export const startCommand = defineCommand({
   name: "start",
@@ -46,9 +46,9 @@ export const startCommand = defineCommand({
     try {
       bot = await startBot(config, { clock: systemClock, logger, signals: ["SIGINT", "SIGTERM"] });
     } catch (error) {
-      if (error instanceof TelegramTokenRejectedError || error instanceof DataLockedError) {
+      if (error instanceof TelegramTokenRejectedError) {
         io.stderr(`presence: ${error.message}\n`);
-        return error instanceof DataLockedError ? 1 : 2;
+        return 2;
       }
       if (error instanceof HttpError) {
         io.stderr(
@@ -87,7 +87,7 @@ async function readStartConfig(io: CommandIO): Promise<StartConfig | number> {
       io.stderr(SETUP_HINT);
       return 2;
     }
-    const code = await runSetup({ prompter, env: io.env, envPath: ".env" });
+    const code = await runSetup({ prompter, env: io.env, envPath: ".env", startsNext: true });
     if (code !== 0) return code;
     if (existsSync(".env")) process.loadEnvFile(".env");
     try {

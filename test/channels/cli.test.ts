@@ -42,6 +42,7 @@ afterEach(async () => {
 const companion = {
   async receive(input: IncomingInput) {
     received.push(input);
+    return { id: `m${received.length}`, ts: "2026-03-10T10:00:00.000Z", role: "user" as const, ...input };
   },
   async reply() {
     await new Promise((r) => setTimeout(r, 5));

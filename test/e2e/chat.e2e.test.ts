@@ -35,7 +35,9 @@ describe("presence chat, end to end", () => {
     const chat = startPresence(world, {}, "chat");
     chat.child.stdin?.end();
     expect(await chat.exited).toBe(1);
-    expect(chat.stderr()).toContain(`pid ${bot.pid}`);
+    expect(chat.stderr()).toBe(
+      `presence chat: presence is already running (pid ${bot.pid}, start) for data directory ${world.dataDir}; stop it first\n`,
+    );
     expect((await stopPresence(bot)).code).toBe(0);
   });
 });

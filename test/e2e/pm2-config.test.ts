@@ -14,6 +14,7 @@ interface App {
   cwd: string;
   kill_timeout: number;
   autorestart: boolean;
+  stop_exit_codes: number[];
   max_memory_restart: string;
   out_file: string;
   error_file: string;
@@ -37,6 +38,7 @@ describe("ecosystem.config.cjs", () => {
       CONFIRM_OFFSET_MS + STOP_BUDGET.channelGraceMs + STOP_BUDGET.companionCloseMs + EXIT_GRACE_MS;
     expect(app?.kill_timeout).toBeGreaterThan(worstStopMs);
     expect(app?.autorestart).toBe(true);
+    expect(app?.stop_exit_codes).toEqual([2]);
     expect(app?.max_memory_restart).toMatch(/^\d+M$/);
     expect(app?.out_file).toMatch(/presence\.out\.log$/);
     expect(app?.error_file).toMatch(/presence\.err\.log$/);

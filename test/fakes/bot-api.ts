@@ -54,7 +54,7 @@ export interface FakeChat {
 export type MessageContent =
   | { text: string }
   | { photo: { bytes?: Uint8Array; path?: string; caption?: string } }
-  | { voice: { duration: number } }
+  | { voice: { duration: number; caption?: string } }
   | { sticker: { emoji?: string } }
   | { document: { fileName: string; mimeType?: string; caption?: string } }
   | { location: { latitude: number; longitude: number } };
@@ -549,6 +549,7 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
           duration: content.voice.duration,
           mime_type: "audio/ogg",
         };
+        if (content.voice.caption) message.caption = content.voice.caption;
       } else if ("sticker" in content) {
         message.sticker = {
           file_id: `sticker${messageId}`,

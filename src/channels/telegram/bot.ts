@@ -2,14 +2,18 @@ import { Bot, type Context, GrammyError } from "grammy";
 import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
 import type { Clock } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
+import { pendingMessages } from "../../companion/pending-messages.ts";
 import type { IncomingInput } from "../../port.ts";
+import type { Message } from "../../store/message.ts";
 import type { MessageLog } from "../../store/messages.ts";
 import type { ChannelCompanion } from "../channel.ts";
 import type { CommandHandlers } from "../command-handlers.ts";
 import { BOT_COMMANDS, commandOf } from "../commands.ts";
 import { describeMessage, imageMediaType } from "./incoming.ts";
 import { TelegramOutbound } from "./outbound.ts";
+import { pollingHealthTransformer } from "./polling-health.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryTransformer } from "./retry.ts";
+import type { TelegramUpdatesState } from "./updates-state.ts";
 
 /** Telegram refused the token at getMe: the person must fix TELEGRAM_BOT_TOKEN. */
 export class TelegramTokenRejectedError extends Error {
@@ -23,6 +27,8 @@ export interface TelegramChannelOptions {
   apiRoot?: string | undefined;
   companion: ChannelCompanion;
   messages: MessageLog;
+  /** Which updates were handled before a restart, and which strangers were answered lately. */
+  updates: TelegramUpdatesState;
   commands: CommandHandlers;
   clock: Clock;
   logger: Logger;
@@ -38,8 +44,6 @@ const TELEGRAM_API_ROOT = "https://api.telegram.org";
 const REQUEST_TIMEOUT_SECONDS = 60;
 /** How long stopping waits for Telegram to confirm the last handled update. */
 export const CONFIRM_OFFSET_MS = 2_000;
-/** A stranger gets the fixed reply at most this often. */
-export const STRANGER_REPLY_INTERVAL_MS = 60 * 60_000;
 /** The model accepts images up to 5 MB; larger photos reach it as their caption only. */
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
@@ -48,6 +52,13 @@ export function strangerReply(userId: number): string {
   return `Hi! I'm a private companion that talks with one person only, so I can't chat with you here.\n\nYour Telegram id is ${userId}. If you are setting up your own, that's the number for TELEGRAM_OWNER_ID.`;
 }
 
+/**
+ * What the companion says, in fixed words and without the model, to a voice note or a sound file
+ * that came without a caption: it cannot listen yet, and must never seem to have.
+ */
+export const UNHEARD_REPLY =
+  "I can't listen to voice notes or audio yet, so I didn't hear that one. Could you type it for me?";
+
 /** Failed to write the person's message down: the update must not be confirmed to Telegram. */
 class NotPersistedError extends Error {
   override readonly name = "NotPersistedError";
@@ -55,9 +66,11 @@ class NotPersistedError extends Error {
 
 /**
  * The companion on Telegram. Only the owner's private chat is heard; strangers get one fixed
- * reply an hour, groups nothing. Each update is logged before it is confirmed to Telegram (the
- * next getUpdates offset confirms it), and an update the log already holds is skipped, so a
- * restart at any moment processes every update exactly once. Replies run outside the update
+ * reply an hour, groups nothing. Every update is handled before it is confirmed to Telegram (the
+ * next getUpdates offset confirms it) and recorded as handled right after; an update recorded,
+ * or a message the log already holds, is skipped when Telegram delivers it again after a
+ * crash, so each is handled once (a command or a stranger's reply at most twice, if the
+ * process dies in the instant between its answer and the record). Replies run outside the update
  * loop so messages that arrive while the companion thinks reach it and join the next turn.
  */
 export class TelegramChannel {
@@ -65,7 +78,6 @@ export class TelegramChannel {
   readonly outbound: TelegramOutbound;
   readonly #options: TelegramChannelOptions;
   readonly #apiRoot: string;
-  readonly #strangersAnswered = new Map<number, number>();
   readonly #inFlight = new Set<Promise<unknown>>();
   #polling: Promise<void> | undefined;
   /** Set when an update could not be logged: from then on nothing may confirm it to Telegram. */
@@ -78,11 +90,13 @@ export class TelegramChannel {
       client: { apiRoot: this.#apiRoot, timeoutSeconds: REQUEST_TIMEOUT_SECONDS },
     });
     this.bot.api.config.use(retryTransformer(options.retryPolicy ?? DEFAULT_RETRY_POLICY, options.logger));
+    this.bot.api.config.use(pollingHealthTransformer(options.logger));
     this.outbound = new TelegramOutbound({
       api: this.bot.api,
       chatId: options.ownerId,
       logger: options.logger,
     });
+    this.bot.use((ctx, next) => this.#once(ctx.update.update_id, next));
     this.bot.on(["message", "edited_message"], (ctx) => this.#route(ctx));
     this.bot.catch((error) => {
       if (error.error instanceof NotPersistedError) {
@@ -152,6 +166,15 @@ export class TelegramChannel {
     await settleWithin([...this.#inFlight], graceMs);
   }
 
+  async #once(updateId: number, handle: () => Promise<void>): Promise<void> {
+    if (this.#options.updates.isHandled(updateId)) {
+      this.#options.logger.info({ updateId }, "update already handled before a restart; skipped");
+      return;
+    }
+    await handle();
+    await this.#options.updates.markHandled(updateId);
+  }
+
   async #route(ctx: Context): Promise<void> {
     const message = ctx.message ?? ctx.editedMessage;
     if (message?.chat.type !== "private" || !message.from) return;
@@ -172,10 +195,7 @@ export class TelegramChannel {
   }
 
   async #answerStranger(userId: number, chatId: number): Promise<void> {
-    const now = this.#options.clock.now().getTime();
-    const last = this.#strangersAnswered.get(userId);
-    if (last !== undefined && now - last < STRANGER_REPLY_INTERVAL_MS) return;
-    this.#strangersAnswered.set(userId, now);
+    if (!(await this.#options.updates.claimStrangerReply(userId, this.#options.clock.now()))) return;
     this.#options.logger.info({ strangerId: userId }, "message from a stranger: fixed reply, nothing logged");
     await this.bot.api.sendMessage(chatId, strangerReply(userId)).catch((err: unknown) => {
       this.#options.logger.warn({ err }, "could not answer a stranger");
@@ -206,12 +226,14 @@ export class TelegramChannel {
 
   async #receive(updateId: number, message: TelegramMessage): Promise<void> {
     const { messages, companion, logger } = this.#options;
-    if (messages.hasTelegramUpdate(updateId)) {
-      logger.info({ updateId }, "update already handled before a restart; skipped");
-      return;
-    }
     const described = describeMessage(message);
     if (!described) return;
+    if (messages.hasTelegramUpdate(updateId)) {
+      logger.info({ updateId }, "message already logged before a restart; not logged again");
+      const logged = await messages.findByTelegram(message.chat.id, message.message_id);
+      if (logged && described.unheard && !this.#answered(logged)) await this.#acknowledgeUnheard(logged);
+      return;
+    }
     const input: IncomingInput = {
       text: described.text,
       channel: "telegram",
@@ -222,13 +244,42 @@ export class TelegramChannel {
       const image = await this.#downloadImage(described.photoFileId);
       if (image) input.image = image;
     }
+    let logged: Message;
     try {
-      await companion.receive(input);
+      logged = await companion.receive(input);
     } catch (error) {
       throw new NotPersistedError(`could not log the person's message: ${String(error)}`, { cause: error });
     }
     logger.info({ updateId, kind: described.media?.kind ?? "text" }, "message from the person");
+    if (described.unheard && (await this.#acknowledgeUnheard(logged)) === "answered") return;
     this.#track(companion.reply());
+  }
+
+  /**
+   * Says UNHEARD_REPLY, from code, for a voice note it cannot listen to. When that note is all
+   * the person is waiting on, the fixed words are its answer (logged as one, so no model ever
+   * answers it, not even after a restart); when other messages wait too, they are logged as a
+   * notice and the model answers everything next, knowing the note was not heard.
+   */
+  async #acknowledgeUnheard(note: Message): Promise<"answered" | "noticed"> {
+    const { messages } = this.#options;
+    const pending = pendingMessages(messages.recent(), this.#options.clock.now());
+    const alone = pending.length === 1 && pending[0]?.id === note.id;
+    const delivery = await this.outbound.send({ text: UNHEARD_REPLY, kind: "notice", replyTo: note.id });
+    await messages.append({
+      role: "assistant",
+      text: UNHEARD_REPLY,
+      channel: "telegram",
+      replyTo: note.id,
+      ...(alone ? { trigger: "reply", answeredThrough: note.id } : { notice: true }),
+      ...delivery,
+    });
+    return alone ? "answered" : "noticed";
+  }
+
+  /** Whether something was already said in answer to this message (before a restart). */
+  #answered(message: Message): boolean {
+    return this.#options.messages.recent().some((m) => m.role === "assistant" && m.replyTo === message.id);
   }
 
   async #downloadImage(fileId: string): Promise<IncomingInput["image"] | undefined> {

@@ -5,14 +5,17 @@ import type { Media } from "../../store/message.ts";
 /**
  * What the person sent, in words the companion and the log can hold. Every kind of message
  * becomes text the model can read — a sticker its emoji, a document its name, a location a
- * place — so nothing the person sends is silently dropped. A voice note says plainly that it
- * was not heard, so the reply acknowledges it honestly instead of pretending to have listened.
+ * place — so nothing the person sends is silently dropped. A voice note or sound file says
+ * plainly that it was not heard; without a caption it is `unheard`, and the channel answers it
+ * with fixed words rather than let a model pretend to have listened.
  */
 export interface DescribedMessage {
   text: string;
   media?: Media;
   /** The largest size of a photo, to be fetched and shown to the model. */
   photoFileId?: string;
+  /** Sound with no words of the person's alongside: nothing here a model could answer. */
+  unheard?: true;
 }
 
 /** Describes a Telegram message; null for service messages with nothing the person said. */
@@ -30,8 +33,11 @@ export function describeMessage(message: TelegramMessage): DescribedMessage | nu
   }
   if (message.voice) {
     return {
-      text: `[voice note, ${message.voice.duration} s — not heard: voice notes can't be listened to yet]`,
-      media: { kind: "voice", durationSeconds: message.voice.duration },
+      text: withCaption(
+        `[voice note, ${message.voice.duration} s — not heard: voice notes can't be listened to yet]`,
+      ),
+      media: { kind: "voice", durationSeconds: message.voice.duration, ...(caption ? { caption } : {}) },
+      ...(caption ? {} : { unheard: true }),
     };
   }
   if (message.audio) {
@@ -39,6 +45,7 @@ export function describeMessage(message: TelegramMessage): DescribedMessage | nu
     return {
       text: withCaption(`[audio${title ? `: ${title}` : ""} — not heard: audio can't be listened to yet]`),
       media: { kind: "audio", ...(caption ? { caption } : {}) },
+      ...(caption ? {} : { unheard: true }),
     };
   }
   if (message.sticker) {

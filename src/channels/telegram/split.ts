@@ -20,7 +20,8 @@ const GOOD_ENOUGH = 0.5;
 /**
  * Splits a formatted reply into messages Telegram accepts: each at most `limit` long, cut on
  * a paragraph, then a line, then a sentence, then a word boundary, never inside a word, a
- * surrogate pair or a formatting entity. Only when one word or one entity is itself longer than
+ * surrogate pair or a formatting entity, and not between a heading and its section when
+ * another cut will do. Only when one word or one entity is itself longer than
  * the limit is it cut (a code block at a line break when it can be), its formatting carried
  * into both parts.
  */
@@ -43,12 +44,14 @@ function chooseCut(message: FormattedText, limit: number): number {
   const outsideEntities = (at: number) =>
     message.entities.every((e) => at <= e.offset || at >= e.offset + e.length);
   const whole = (at: number) => !isInsideSurrogatePair(text, at);
-  const safe = pick(
-    BOUNDARIES.map((boundary) =>
-      lastMatching(limit, (at) => boundary(text, at) && whole(at) && outsideEntities(at)),
-    ),
-    limit,
-  );
+  const safeCut = (alsoTest: (at: number) => boolean) =>
+    pick(
+      BOUNDARIES.map((boundary) =>
+        lastMatching(limit, (at) => boundary(text, at) && whole(at) && outsideEntities(at) && alsoTest(at)),
+      ),
+      limit,
+    );
+  const safe = safeCut((at) => !endsWithTitle(message, at)) ?? safeCut(() => true);
   if (safe !== undefined) return safe;
   const acrossEntities = pick(
     BOUNDARIES.map((boundary) => lastMatching(limit, (at) => boundary(text, at))),
@@ -69,6 +72,23 @@ function pick(levels: (number | undefined)[], limit: number): number | undefined
 function lastMatching(limit: number, test: (at: number) => boolean): number | undefined {
   for (let at = limit; at > 0; at -= 1) if (test(at)) return at;
   return undefined;
+}
+
+/** Longest line taken for a title (a markdown heading becomes a bold line). */
+const TITLE_MAX_LENGTH = 80;
+
+/**
+ * Whether the text before `at` ends with a title: a short line that is bold from end to end.
+ * A cut there would leave a heading at the bottom of one message and its section in the next.
+ */
+function endsWithTitle(message: FormattedText, at: number): boolean {
+  const lineStart = message.text.lastIndexOf("\n", at - 1) + 1;
+  const line = message.text.slice(lineStart, at);
+  if (line.trim() === "" || line.length > TITLE_MAX_LENGTH) return false;
+  return message.entities.some(
+    (e) =>
+      e.type === "bold" && e.offset <= lineStart && e.offset + e.length >= lineStart + line.trimEnd().length,
+  );
 }
 
 function isInsideSurrogatePair(text: string, at: number): boolean {

@@ -5,7 +5,12 @@ import { Api } from "grammy";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CommandHandlers } from "../../../src/channels/command-handlers.ts";
 import { BOT_COMMANDS } from "../../../src/channels/commands.ts";
-import { TelegramChannel, TelegramTokenRejectedError } from "../../../src/channels/telegram/bot.ts";
+import {
+  TelegramChannel,
+  TelegramTokenRejectedError,
+  UNHEARD_REPLY,
+} from "../../../src/channels/telegram/bot.ts";
+import { TelegramUpdatesState } from "../../../src/channels/telegram/updates-state.ts";
 import { SettableClock } from "../../../src/clock.ts";
 import { silentLogger } from "../../../src/log.ts";
 import type { IncomingInput } from "../../../src/port.ts";
@@ -88,6 +93,7 @@ async function startChannel(token = fake.token) {
   const mind = await MindStore.open(dataDir, clock);
   let channel: TelegramChannel | undefined;
   const companion = companionDouble(messages, () => channel?.outbound as TelegramChannel["outbound"]);
+  const updates = await TelegramUpdatesState.open(dataDir, clock.now());
   const commands = new CommandHandlers({
     mind,
     clock,
@@ -106,6 +112,7 @@ async function startChannel(token = fake.token) {
     apiRoot: fake.apiRoot,
     companion,
     messages,
+    updates,
     commands,
     clock,
     logger: silentLogger,
@@ -115,7 +122,7 @@ async function startChannel(token = fake.token) {
   });
   await channel.start();
   channels.push(channel);
-  return { channel, messages, mind, companion, fatal };
+  return { channel, messages, mind, companion, fatal, updates };
 }
 
 describe("TelegramChannel", () => {
@@ -211,7 +218,83 @@ describe("TelegramChannel", () => {
     await fake.waitForSent(2);
     expect(second.companion.received.map((i) => i.text)).toEqual(["new"]);
     expect(companion.received.map((i) => i.text)).toEqual(["first"]);
-    expect(fake.pendingUpdates()).toBe(0);
+    await waitFor(() => fake.pendingUpdates() === 0);
+  });
+
+  it("does not run a command again that was handled just before a crash", async () => {
+    const owner = fake.user(OWNER, "Ada");
+    const handled = fake.message(owner, { text: "/pause" });
+    await (await TelegramUpdatesState.open(dataDir, clock.now())).markHandled(handled.updateId);
+    const { mind } = await startChannel();
+    fake.message(owner, { text: "/status" });
+    await fake.waitForSent(1);
+    await waitFor(() => fake.pendingUpdates() === 0);
+    expect(fake.sent.map((s) => s.text)).toEqual(["all good"]);
+    expect(mind.read().heartbeat.pausedIndefinitely).toBe(false);
+  });
+
+  it("records each update as handled once it is, commands and strangers included", async () => {
+    await startChannel();
+    const command = fake.message(fake.user(OWNER, "Ada"), { text: "/status" });
+    const stranger = fake.message(fake.user(555, "Eve"), { text: "hi" });
+    await fake.waitForSent(2);
+    await waitFor(async () =>
+      (await TelegramUpdatesState.open(dataDir, clock.now())).isHandled(stranger.updateId),
+    );
+    const state = await TelegramUpdatesState.open(dataDir, clock.now());
+    expect(state.isHandled(command.updateId)).toBe(true);
+    expect(state.isHandled(stranger.updateId + 1)).toBe(false);
+  });
+
+  it("keeps a stranger to one reply an hour across a restart", async () => {
+    const { channel } = await startChannel();
+    const stranger = fake.user(555, "Eve");
+    fake.message(stranger, { text: "hi bot" });
+    await fake.waitForSent(1);
+    await channel.stop(1_000);
+    clock.advanceMinutes(30);
+    await startChannel();
+    fake.message(stranger, { text: "hello again" });
+    fake.message(fake.user(OWNER, "Ada"), { text: "owner here" });
+    await fake.waitForSent(2);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fake.sent.map((s) => s.chatId)).toEqual([555, OWNER]);
+  });
+
+  it("answers a voice note with fixed words, never the model, and logs that answer", async () => {
+    const { messages, companion } = await startChannel();
+    fake.message(fake.user(OWNER, "Ada"), { voice: { duration: 9 } });
+    await fake.waitForSent(1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fake.sent.map((s) => s.text)).toEqual([UNHEARD_REPLY]);
+    const [note, answer] = await messages.all();
+    expect(note).toMatchObject({ role: "user", media: { kind: "voice" } });
+    expect(answer).toMatchObject({ role: "assistant", text: UNHEARD_REPLY, answeredThrough: note?.id });
+    expect(answer?.notice).toBeUndefined();
+    expect(companion.received).toHaveLength(1);
+  });
+
+  it("says the fixed words for a voice note that arrives while other messages wait, then the model answers all", async () => {
+    const { messages, companion } = await startChannel();
+    const release = companion.hold();
+    const owner = fake.user(OWNER, "Ada");
+    fake.message(owner, { text: "listen to this" });
+    await waitFor(() => companion.received.length === 1);
+    fake.message(owner, { voice: { duration: 4 } });
+    await fake.waitForSent(1);
+    release();
+    await fake.waitForSent(2);
+    expect(fake.sent[0]?.text).toBe(UNHEARD_REPLY);
+    expect(fake.sent[1]?.text).toMatch(/^echo: listen to this/);
+    expect((await messages.all()).find((m) => m.text === UNHEARD_REPLY)?.notice).toBe(true);
+  });
+
+  it("lets the model answer a voice note that came with a caption", async () => {
+    const { companion } = await startChannel();
+    fake.message(fake.user(OWNER, "Ada"), { voice: { duration: 3, caption: "sorry, on the bus" } });
+    await fake.waitForSent(1);
+    expect(fake.sent[0]?.text).toContain("sorry, on the bus");
+    expect(companion.received[0]?.text).toContain("not heard");
   });
 
   it("leaves an update it could not log unconfirmed, and reports it as fatal", async () => {
@@ -319,7 +402,7 @@ describe("TelegramChannel", () => {
       { type: "rate-limit", retryAfter: 1 },
       { type: "server-error", status: 502 },
       { type: "drop" },
-      { type: "rate-limit", retryAfter: 1 },
+      { type: "server-error", status: 500 },
     );
     fake.message(owner, { text: "a" });
     await fake.waitForSent(1, 15_000);
@@ -330,7 +413,7 @@ describe("TelegramChannel", () => {
       429,
       502,
       "dropped",
-      429,
+      500,
       200,
       200,
     ]);

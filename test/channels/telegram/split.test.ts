@@ -51,6 +51,15 @@ describe("splitFormatted", () => {
     expect(parts.map((p) => p.text)).toEqual([first, second]);
   });
 
+  it("keeps a heading with the section under it", () => {
+    const section = (i: number) => `## Part ${i}\n\n${"A sentence about the day. ".repeat(3).trim()}`;
+    const message = formatMarkdown([1, 2, 3].map(section).join("\n\n"));
+    const limit = message.text.indexOf("Part 3") + "Part 3".length + 4;
+    const parts = splitFormatted(message, limit);
+    expect(parts.map((p) => p.text.split("\n")[0])).toEqual(["Part 1", "Part 3"]);
+    expect(parts[1]?.entities[0]).toMatchObject({ type: "bold", offset: 0, length: "Part 3".length });
+  });
+
   it("falls back to a sentence boundary, then a word boundary", () => {
     const sentences = splitFormatted(
       { text: `${"a ".repeat(30)}end. ${"b ".repeat(40)}`, entities: [] },
