@@ -299,7 +299,7 @@ export function loadTelegramConfig(env: Env = process.env): TelegramConfig {
   }
   const ownerText = r.required(
     "TELEGRAM_OWNER_ID",
-    "is not set; start the bot and send it any message: it replies with your numeric id",
+    "is not set; run `npm run setup` in a terminal: it reads your numeric id when you message your bot",
     "123456789",
   );
   const ownerId = Number(ownerText);

@@ -1,4 +1,3 @@
-import { defaultAwarenessSettings } from "./awareness/context.ts";
 import { CommandHandlers } from "./channels/command-handlers.ts";
 import { TelegramChannel } from "./channels/telegram/bot.ts";
 import { TelegramUpdatesState } from "./channels/telegram/updates-state.ts";
@@ -16,7 +15,7 @@ import type { Logger } from "./log.ts";
 import type { ModelClient } from "./mind/llm.ts";
 import { personaFromDir } from "./mind/persona.ts";
 import type { OutboundPort } from "./port.ts";
-import { buildStatus, formatStatus } from "./status.ts";
+import { formatStatus, readStatus } from "./status.ts";
 import { acquireDataLock, type DataLock } from "./store/lock.ts";
 import { MessageLog } from "./store/messages.ts";
 import { MindStore } from "./store/mind.ts";
@@ -99,15 +98,11 @@ export function buildCommandHandlers(
     clock,
     settings: { timezone: core.timezone, quietHours: core.quietHours },
     async status() {
-      const now = clock.now();
-      const state = mind.read();
-      const zone = state.heartbeat.timezone ?? core.timezone;
-      const status = buildStatus({
-        now,
+      const status = await readStatus({
+        now: clock.now(),
         core,
-        mind: state,
-        messages: await messages.awarenessSlice(now, defaultAwarenessSettings.windowHours),
-        tokensToday: mind.tokensToday(zone),
+        mind,
+        log: messages,
         budget: model.dailyTokenBudget > 0 ? model.dailyTokenBudget : null,
       });
       return formatStatus(status);

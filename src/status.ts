@@ -4,7 +4,8 @@ import { isInQuietHours } from "./heartbeat/policy.ts";
 import { nextFireTime } from "./heartbeat/schedule.ts";
 import { activeMemory } from "./mind/memory.ts";
 import type { Message } from "./store/message.ts";
-import type { Decision, MindState } from "./store/mind.ts";
+import type { MessageLog } from "./store/messages.ts";
+import type { Decision, MindState, MindStore } from "./store/mind.ts";
 
 /**
  * What the companion's data says right now, in one place for the `status` command and
@@ -42,6 +43,33 @@ export interface StatusInput {
   messages: readonly Message[];
   tokensToday: number;
   budget: number | null;
+}
+
+/** How far back the log is read for the unanswered count: the awareness window. */
+const STATUS_WINDOW_HOURS = 48;
+
+/**
+ * Reads the stores and builds the status, the same way for `/status` in Telegram and the
+ * `status` command, so both always tell the person the same thing.
+ */
+export async function readStatus(input: {
+  now: Date;
+  core: CoreConfig;
+  mind: MindStore;
+  log: MessageLog;
+  budget: number | null;
+}): Promise<Status> {
+  const { now, core, mind, log, budget } = input;
+  const state = mind.read();
+  const timezone = state.heartbeat.timezone ?? core.timezone;
+  return buildStatus({
+    now,
+    core,
+    mind: state,
+    messages: await log.awarenessSlice(now, STATUS_WINDOW_HOURS),
+    tokensToday: mind.tokensOnLocalDay(now, timezone),
+    budget,
+  });
 }
 
 /** How far ahead the next check-in is looked for. */

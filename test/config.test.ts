@@ -109,7 +109,7 @@ describe("parts", () => {
       problemsOf(() => loadConfigParts({ telegram: loadTelegramConfig, model: loadModelConfig }, {})),
     ).toEqual(["TELEGRAM_BOT_TOKEN", "TELEGRAM_OWNER_ID", "ANTHROPIC_API_KEY"]);
     expect(() => loadTelegramConfig({})).toThrow(/@BotFather/);
-    expect(() => loadTelegramConfig({})).toThrow(/it replies with your numeric id/);
+    expect(() => loadTelegramConfig({})).toThrow(/reads your numeric id when you message your bot/);
   });
 
   it("reads the model settings with their defaults", () => {

@@ -1,7 +1,7 @@
 import { systemClock } from "../clock.ts";
 import { loadCoreConfig } from "../config.ts";
 import { fieldPath, fieldPaths, injectSection, resolveFieldPath } from "../mind/scratchpad.ts";
-import { acquireDataLock, DataLockedError } from "../store/lock.ts";
+import { acquireDataLock } from "../store/lock.ts";
 import { MindStore } from "../store/mind.ts";
 import { NotesStore } from "../store/notes.ts";
 import { defineCommand, UsageError } from "./command.ts";
@@ -37,14 +37,7 @@ export const injectCommand = defineCommand({
     }
     const text = words.join(" ");
     const core = loadCoreConfig(io.env);
-    let lock: Awaited<ReturnType<typeof acquireDataLock>>;
-    try {
-      lock = await acquireDataLock(core.dataDir, "inject", systemClock);
-    } catch (error) {
-      if (!(error instanceof DataLockedError)) throw error;
-      io.stderr(`presence inject: ${error.message}\n`);
-      return 1;
-    }
+    const lock = await acquireDataLock(core.dataDir, "inject", systemClock);
     try {
       const mind = await MindStore.open(core.dataDir, systemClock);
       const result = injectSection(mind.read().scratchpad, section, text, systemClock.now());

@@ -1,15 +1,12 @@
 import { DateTime } from "luxon";
 import { type Clock, systemClock } from "../clock.ts";
 import { loadCoreConfig, loadModelSettings } from "../config.ts";
-import { buildStatus, formatStatus } from "../status.ts";
+import { formatStatus, readStatus } from "../status.ts";
 import { readDataLock } from "../store/lock.ts";
 import { MessageLog } from "../store/messages.ts";
 import { MindStore } from "../store/mind.ts";
 import { parseInstant } from "./awareness.ts";
 import { defineCommand } from "./command.ts";
-
-/** Hours of messages read to count the unanswered ones (the log adds everything since the person's last). */
-const STATUS_WINDOW_HOURS = 48;
 
 /**
  * `status`: what the companion's data says now. Reads only: safe while the bot runs, and
@@ -38,16 +35,8 @@ export const statusCommand = defineCommand({
     const clock: Clock = { now: () => now };
     const mind = await MindStore.open(core.dataDir, clock, { readOnly: true });
     const log = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone });
-    const state = mind.read();
-    const timezone = state.heartbeat.timezone ?? core.timezone;
-    const status = buildStatus({
-      now,
-      core,
-      mind: state,
-      messages: await log.awarenessSlice(now, STATUS_WINDOW_HOURS),
-      tokensToday: mind.tokensOnLocalDay(now, timezone),
-      budget,
-    });
+    const status = await readStatus({ now, core, mind, log, budget });
+    const timezone = status.timezone;
     const running = await readDataLock(core.dataDir);
     if (values.json) {
       io.stdout(`${JSON.stringify({ ...status, running }, null, 2)}\n`);
