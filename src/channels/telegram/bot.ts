@@ -1,8 +1,8 @@
 import { Bot, type Context, GrammyError } from "grammy";
 import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
 import type { Clock } from "../../clock.ts";
-import type { Logger } from "../../log.ts";
 import { pendingMessages } from "../../companion/pending-messages.ts";
+import type { Logger } from "../../log.ts";
 import type { IncomingInput } from "../../port.ts";
 import type { Message } from "../../store/message.ts";
 import type { MessageLog } from "../../store/messages.ts";
