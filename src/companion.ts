@@ -38,8 +38,8 @@ export { createLedgerModelClient, usageLedger } from "./companion/usage-ledger.t
  * (heartbeat). One turn runs at a time. The person's words are in the log before any
  * model is called; what goes out goes through the outbox (outbox.ts), so a crash can
  * neither lose an answer nor repeat one. The turns themselves are in reply-turn.ts and
- * checkin-turn.ts; the retry and notice in reply-retry.ts; reflection's timing in
- * reflection-schedule.ts.
+ * checkin-turn.ts; the retry and notice in reply-retry.ts; a reply the channel refused,
+ * resent as written, in held-reply.ts; reflection's timing in reflection-schedule.ts.
  */
 
 /** Everything the companion is built from; main.ts wires the real ones, tests the fakes. */

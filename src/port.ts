@@ -7,8 +7,14 @@ import type { Media } from "./store/message.ts";
  * reply, a notice) from anywhere.
  */
 export interface OutboundPort {
-  /** Delivers one message; resolves once the channel accepted it. */
-  send(message: OutgoingMessage): Promise<Delivery>;
+  /**
+   * Delivers one message; resolves once the channel accepted all of it. A channel that splits
+   * a long text into several messages skips the parts `message.partsDelivered` says an earlier
+   * attempt already delivered, and reports each part it delivers to `progress` (awaited before
+   * the next part), so a failure half-way is resumed where it stopped instead of repeated. A
+   * channel that never splits may ignore both.
+   */
+  send(message: OutgoingMessage, progress?: SendProgress): Promise<Delivery>;
   /** Shows that the companion is working on a reply (e.g. "typing…"); returns a stop function. */
   showWorking?(): () => void;
 }
@@ -20,7 +26,15 @@ export interface OutgoingMessage {
   kind: "reply" | "heartbeat" | "notice";
   /** The id (in the log) of the person's message this answers, when it answers one. */
   replyTo?: string;
+  /** Parts of this text an earlier attempt already delivered (0 when absent): they are not sent again. */
+  partsDelivered?: number;
 }
+
+/**
+ * Told after each part of a message is accepted: how many parts are through now (counted from
+ * the first part of the whole text) and that part's delivery. The outbox records it durably.
+ */
+export type SendProgress = (partsDelivered: number, part: Delivery) => Promise<void>;
 
 /** What the channel reports about a delivered message. */
 export interface Delivery {

@@ -11,7 +11,12 @@ import type { CoreConfig, ModelConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import type { MemoryItem } from "../src/mind/memory.ts";
 import { loadPersona, personaFromDir } from "../src/mind/persona.ts";
-import { type IncomingInput, type OutgoingMessage, RecipientBlockedError } from "../src/port.ts";
+import {
+  type Delivery,
+  type IncomingInput,
+  type OutgoingMessage,
+  RecipientBlockedError,
+} from "../src/port.ts";
 import type { Message } from "../src/store/message.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
@@ -40,8 +45,16 @@ interface Harness {
   mind: MindStore;
   trace: Trace;
   sent: OutgoingMessage[];
-  port: { fail?: Error };
+  /** Every part the channel accepted: it splits a text at blank lines, like Telegram's port at its limit. */
+  parts: string[];
+  port: PortState;
   dataDir: string;
+}
+
+/** How the fake channel misbehaves: every send fails, or the send of one part fails once. */
+interface PortState {
+  fail?: Error;
+  failPart?: { index: number; error: Error };
 }
 
 const open: Harness[] = [];
@@ -82,7 +95,8 @@ async function harness(
   const notes = new NotesStore({ dataDir });
   const trace = new Trace({ dataDir, clock });
   const sent: OutgoingMessage[] = [];
-  const portState: { fail?: Error } = {};
+  const parts: string[] = [];
+  const portState: PortState = {};
   const companion = createCompanion({
     clock,
     core,
@@ -93,17 +107,30 @@ async function harness(
     trace,
     llm: createLedgerModelClient(model, { clock, mind }),
     port: {
-      async send(message) {
+      async send(message, progress) {
         if (portState.fail) throw portState.fail;
+        let first: Delivery = {};
+        for (const [index, part] of message.text.split("\n\n").entries()) {
+          if (index < (message.partsDelivered ?? 0)) continue;
+          const failure = portState.failPart;
+          if (failure?.index === index) {
+            delete portState.failPart;
+            throw failure.error;
+          }
+          parts.push(part);
+          const delivery = { telegram: { chatId: 1, messageId: 100 + parts.length } };
+          if (!first.telegram) first = delivery;
+          await progress?.(index + 1, delivery);
+        }
         sent.push(message);
-        return { telegram: { chatId: 1, messageId: 100 + sent.length } };
+        return first;
       },
     },
     persona: personaFromDir(),
     logger: silentLogger,
     options: { retryDelaysMs: [20], closeTimeoutMs: 2_000, ...options.companion },
   });
-  const h = { companion, api, clock, log, mind, trace, sent, port: portState, dataDir };
+  const h = { companion, api, clock, log, mind, trace, sent, parts, port: portState, dataDir };
   open.push(h);
   return h;
 }
@@ -117,7 +144,12 @@ async function endProcess(h: Harness): Promise<void> {
 }
 
 /** What a crash between writing a reply's intent and handing it to the channel leaves behind. */
-async function crashedBeforeSending(h: Harness, question: Message, text: string): Promise<void> {
+async function crashedBeforeSending(
+  h: Harness,
+  question: Message,
+  text: string,
+  partsDelivered = 0,
+): Promise<void> {
   await h.mind.update((mind) => {
     mind.outbox.push({
       id: "o-unsent",
@@ -128,6 +160,7 @@ async function crashedBeforeSending(h: Harness, question: Message, text: string)
       createdAt: h.clock.now().toISOString(),
       replyTo: question.id,
       answeredThrough: question.id,
+      ...(partsDelivered ? { partsDelivered } : {}),
     });
   });
 }
@@ -530,6 +563,101 @@ describe("the companion checking in", () => {
     delete h.port.fail;
     await h.companion.receive(said("I'm back"));
     expect(h.mind.read().heartbeat.blocked).toBe(false);
+  });
+
+  it("never sends a check-in the channel refused, not on the next turn nor after a restart", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    const first = await harness({ dataDir, api });
+    await quietMorning(first);
+    api.setHandler(checkinModel({ send: true, why: "dentist", topic: "dentist" }));
+    first.port.fail = new Error("Call to 'sendMessage' failed! (502: Bad Gateway)");
+    expect(await first.companion.heartbeat()).toMatchObject({ decision: { reason: "send-failed" } });
+    expect(first.mind.read().outbox).toEqual([]);
+    delete first.port.fail;
+    expect(await first.companion.reply()).toMatchObject({ status: "nothing-pending" });
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api });
+    second.clock.set(first.clock.now().toISOString());
+    await second.companion.recover();
+    await second.companion.idle();
+    expect(first.sent).toEqual([]);
+    expect(second.sent).toEqual([]);
+  });
+});
+
+describe("the companion when the channel fails", () => {
+  const refused = () => new Error("Call to 'sendMessage' failed! (429: Too Many Requests: retry after 3600)");
+
+  it("resends the reply it already wrote, as written, without asking the model again", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [20] } });
+    let written = 0;
+    h.api.setHandler(() => textReply(`Answer number ${++written}`));
+    h.port.fail = refused();
+    expect(await h.companion.reply(said("Did the parcel come?"))).toMatchObject({ status: "deferred" });
+    expect(h.sent).toEqual([]);
+    expect(h.mind.read().outbox).toMatchObject([{ kind: "reply", text: "Answer number 1" }]);
+    delete h.port.fail;
+    await vi.waitFor(() => expect(h.sent.map((m) => m.text)).toEqual(["Answer number 1"]), {
+      timeout: 3_000,
+    });
+    await h.companion.idle();
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.log.recent().map((m) => m.text)).toEqual(["Did the parcel come?", "Answer number 1"]);
+    expect(h.mind.read().outbox).toEqual([]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+  });
+
+  it("sends a held reply first, then answers what the person wrote meanwhile", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [600_000] } });
+    h.api.setHandler((body) => textReply(`re: ${lastUserText(body).replace(/\n/g, " + ")}`));
+    h.port.fail = refused();
+    await h.companion.reply(said("Lunch at noon?"));
+    delete h.port.fail;
+    h.clock.advanceMinutes(1);
+    const outcome = await h.companion.reply(said("Or one?"));
+    expect(outcome).toMatchObject({ status: "sent" });
+    expect(h.sent.map((m) => m.text)).toEqual(["re: Lunch at noon?", "re: Or one?"]);
+    expect(h.api.requests).toHaveLength(2);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+  });
+
+  it("after a failure on the second part of a split reply, sends only the rest", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [20] } });
+    h.api.setHandler(() => textReply("First, the good news.\n\nSecond, the plan."));
+    h.port.failPart = {
+      index: 1,
+      error: new Error("Call to 'sendMessage' failed! (500: Internal Server Error)"),
+    };
+    expect(await h.companion.reply(said("What now?"))).toMatchObject({ status: "deferred" });
+    expect(h.parts).toEqual(["First, the good news."]);
+    expect(h.mind.read().outbox).toMatchObject([{ partsDelivered: 1, telegram: { messageId: 101 } }]);
+    await vi.waitFor(() => expect(h.sent).toHaveLength(1), { timeout: 3_000 });
+    await h.companion.idle();
+    expect(h.parts).toEqual(["First, the good news.", "Second, the plan."]);
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.log.recent().at(-1)).toMatchObject({
+      role: "assistant",
+      text: "First, the good news.\n\nSecond, the plan.",
+      telegram: { chatId: 1, messageId: 101 },
+    });
+  });
+
+  it("after a crash between the parts of a reply, sends only the parts that had not gone out", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    const first = await harness({ dataDir, api });
+    const question = await first.companion.receive(said("Recipe?"));
+    await crashedBeforeSending(first, question, "Flour and eggs.\n\nBake for 40 minutes.", 1);
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api });
+    await second.companion.recover();
+    expect(second.parts).toEqual(["Bake for 40 minutes."]);
+    expect(api.requests).toEqual([]);
+    expect(second.log.recent().at(-1)).toMatchObject({ text: "Flour and eggs.\n\nBake for 40 minutes." });
+    expect(second.mind.read().outbox).toEqual([]);
   });
 });
 

@@ -4,7 +4,7 @@ import { type Observed, observe } from "./observations.ts";
 import { elapsedMinutes, inZone, isKnownZone, isWeekend, timeOfDay } from "./time.ts";
 import { chronological, type Entry, lastIndexOfRole, turnStart } from "./timeline.ts";
 import { exchangeTone, messageTone } from "./tone.ts";
-import { messageTopics, topicDomain } from "./topics.ts";
+import { messageIsQuestion, messageTopics, topicDomain } from "./topics.ts";
 
 /** Silence longer than this leaves the assistant context-poor: it gets the full block. */
 const LONG_SILENCE_MINUTES = 120;
@@ -262,7 +262,15 @@ export function answeredTopicsSince(log: readonly Message[], since: Date): Set<s
   );
 }
 
-/** Topics of everything the assistant has said since the person last spoke: still waiting for an answer. */
+/**
+ * Topics the assistant raised since the person last spoke and that still wait for an
+ * answer: its check-ins and its questions. A reply that only answered ("Enjoy your
+ * workout!") asked nothing, so a later check-in on that topic is a follow-up, not a repeat.
+ */
 export function unansweredAskedTopics(context: AwarenessContext): Set<string> {
-  return new Set(context.self.messagesSent.flatMap((m) => messageTopics(m)));
+  return new Set(
+    context.self.messagesSent
+      .filter((m) => m.trigger === "heartbeat" || messageIsQuestion(m))
+      .flatMap((m) => messageTopics(m)),
+  );
 }

@@ -3,6 +3,7 @@ import { ModelRequestError, ModelUnavailableError } from "../mind/llm.ts";
 import { REFLECT_TOOL } from "../mind/reflect.ts";
 import type { ExchangeInput } from "../mind/reflection-queue.ts";
 import type { Message } from "../store/message.ts";
+import { sendHeldReplies } from "./held-reply.ts";
 import { pendingMessages } from "./pending-messages.ts";
 import { generateDepsOf, type TurnContext } from "./turn-context.ts";
 import { type Composed, composeTurnPrompt } from "./turn-prompt.ts";
@@ -11,7 +12,7 @@ import { type Composed, composeTurnPrompt } from "./turn-prompt.ts";
 export type ReplyOutcome =
   | { status: "sent"; message: Message; answered: string[] }
   | { status: "nothing-pending" }
-  /** The model was unavailable (or the channel failed): a background retry is scheduled. */
+  /** The model was unavailable, or the channel failed (the written reply is held and resent as is): a background retry is scheduled. */
   | { status: "deferred"; answered: string[]; reason: string }
   /** The model's answer was all leakage: nothing was sent (see the trace). */
   | { status: "empty"; answered: string[]; removed: string[] }
@@ -20,17 +21,20 @@ export type ReplyOutcome =
   | { status: "closed" };
 
 /**
- * One reply turn: everything the person said since the last answer is answered at once —
- * compose, generate, send through the outbox, reflect — and when the model or the channel
- * fails, the reply is deferred to the retry instead of being dropped.
+ * One reply turn: a reply the channel refused earlier goes out first, as written (held-reply.ts);
+ * then everything the person said since the last answer is answered at once — compose,
+ * generate, send through the outbox, reflect — and when the model or the channel fails, the
+ * reply is deferred to the retry instead of being dropped.
  */
 export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   if (context.isClosed()) return { status: "closed" };
+  const held = await sendHeldReplies(context);
+  if (held && held.status !== "sent") return held;
   const now = context.clock.now();
   const pending = pendingMessages(context.log.recent(), now);
   if (pending.length === 0) {
     context.retry.cancel();
-    return { status: "nothing-pending" };
+    return held ?? { status: "nothing-pending" };
   }
   const answered = pending.map((m) => m.id);
   const mind = context.mind.read();

@@ -100,6 +100,22 @@ describe("buildAwarenessContext: the person and the conversation", () => {
     expect(ctx.user.topicsAddressed).toEqual(["sleep", "hydration"]);
   });
 
+  it("does not count a reply that asked nothing as a topic still waiting for an answer", () => {
+    const messages = log(
+      ["user", "2026-02-07T09:00:00Z", "Heading to the gym for a workout now"],
+      ["assistant", "2026-02-07T09:01:00Z", "Enjoy your workout!"],
+    );
+    const ctx = buildAwarenessContext(messages, new Date("2026-02-07T16:07:00Z"), heartbeat);
+    expect(ctx.conversationState.unansweredCount).toBe(1);
+    expect([...unansweredAskedTopics(ctx)]).toEqual([]);
+    const asked = log(
+      ["user", "2026-02-07T09:00:00Z", "Heading to the gym for a workout now"],
+      ["assistant", "2026-02-07T09:01:00Z", "Enjoy it! How long will the workout be?"],
+    );
+    const askedCtx = buildAwarenessContext(asked, new Date("2026-02-07T16:07:00Z"), heartbeat);
+    expect([...unansweredAskedTopics(askedCtx)]).toEqual(["movement"]);
+  });
+
   it("passes episodic memory through as prior context", () => {
     const memory = {
       declaredPatterns: ["weekends are loose"],

@@ -166,6 +166,21 @@ describe("presence start, end to end", () => {
     ]);
   });
 
+  it("resumes a long two-part reply Telegram refused half-way: each part once, one model call", async () => {
+    const presence = await start();
+    const parts = [`${"Part one. ".repeat(300).trim()}`, `${"Part two. ".repeat(300).trim()}`];
+    world.model.setHandler(() => textReply(parts.join("\n\n")));
+    world.bot.failNext("sendMessage", { type: "slow", ms: 0 }, { type: "rate-limit", retryAfter: 3600 });
+    world.bot.message(world.bot.user(OWNER_ID, "Ada"), { text: "Tell me everything." });
+    await world.bot.waitForSent(2, 20_000);
+    await new Promise((r) => setTimeout(r, 300));
+    await stopPresence(presence);
+    expect(world.bot.sent.map((s) => s.text)).toEqual(parts);
+    expect(replyRequests()).toBe(1);
+    const log = await loggedMessages();
+    expect(log.filter((m) => m.role === "assistant").map((m) => m.text)).toEqual([parts.join("\n\n")]);
+  });
+
   it("answers later when the model is overloaded for a while, without crashing", async () => {
     const presence = await start({ PRESENCE_MAX_RETRIES: "2" });
     world.model.failNext("529", 3, { retryAfterMs: 1 });

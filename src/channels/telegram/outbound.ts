@@ -1,7 +1,13 @@
 import { type Api, GrammyError, InputFile } from "grammy";
 import type { MessageEntity } from "grammy/types";
 import type { Logger } from "../../log.ts";
-import { type Delivery, type OutboundPort, type OutgoingMessage, RecipientBlockedError } from "../../port.ts";
+import {
+  type Delivery,
+  type OutboundPort,
+  type OutgoingMessage,
+  RecipientBlockedError,
+  type SendProgress,
+} from "../../port.ts";
 import { type FormattedText, formatMarkdown } from "./format.ts";
 import { splitFormatted } from "./split.ts";
 
@@ -20,7 +26,8 @@ export interface TelegramOutboundOptions {
 /**
  * The outbound port over Telegram. A reply becomes one or more messages (formatted, split at
  * natural boundaries) sent strictly in order; sends from different turns never interleave.
- * A blocked bot surfaces as RecipientBlockedError so check-ins stop instead of retrying.
+ * A blocked bot surfaces as RecipientBlockedError so check-ins stop instead of retrying. The
+ * split is deterministic, so a retry that names the parts already delivered sends only the rest.
  */
 export class TelegramOutbound implements OutboundPort {
   readonly #api: Api;
@@ -37,21 +44,24 @@ export class TelegramOutbound implements OutboundPort {
   }
 
   /**
-   * Sends every part of the message; resolves with the first part's identifiers. Model text is
-   * markdown and gets formatted; a notice is fixed text and goes out exactly as written.
+   * Sends every part of the message not delivered yet (see `partsDelivered`), reporting each to
+   * `progress`; resolves with the first part this attempt sent (nothing, when all were through).
+   * Model text is markdown and gets formatted; a notice is fixed text and goes out exactly as written.
    */
-  send(message: OutgoingMessage): Promise<Delivery> {
+  send(message: OutgoingMessage, progress?: SendProgress): Promise<Delivery> {
     const formatted =
       message.kind === "notice" ? { text: message.text, entities: [] } : formatMarkdown(message.text);
     const parts = splitFormatted(formatted);
     if (parts.length === 0) return Promise.reject(new Error("refusing to send an empty message"));
     return this.#serial(async () => {
-      let first: Delivery | undefined;
-      for (const part of parts) {
-        const messageId = await this.#sendPart(part);
-        first ??= { telegram: { chatId: this.#chatId, messageId } };
+      let first: Delivery = {};
+      for (const [index, part] of parts.entries()) {
+        if (index < (message.partsDelivered ?? 0)) continue;
+        const delivery = { telegram: { chatId: this.#chatId, messageId: await this.#sendPart(part) } };
+        if (!first.telegram) first = delivery;
+        await progress?.(index + 1, delivery);
       }
-      return first as Delivery;
+      return first;
     });
   }
 

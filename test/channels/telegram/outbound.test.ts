@@ -116,6 +116,33 @@ describe("TelegramOutbound", () => {
     expect(waits).toEqual([]);
   });
 
+  it("after a failure on the second part, resumes there: each part reaches the person once", async () => {
+    const outbound = await setup({ maxAttempts: 2 });
+    const text = `${"first ".repeat(500).trim()}\n\n${"second ".repeat(500).trim()}`;
+    fake.failNext(
+      "sendMessage",
+      { type: "slow", ms: 0 },
+      { type: "server-error", status: 500 },
+      { type: "server-error", status: 500 },
+    );
+    const progress: number[] = [];
+    const record = async (parts: number) => {
+      progress.push(parts);
+    };
+    await expect(outbound.send({ text, kind: "reply" }, record)).rejects.toThrow(/500/);
+    expect(progress).toEqual([1]);
+    const delivery = await outbound.send({ text, kind: "reply", partsDelivered: 1 }, record);
+    expect(progress).toEqual([1, 2]);
+    expect(fake.sent.map((s) => s.text.split(" ")[0])).toEqual(["first", "second"]);
+    expect(delivery.telegram?.messageId).toBe(fake.sent[1]?.messageId);
+  });
+
+  it("sends nothing when every part was already delivered", async () => {
+    const outbound = await setup();
+    expect(await outbound.send({ text: "hello", kind: "reply", partsDelivered: 1 })).toEqual({});
+    expect(fake.calls.filter((c) => c.method === "sendMessage")).toEqual([]);
+  });
+
   it("reports a blocked bot as RecipientBlockedError, without retrying", async () => {
     const outbound = await setup();
     fake.block(OWNER);
