@@ -13,7 +13,7 @@ import { defineCommand, UsageError } from "./command.ts";
  */
 export const injectCommand = defineCommand({
   name: "inject",
-  summary: 'pre-populate a scratchpad section (e.g. inject UNDERSTANDING.Known "- (user) works nights")',
+  summary: 'pre-populate a scratchpad section (e.g. inject UNDERSTANDING.Known "works nights")',
   usage: "inject SECTION TEXT",
   help: [
     "Sets one scratchpad field. SECTION is case-insensitive, with or without its section:",

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { DateTime } from "luxon";
 import { type Clock, systemClock } from "../clock.ts";
 import { loadCoreConfig, loadModelSettings } from "../config.ts";
@@ -32,6 +33,15 @@ export const statusCommand = defineCommand({
       values.now === undefined
         ? systemClock.now()
         : parseInstant("status", "--now", values.now, core.timezone);
+    if (!existsSync(core.dataDir)) {
+      // Opening the stores would create the directory; a read-only command must not.
+      io.stdout(
+        values.json
+          ? `${JSON.stringify({ dataDir: core.dataDir, exists: false })}\n`
+          : `No data yet in ${core.dataDir}: presence has not run with this PRESENCE_DATA_DIR.\n`,
+      );
+      return 0;
+    }
     const clock: Clock = { now: () => now };
     const mind = await MindStore.open(core.dataDir, clock, { readOnly: true });
     const log = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone });

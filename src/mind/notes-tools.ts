@@ -62,7 +62,7 @@ export async function runNotesTool(
       case "notes_list": {
         const list = await notes.list();
         if (list.length === 0) return ok("(no notes yet)");
-        return ok(list.map((n) => `${n.key} (${n.bytes} bytes, changed ${n.modifiedAt})`).join("\n"));
+        return ok(list.map((n) => `${n.key} (${n.bytes} bytes)`).join("\n"));
       }
       case "notes_read": {
         const parsed = readInput.safeParse(input);

@@ -54,7 +54,25 @@ export async function fsyncDir(dir: string): Promise<void> {
  */
 export async function writeFileDurable(path: string, contents: string | Uint8Array): Promise<void> {
   const dir = dirname(path);
-  const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
+  const temp = await writePrivateTemp(
+    join(dir, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`),
+    contents,
+  );
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await fsyncDir(dir);
+}
+
+/**
+ * Creates `temp` (it must not exist) readable by its owner only, writes and flushes it:
+ * the first half of every durable replacement, before it is renamed or linked into place.
+ * On failure the partial file is removed.
+ */
+export async function writePrivateTemp(temp: string, contents: string | Uint8Array): Promise<string> {
   const handle = await open(temp, "wx", PRIVATE_FILE_MODE);
   try {
     try {
@@ -63,12 +81,11 @@ export async function writeFileDurable(path: string, contents: string | Uint8Arr
     } finally {
       await handle.close();
     }
-    await rename(temp, path);
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
   }
-  await fsyncDir(dir);
+  return temp;
 }
 
 /**

@@ -1,14 +1,14 @@
 import { randomBytes } from "node:crypto";
-import { link, open, rm } from "node:fs/promises";
+import { link, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { type Clock, systemClock } from "../clock.ts";
 import {
   ensurePrivateDir,
   isErrnoCode,
-  PRIVATE_FILE_MODE,
   readTextIfExists,
   unlinkIfExists,
+  writePrivateTemp,
 } from "./files.ts";
 
 /** The lock's file name inside the data directory. */
@@ -97,15 +97,8 @@ function heldLock(path: string, info: LockInfo): DataLock {
 
 /** Writes a private temp file, then hard-links it into place: link fails if the target exists. */
 async function createExclusively(path: string, contents: string): Promise<boolean> {
-  const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
-  const handle = await open(temp, "wx", PRIVATE_FILE_MODE);
+  const temp = await writePrivateTemp(`${path}.${randomBytes(6).toString("hex")}.tmp`, contents);
   try {
-    try {
-      await handle.writeFile(contents);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
     await link(temp, path);
     return true;
   } catch (error) {

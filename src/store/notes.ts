@@ -47,8 +47,6 @@ export class NoteTooLargeError extends Error {
 export interface NoteSummary {
   key: string;
   bytes: number;
-  /** Last write, ISO 8601 UTC. */
-  modifiedAt: string;
 }
 
 export interface NotesStoreOptions {
@@ -88,7 +86,7 @@ export class NotesStore {
     for (const key of keys) {
       try {
         const info = await stat(this.#path(key));
-        if (info.isFile()) notes.push({ key, bytes: info.size, modifiedAt: info.mtime.toISOString() });
+        if (info.isFile()) notes.push({ key, bytes: info.size });
       } catch (error) {
         if (!isErrnoCode(error, "ENOENT")) throw error;
       }

@@ -9,6 +9,7 @@ import {
   PRIVATE_FILE_MODE,
   readTextIfExists,
   removeDurable,
+  removeLeftoverTemps,
   unlinkIfExists,
   writeFileDurable,
 } from "./files.ts";
@@ -95,6 +96,8 @@ export class Trace {
     return this.#enqueue(async () => {
       await removeDurable(this.file);
       await removeDurable(this.rotatedFile);
+      await removeLeftoverTemps(this.file);
+      await removeLeftoverTemps(this.rotatedFile);
       this.#bytes = 0;
       this.#oldestMs = null;
     });

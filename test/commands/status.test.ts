@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -74,6 +75,14 @@ describe("status", () => {
     const before = await readdir(dataDir);
     await runInProcess(["status"], env);
     expect(await readdir(dataDir)).toEqual(before);
+  });
+
+  it("does not create a data directory that is not there", async () => {
+    const missing = join(root, "never-ran");
+    const result = await runInProcess(["status"], { ...env, PRESENCE_DATA_DIR: missing });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("No data yet");
+    expect(existsSync(missing)).toBe(false);
   });
 
   it("a bad setting is one clear error, exit 2", async () => {

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readdir, readFile, stat } from "node:fs/promises";
+import { appendFile, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
@@ -101,6 +101,7 @@ describe("Trace", () => {
       maxBytes: 1000,
     });
     for (let i = 0; i < 30; i++) await trace.append({ kind: "turn", pad: "z".repeat(50) });
+    await writeFile(join(dataDir, ".trace.jsonl.crashed.tmp"), "a sweep cut short by a crash");
     await trace.deleteAll();
     expect(await readdir(dataDir)).toEqual([]);
     expect(await trace.last(5)).toEqual([]);
