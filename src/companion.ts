@@ -2,6 +2,7 @@ import type { Clock } from "./clock.ts";
 import { BackgroundWork } from "./companion/background-work.ts";
 import { checkinTurn, type HeartbeatOutcome } from "./companion/checkin-turn.ts";
 import { Outbox } from "./companion/outbox.ts";
+import { pendingMessages } from "./companion/pending-messages.ts";
 import { type QuietTrace, quietTrace } from "./companion/quiet-trace.ts";
 import { ReflectionSchedule } from "./companion/reflection-schedule.ts";
 import { ReplyRetry, type ReplyRetryOptions } from "./companion/reply-retry.ts";
@@ -28,6 +29,7 @@ export {
   DEFAULT_NOTICE_AFTER_MS,
   DEFAULT_NOTICE_TEXT,
   DEFAULT_RETRY_DELAYS_MS,
+  FAILURE_NOTICE_TEXT,
 } from "./companion/reply-retry.ts";
 export type { ReplyOutcome } from "./companion/reply-turn.ts";
 export { createLedgerModelClient, usageLedger } from "./companion/usage-ledger.ts";
@@ -81,6 +83,13 @@ export interface Companion {
   heartbeat(): Promise<HeartbeatOutcome>;
   /** After a restart: finishes interrupted sends, answers what is unanswered (once), runs queued reflections. */
   recover(): Promise<void>;
+  /**
+   * Runs `work` (a /wipe, a /forget) with nothing else touching the stores: it takes the turn
+   * lock, so the turn in flight finishes first and the next one starts after; retries wait, and
+   * a reflection in flight finishes before `work` starts, so neither can write back what `work`
+   * deletes.
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
   /** Resolves when no turn or background work (reflection, a retry that started) is running; a retry still waiting for its timer is not waited for. */
   idle(): Promise<void>;
   /** Stops taking turns, cancels retries, waits (bounded) for work in flight. */
@@ -171,6 +180,30 @@ class CompanionImpl implements Companion {
     );
     await this.reply();
     await this.#reflection.runPending();
+  }
+
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.#lock.run(async () => {
+      const retrying = this.#retry.scheduled;
+      this.#retry.cancel();
+      await this.#reflection.settle();
+      try {
+        return await work();
+      } finally {
+        await this.#afterExclusive(retrying);
+      }
+    });
+  }
+
+  /** Drops photos of messages `work` deleted and picks up what is still owed: the retry of a pending reply, queued reflections. */
+  async #afterExclusive(retrying: boolean): Promise<void> {
+    for (const id of [...this.#images.keys()]) {
+      if (!(await this.#deps.log.get(id))) this.#images.delete(id);
+    }
+    if (this.#closed) return;
+    const pending = pendingMessages(this.#deps.log.recent(), this.#deps.clock.now());
+    if (retrying && pending.length > 0) this.#retry.schedule();
+    this.#reflection.resume();
   }
 
   async idle(): Promise<void> {

@@ -1,7 +1,10 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { CommandHandlers } from "./channels/command-handlers.ts";
 import { TelegramChannel } from "./channels/telegram/bot.ts";
 import { TelegramUpdatesState } from "./channels/telegram/updates-state.ts";
 import type { Clock } from "./clock.ts";
+import { forgetCopies } from "./companion/forget-copies.ts";
 import {
   type Companion,
   type CompanionOptions,
@@ -20,7 +23,7 @@ import { acquireDataLock, type DataLock } from "./store/lock.ts";
 import { MessageLog } from "./store/messages.ts";
 import { MindStore } from "./store/mind.ts";
 import { NotesStore } from "./store/notes.ts";
-import { Trace } from "./store/trace.ts";
+import { Trace, type TraceRecord } from "./store/trace.ts";
 
 /**
  * Wiring: configuration → the data lock → stores → model client → companion → channel and
@@ -86,11 +89,45 @@ export function buildCompanion(runtime: Runtime, port: OutboundPort, options?: C
   });
 }
 
+/** Where `chat` writes /export files: inside the data dir, so /wipe deletes them too. */
+export function exportsDir(dataDir: string): string {
+  return join(dataDir, "exports");
+}
+
+/**
+ * How much of the trace an export carries: the newest records, within a byte budget, so the
+ * file stays well under Telegram's 50 MB for documents; the export says what was left out.
+ */
+export const EXPORT_TRACE_LIMIT = { records: 5_000, bytes: 8 * 1024 * 1024 } as const;
+
+/** The newest trace records that fit the export's budget, oldest first, and a note of what was left out. */
+async function traceForExport(trace: Trace): Promise<{ records: TraceRecord[]; note: string }> {
+  const newest = await trace.last(EXPORT_TRACE_LIMIT.records + 1);
+  const records: TraceRecord[] = [];
+  let bytes = 0;
+  for (const record of newest.slice(-EXPORT_TRACE_LIMIT.records).reverse()) {
+    bytes += Buffer.byteLength(JSON.stringify(record));
+    if (bytes > EXPORT_TRACE_LIMIT.bytes) break;
+    records.unshift(record);
+  }
+  const complete = records.length === newest.length;
+  return {
+    records,
+    note: complete
+      ? "All turn records are included (they are deleted after 30 days)."
+      : `Only the newest ${records.length} turn records are included; older ones are kept on the computer for up to 30 days and are not in this file.`,
+  };
+}
+
+/** Hooks the commands need from the rest of the process. */
+export interface CommandHooks {
+  /** Runs /wipe and /forget through the companion (Companion.exclusive), so nothing in flight writes back. */
+  exclusive?<T>(work: () => Promise<T>): Promise<T>;
+  onTimezoneChange?(zone: string): void;
+}
+
 /** The slash commands over a runtime: status, pause and the rest, export and wipe. */
-export function buildCommandHandlers(
-  runtime: Runtime,
-  hooks: { onTimezoneChange?(zone: string): void } = {},
-): CommandHandlers {
+export function buildCommandHandlers(runtime: Runtime, hooks: CommandHooks = {}): CommandHandlers {
   const { core, model, clock, messages, mind, notes, trace } = runtime;
   return new CommandHandlers({
     ...hooks,
@@ -109,12 +146,14 @@ export function buildCommandHandlers(
     },
     async exportAll() {
       const keys = await notes.list();
+      const turns = await traceForExport(trace);
       return {
         exportedAt: clock.now().toISOString(),
         messages: await messages.all(),
         mind: mind.exportAll(),
         notes: await Promise.all(keys.map(async (n) => ({ key: n.key, text: await notes.read(n.key) }))),
-        trace: await trace.last(10_000),
+        traceNote: turns.note,
+        trace: turns.records,
       };
     },
     async wipeAll() {
@@ -122,7 +161,9 @@ export function buildCommandHandlers(
       await mind.deleteAll();
       await notes.deleteAll();
       await trace.deleteAll();
+      await rm(exportsDir(core.dataDir), { recursive: true, force: true });
     },
+    forgetCopies: (text) => forgetCopies(text, { trace, notes }),
   });
 }
 
@@ -219,6 +260,7 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       await channel
         .stop(STOP_BUDGET.channelGraceMs)
         .catch((err: unknown) => logger.warn({ err }, "channel stop failed"));
+      await restarts;
       await schedule?.stop().catch((err: unknown) => logger.warn({ err }, "schedule stop failed"));
       await companion?.close().catch((err: unknown) => logger.warn({ err }, "companion close failed"));
       await runtime.lock.release();
@@ -234,6 +276,13 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     if (stopping) return;
     schedule = startHeartbeat(runtime, companion);
     logger.info({ timezone: zone }, "heartbeat follows the new time zone");
+  };
+  // Restarts run one after another, so two quick /tz never leave a schedule nobody stops.
+  let restarts: Promise<void> = Promise.resolve();
+  const queueRestart = (zone: string) => {
+    restarts = restarts
+      .then(() => restartSchedule(zone))
+      .catch((err: unknown) => logger.error({ err }, "could not move the heartbeat to the new time zone"));
   };
   let updates: TelegramUpdatesState;
   try {
@@ -262,9 +311,8 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     messages: runtime.messages,
     updates,
     commands: buildCommandHandlers(runtime, {
-      onTimezoneChange: (zone) => {
-        void restartSchedule(zone);
-      },
+      exclusive: (work) => (companion ? companion.exclusive(work) : work()),
+      onTimezoneChange: queueRestart,
     }),
     clock,
     logger,

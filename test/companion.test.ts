@@ -365,6 +365,61 @@ describe("the companion when the model is unavailable", () => {
   });
 });
 
+describe("the companion when the API refuses the request", () => {
+  const PIXEL =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+  const hasImage = (h: Harness, index: number) =>
+    JSON.stringify(h.api.requests[index]?.body.messages ?? []).includes('"type":"image"');
+
+  it("says the fixed failure notice once, however many replies fail, and never generates it", async () => {
+    const h = await harness();
+    h.api.failNext("401", 2);
+    expect(await h.companion.reply(said("Are you there?"))).toMatchObject({ status: "failed" });
+    expect(await h.companion.reply(said("Hello??"))).toMatchObject({ status: "failed" });
+    expect(h.sent.map((m) => [m.kind, m.text])).toEqual([
+      ["notice", "Something went wrong on my side and I couldn't answer that — I've noted it."],
+    ]);
+    expect(pendingMessages(h.log.recent(), h.clock.now()).map((m) => m.text)).toEqual([
+      "Are you there?",
+      "Hello??",
+    ]);
+  });
+
+  it("holds check-ins while a failed reply's messages wait, with no retry scheduled", async () => {
+    const h = await harness();
+    h.api.failNext("401", 1);
+    expect(await h.companion.reply(said("Can you help me plan Sunday?"))).toMatchObject({ status: "failed" });
+    h.clock.advanceMinutes(180);
+    h.api.setHandler(checkinModel({ send: true, why: "a while since we talked", topic: "sunday" }));
+    expect(await h.companion.heartbeat()).toMatchObject({
+      status: "held",
+      decision: { reason: "reply-pending" },
+    });
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.sent.map((m) => m.kind)).toEqual(["notice"]);
+  });
+
+  it("drops a photo the API refuses and answers as text, then leaves the photo out of later replies", async () => {
+    const h = await harness();
+    h.api.failNext("400", 1);
+    h.api.setHandler(() => textReply("I couldn't see the photo, but tell me about the trip!"));
+    const outcome = await h.companion.reply({
+      text: "[photo] the lake",
+      channel: "telegram",
+      image: { mediaType: "image/png", base64: PIXEL },
+    });
+    expect(outcome).toMatchObject({ status: "sent" });
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["400", "answered"]);
+    expect(hasImage(h, 0)).toBe(true);
+    expect(hasImage(h, 1)).toBe(false);
+    expect(h.sent.map((m) => m.kind)).toEqual(["reply"]);
+
+    h.api.setHandler(() => textReply("Sounds lovely."));
+    expect(await h.companion.reply(said("It was sunny"))).toMatchObject({ status: "sent" });
+    expect(hasImage(h, 2)).toBe(false);
+  });
+});
+
 describe("the companion checking in", () => {
   async function quietMorning(h: Harness): Promise<void> {
     await h.log.append({

@@ -1,4 +1,5 @@
-import { writeFile } from "node:fs/promises";
+import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import type { Logger } from "../log.ts";
@@ -36,7 +37,7 @@ export interface CliChatOptions {
   input: Readable;
   write: (text: string) => void;
   logger: Logger;
-  /** Where /export writes its file. */
+  /** Where /export writes its file: inside the data dir (exportsDir), so /wipe deletes it. */
   exportDir: string;
 }
 
@@ -64,12 +65,20 @@ export async function runCliChat(options: CliChatOptions): Promise<void> {
     if (GOODBYE.test(text)) break;
     const command = commandOf(text);
     if (command) {
-      const reply = await commands.run(command.name, command.args);
-      if ("text" in reply) write(`\n${reply.text}\n\n`);
-      else {
-        const path = `${options.exportDir}/${reply.document.fileName}`;
-        await writeFile(path, reply.document.contents, { mode: 0o600 });
-        write(`\n${reply.document.caption}\nWritten to ${path}\n\n`);
+      try {
+        const reply = await commands.run(command.name, command.args);
+        if ("text" in reply) write(`\n${reply.text}\n\n`);
+        else {
+          const path = await writeExport(options.exportDir, reply.document);
+          write(
+            `\n${reply.document.caption}\nWritten to ${path} (only you can read it; /wipe deletes it).\n\n`,
+          );
+        }
+      } catch (err) {
+        logger.error({ err, command: command.name }, "command failed");
+        write(
+          `\n(/${command.name} failed on my side: ${err instanceof Error ? err.message : String(err)})\n\n`,
+        );
       }
       continue;
     }
@@ -78,4 +87,17 @@ export async function runCliChat(options: CliChatOptions): Promise<void> {
   }
   lines.close();
   await Promise.allSettled([...inFlight]);
+}
+
+/** Writes an /export file readable by the owner only (in a directory only they can enter); returns its path. */
+async function writeExport(
+  dir: string,
+  document: { fileName: string; contents: Uint8Array },
+): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  const path = join(dir, document.fileName);
+  await writeFile(path, document.contents, { mode: 0o600 });
+  await chmod(path, 0o600);
+  return path;
 }

@@ -1,5 +1,6 @@
 import { DateTime } from "luxon";
 import type { Clock } from "../clock.ts";
+import type { ForgottenCopies } from "../companion/forget-copies.ts";
 import { formatQuietHours, type QuietHours } from "../config.ts";
 import { activeMemory, type MemoryItem } from "../mind/memory.ts";
 import type { MindStore } from "../store/mind.ts";
@@ -35,8 +36,22 @@ export interface CommandHandlerDeps {
   exportAll(): Promise<unknown>;
   /** Deletes everything kept about the person. */
   wipeAll(): Promise<void>;
+  /** Deletes the copies of `text` kept beside the mind (trace records, note lines) for /forget. */
+  forgetCopies(text: string): Promise<ForgottenCopies>;
+  /**
+   * Runs /wipe and /forget with no turn or reflection writing meanwhile (Companion.exclusive),
+   * so nothing in flight writes back what they delete. Without it they run at once.
+   */
+  exclusive?<T>(work: () => Promise<T>): Promise<T>;
   /** The person's zone changed (/tz): the heartbeat schedule follows it. */
   onTimezoneChange?(zone: string): void;
+}
+
+/** /forget leaves the conversation log as it is: the person's own record, removed only by /wipe. */
+const LOG_KEEPS_IT = "Our past messages still contain it; /wipe removes everything.";
+
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
 }
 
 /** How long a /wipe question waits for its /wipe yes. */
@@ -170,14 +185,32 @@ export class CommandHandlers {
   async #forget(args: string): Promise<CommandReply> {
     const parsed = parseForgetArgs(args);
     if (!parsed.ok) return { text: parsed.problem };
-    const result = await this.#deps.mind.forget(parsed.value);
+    const text = parsed.value;
+    const { result, copies } = await this.#exclusive(async () => ({
+      result: await this.#deps.mind.forget(text),
+      copies: await this.#deps.forgetCopies(text),
+    }));
     const removed = [
       ...result.memory.map((item) => item.text),
       ...result.scratchpadLines.map((line) => line.replace(/^[^:]*:\s*/, "")),
       ...result.threadNotes,
     ];
-    if (removed.length === 0) return { text: `I had nothing that mentions "${parsed.value}".` };
-    return { text: `Forgotten — deleted for good:\n${removed.map((line) => `• ${line}`).join("\n")}` };
+    const elsewhere = [
+      copies.notes > 0 ? plural(copies.notes, "note") : "",
+      copies.traceRecords > 0 ? plural(copies.traceRecords, "turn record") : "",
+    ].filter(Boolean);
+    if (removed.length === 0 && elsewhere.length === 0) {
+      return { text: `I had nothing in my memory or notes that mentions "${text}".\n\n${LOG_KEEPS_IT}` };
+    }
+    const lines = [`Forgotten: "${text}" (${plural(removed.length, "memory", "memories")}).`];
+    if (removed.length > 0) lines.push(removed.map((line) => `• ${line}`).join("\n"));
+    if (elsewhere.length > 0) lines.push(`Also deleted where it was mentioned: ${elsewhere.join(", ")}.`);
+    lines.push(LOG_KEEPS_IT);
+    return { text: lines.join("\n\n") };
+  }
+
+  #exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.#deps.exclusive ? this.#deps.exclusive(work) : work();
   }
 
   async #export(): Promise<CommandReply> {
@@ -205,7 +238,7 @@ export class CommandHandlers {
       };
     }
     this.#wipeAskedAt = null;
-    await this.#deps.wipeAll();
+    await this.#exclusive(() => this.#deps.wipeAll());
     return { text: "Done. Everything is deleted; I'm starting fresh." };
   }
 

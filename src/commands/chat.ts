@@ -2,7 +2,7 @@ import { CliOutbound, runCliChat } from "../channels/cli.ts";
 import { systemClock } from "../clock.ts";
 import { loadConfigParts, loadCoreConfig, loadModelConfig } from "../config.ts";
 import { createLogger } from "../log.ts";
-import { buildCommandHandlers, buildCompanion, openRuntime } from "../main.ts";
+import { buildCommandHandlers, buildCompanion, exportsDir, openRuntime } from "../main.ts";
 import { defineCommand } from "./command.ts";
 
 /**
@@ -35,11 +35,11 @@ export const chatCommand = defineCommand({
     try {
       await runCliChat({
         companion,
-        commands: buildCommandHandlers(runtime),
+        commands: buildCommandHandlers(runtime, { exclusive: (work) => companion.exclusive(work) }),
         input: process.stdin,
         write: io.stdout,
         logger,
-        exportDir: process.cwd(),
+        exportDir: exportsDir(core.dataDir),
       });
       await companion.idle();
     } finally {

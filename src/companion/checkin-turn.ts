@@ -43,7 +43,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   const held = (reason: string, detail: string, extra: Partial<Decision> = {}) =>
     hold(store, { ts: now.toISOString(), fire: false, reason, detail, ...extra });
 
-  if (context.retry.scheduled && pendingMessages(context.log.recent(), now).length > 0) {
+  if (pendingMessages(context.log.recent(), now).length > 0) {
     await context.trace({ kind: "heartbeat", stage: "reply-pending" });
     return held("reply-pending", "The person's messages are still waiting for a reply; that comes first.");
   }

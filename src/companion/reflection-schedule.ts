@@ -23,6 +23,7 @@ export interface ReflectionScheduleDeps {
 export class ReflectionSchedule {
   readonly #deps: ReflectionScheduleDeps;
   readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #inFlight = new Set<Promise<unknown>>();
   #stopped = false;
 
   constructor(deps: ReflectionScheduleDeps) {
@@ -39,11 +40,11 @@ export class ReflectionSchedule {
     const mode = this.#deps.model.reflectMode;
     if (mode === "off") return "off";
     if (mode === "single-phase" && inline !== undefined) {
-      this.#deps.background.track(this.#deps.reflector.applyInline(exchange, inline));
+      this.#track(this.#deps.reflector.applyInline(exchange, inline));
       return "single-phase: applying";
     }
     await this.#deps.reflector.enqueue(exchange);
-    if (this.#deps.inBackground) this.#deps.background.track(this.runPending());
+    if (this.#deps.inBackground) this.#track(this.runPending());
     return "queued";
   }
 
@@ -58,7 +59,7 @@ export class ReflectionSchedule {
         );
         const timer = setTimeout(() => {
           this.#timers.delete(timer);
-          this.#deps.background.track(this.runPending());
+          this.#track(this.runPending());
         }, delay);
         timer.unref();
         this.#timers.add(timer);
@@ -71,7 +72,34 @@ export class ReflectionSchedule {
   /** Cancels the waiting retries for good: a closing companion starts no more work. */
   stop(): void {
     this.#stopped = true;
+    this.#cancelTimers();
+  }
+
+  /**
+   * Cancels the waiting retries and resolves once no reflection runs, so a /wipe or /forget
+   * that follows cannot be undone by a reflection that finishes after it. Reflection never
+   * takes the turn lock, so a turn holding it may wait here.
+   */
+  async settle(): Promise<void> {
+    this.#cancelTimers();
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** After settle(): drains the queue again (a waiting job sets its timer anew), unless closed. */
+  resume(): void {
+    if (!this.#stopped && this.#deps.inBackground) this.#track(this.runPending());
+  }
+
+  #cancelTimers(): void {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
+  }
+
+  /** Runs `work` in the background, where both idle() and settle() can see it. */
+  #track(work: Promise<unknown>): void {
+    this.#deps.background.track(work);
+    const tracked = work.catch(() => undefined);
+    this.#inFlight.add(tracked);
+    void tracked.finally(() => this.#inFlight.delete(tracked));
   }
 }

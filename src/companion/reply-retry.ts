@@ -12,6 +12,10 @@ export const DEFAULT_NOTICE_AFTER_MS = 60_000;
 export const DEFAULT_NOTICE_TEXT =
   "I'm having trouble thinking right now — I have your message and will answer as soon as I can.";
 
+/** The notice for a reply the API refused (a bad request, a rejected key): fixed words, said once per wait. */
+export const FAILURE_NOTICE_TEXT =
+  "Something went wrong on my side and I couldn't answer that — I've noted it.";
+
 /** How patient the companion is while the model is away; tests shorten it, production uses the defaults. */
 export interface ReplyRetryOptions {
   /** Waits between background attempts at a reply while the model is unavailable (the last repeats). */
@@ -88,11 +92,18 @@ export class ReplyRetry {
     if (!oldest) return false;
     const waited = this.#deps.clock.now().getTime() - Date.parse(oldest.ts);
     if (waited < this.#noticeAfterMs) return false;
+    return this.noticeOnce(pending, this.#noticeText);
+  }
+
+  /** Sends `text` as a notice unless one was already said since the oldest unanswered message. */
+  async noticeOnce(pending: readonly Message[], text: string): Promise<boolean> {
+    const oldest = pending[0];
+    if (!oldest) return false;
     const recent = this.#deps.log.recent();
     const from = recent.findIndex((m) => m.id === oldest.id);
     if (recent.slice(from + 1).some(isNotice)) return false;
     const delivered = await this.#deps.outbox.deliver(
-      { text: this.#noticeText, kind: "notice", replyTo: oldest.id },
+      { text, kind: "notice", replyTo: oldest.id },
       { trigger: "reply", channel: oldest.channel },
     );
     return delivered.status === "sent";

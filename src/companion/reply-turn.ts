@@ -5,6 +5,7 @@ import type { ExchangeInput } from "../mind/reflection-queue.ts";
 import type { Message } from "../store/message.ts";
 import { sendHeldReplies } from "./held-reply.ts";
 import { pendingMessages } from "./pending-messages.ts";
+import { FAILURE_NOTICE_TEXT } from "./reply-retry.ts";
 import { generateDepsOf, type TurnContext } from "./turn-context.ts";
 import { type Composed, composeTurnPrompt } from "./turn-prompt.ts";
 
@@ -49,6 +50,7 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
     });
   } catch (error) {
     stopWorking?.();
+    if (await droppedRejectedImages(context, error, pending)) return replyTurn(context);
     return replyFailed(context, error, pending, composed);
   }
   stopWorking?.();
@@ -114,9 +116,37 @@ async function replyFailed(
     return { status: "deferred", answered, reason: error.message };
   }
   if (error instanceof ModelRequestError) {
-    context.logger.error({ status: error.status, setting: error.setting }, error.message);
-    await context.trace({ ...base, outcome: "failed", error: error.message });
+    const notice = await context.retry.noticeOnce(pending, FAILURE_NOTICE_TEXT);
+    context.logger.error({ status: error.status, setting: error.setting, notice }, error.message);
+    await context.trace({ ...base, outcome: "failed", error: error.message, notice });
     return { status: "failed", answered, error: error.message };
   }
   throw error;
+}
+
+/**
+ * A 400 while photos ride along is most likely the API refusing a photo. The photos of the
+ * waiting messages are dropped (their captions stay in the log) and the caller tries once
+ * more as text: otherwise the photo would go with every later reply and fail each one.
+ */
+async function droppedRejectedImages(
+  context: TurnContext,
+  error: unknown,
+  pending: readonly Message[],
+): Promise<boolean> {
+  if (!(error instanceof ModelRequestError && error.status === 400)) return false;
+  const withImages = pending.filter((m) => context.images.has(m.id)).map((m) => m.id);
+  if (withImages.length === 0) return false;
+  for (const id of withImages) context.images.delete(id);
+  context.logger.warn(
+    { messages: withImages.length },
+    "the model refused the request with photos; retrying as text",
+  );
+  await context.trace({
+    kind: "reply",
+    outcome: "images-dropped",
+    messages: withImages,
+    error: error.message,
+  });
+  return true;
 }

@@ -130,7 +130,7 @@ export class Reflector {
         trigger: exchange.trigger,
         evicting: (exchange.evicting ?? []).map((m) => m.id),
       };
-      const outcome = await this.#commit(null, job, messages, input);
+      const outcome = (await this.#commit(null, job, messages, input)) as ReflectionOutcome;
       if (exchange.evicting && exchange.evicting.length > 0) {
         const evicting = exchange.evicting;
         await this.#deps.mind.update((mind) => {
@@ -225,6 +225,10 @@ export class Reflector {
       return "refused";
     }
     const outcome = await this.#commit(job.id, job.exchange, messages, call.input);
+    if (outcome === JOB_GONE) {
+      this.#logger.info({ job: job.id }, "reflection discarded: its job left the queue while it ran");
+      return "dropped";
+    }
     await this.#trace({
       kind: "reflect",
       job: job.id,
@@ -242,14 +246,16 @@ export class Reflector {
    * Writes an update: annotations and the WORKSPACE archive first (rewriting them is
    * harmless if a crash makes the job run again), then the state and the job's removal in
    * one mind.json write. The update is applied again to the state as it is at that moment,
-   * so a /forget or /wipe that happened while the model thought is not undone.
+   * so a /forget or /wipe that happened while the model thought is not undone; a queued job
+   * that left the queue meanwhile (a /wipe) writes nothing at all, not even a note.
    */
   async #commit(
     jobId: string | null,
     exchange: Exchange,
     messages: readonly Message[],
     input: unknown,
-  ): Promise<ReflectionOutcome> {
+  ): Promise<ReflectionOutcome | typeof JOB_GONE> {
+    if (jobId !== null && !this.#queued(jobId)) return JOB_GONE;
     const now = this.#deps.clock.now();
     const context = (mind: MindState) => {
       const taken = new Set(mind.memory.map((item) => item.id));
@@ -263,11 +269,14 @@ export class Reflector {
     for (const { messageId, annotations } of preview.annotations) {
       await this.#deps.log.update(messageId, { annotations });
     }
-    if (preview.archive) await this.#deps.notes.write(preview.archive.key, preview.archive.content);
-    return this.#deps.mind.update((mind): ReflectionOutcome => {
+    if (preview.archive) {
+      if (jobId !== null && !this.#queued(jobId)) return JOB_GONE;
+      await this.#deps.notes.write(preview.archive.key, preview.archive.content);
+    }
+    return this.#deps.mind.update((mind): ReflectionOutcome | typeof JOB_GONE => {
       if (jobId !== null) {
         const queued = mind.reflectionQueue.some((j) => j.id === jobId);
-        if (!queued) return { ok: false, reason: "the job left the queue while it ran (the mind was wiped)" };
+        if (!queued) return JOB_GONE;
         mind.reflectionQueue = mind.reflectionQueue.filter((j) => j.id !== jobId);
       }
       const applied = applyReflectionUpdate(input, context(mind));
@@ -277,6 +286,10 @@ export class Reflector {
       mind.threads = applied.threads;
       return applied;
     });
+  }
+
+  #queued(jobId: string): boolean {
+    return this.#deps.mind.read().reflectionQueue.some((j) => j.id === jobId);
   }
 
   async #failed(
@@ -338,6 +351,9 @@ export class Reflector {
     }
   }
 }
+
+/** What a commit returns when its job was removed (a /wipe) while the model thought: nothing was written. */
+const JOB_GONE = Symbol("job gone");
 
 /** A short id the model can copy ("m3fa2c1"), not in `taken`, which it joins. */
 function newMemoryId(taken: Set<string>): string {

@@ -274,36 +274,6 @@ export class MessageLog {
     return this.#enqueue(() => this.#messagesSince(Number.NEGATIVE_INFINITY));
   }
 
-  /**
-   * Deletes, for real, every message the predicate selects, in the window and the archive
-   * (the person asked to forget). Resolves to the number deleted.
-   */
-  deleteWhere(predicate: (message: Message) => boolean): Promise<number> {
-    return this.#enqueue(async () => {
-      let deleted = 0;
-      for (const month of await this.#archiveMonths()) {
-        const archive = await this.#openArchive(month);
-        const kept = archive.data.messages.filter((m) => !predicate(m));
-        if (kept.length === archive.data.messages.length) continue;
-        deleted += archive.data.messages.length - kept.length;
-        if (kept.length === 0) {
-          await removeDurable(archivePath(this.archiveDir, month));
-        } else {
-          archive.data = { ...archive.data, messages: kept };
-          await archive.write();
-        }
-        this.#archiveTail = undefined;
-      }
-      const kept = this.#low.data.messages.filter((m) => !predicate(m));
-      if (kept.length !== this.#low.data.messages.length) {
-        deleted += this.#low.data.messages.length - kept.length;
-        await this.#writeWindow(kept);
-        this.#reindex();
-      }
-      return deleted;
-    });
-  }
-
   /** Deletes the whole log for real, window and archive (/wipe). The log is empty afterwards. */
   deleteAll(): Promise<void> {
     return this.#enqueue(async () => {

@@ -30,6 +30,7 @@ beforeEach(async () => {
       wiped += 1;
     },
     onTimezoneChange: (zone) => zoneChanges.push(zone),
+    forgetCopies: async () => ({ traceRecords: 0, notes: 0 }),
   });
 });
 
@@ -111,6 +112,9 @@ describe("CommandHandlers", () => {
     });
     const reply = text(await handlers.run("forget", "sister"));
     expect(reply).toContain("visit my sister in May");
+    expect(reply).toContain("(1 memory)");
+    expect(reply).toContain("Our past messages still contain it; /wipe removes everything.");
+    expect(reply).not.toContain("for good");
     expect(mind.read().memory.map((i) => i.text)).toEqual(["runs on Sundays"]);
     expect(text(await handlers.run("forget", "sister"))).toContain("nothing");
   });

@@ -1,3 +1,5 @@
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
@@ -27,6 +29,24 @@ describe("presence chat, end to end", () => {
       ["user", "hello from the terminal", "cli"],
       ["assistant", "Answer 1.", "cli"],
     ]);
+  });
+
+  it("writes /export inside the data directory, owner-only, where /wipe deletes it", async () => {
+    const exporting = startPresence(world, {}, "chat");
+    exporting.child.stdin?.end("/export\n");
+    expect(await exporting.exited).toBe(0);
+    const exports = join(world.dataDir, "exports");
+    const [file] = await readdir(exports);
+    expect(file).toMatch(/^presence-export-\d{4}-\d\d-\d\d\.json$/);
+    expect((await stat(join(exports, file as string))).mode & 0o777).toBe(0o600);
+    expect(exporting.stdout()).toContain(`Written to ${join(exports, file as string)}`);
+    expect(await readdir(world.workDir)).not.toContain(file);
+
+    const wiping = startPresence(world, {}, "chat");
+    wiping.child.stdin?.end("/wipe\n/wipe yes\n");
+    expect(await wiping.exited).toBe(0);
+    expect(wiping.stdout()).toContain("Everything is deleted");
+    await expect(stat(exports)).rejects.toThrow(/ENOENT/);
   });
 
   it("refuses while the bot runs on the same data, naming its PID", async () => {

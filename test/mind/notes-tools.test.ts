@@ -29,9 +29,7 @@ describe("the notes tools", () => {
     });
     const written = await runNotesTool(notes, "notes_write", { key: "trip-plan_2", text: "- pack boots" });
     expect(written).toEqual({ content: 'saved note "trip-plan_2" (12 characters)', isError: false });
-    expect((await runNotesTool(notes, "notes_list", {})).content).toMatch(
-      /^trip-plan_2 \(12 bytes\)$/,
-    );
+    expect((await runNotesTool(notes, "notes_list", {})).content).toMatch(/^trip-plan_2 \(12 bytes\)$/);
     expect(await runNotesTool(notes, "notes_read", { key: "trip-plan_2" })).toEqual({
       content: "- pack boots",
       isError: false,

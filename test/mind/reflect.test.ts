@@ -292,13 +292,16 @@ describe("reflection through the real SDK", () => {
     const [person] = await converse();
     const w = await world();
     await w.reflector.enqueue({ messageIds: [(person as Message).id], trigger: "reply" });
+    const big = "- notes on the interview panel\n".repeat(120);
     api.setHandler(async () => {
       await w.mind.deleteAll();
-      return toolReply("update_mind", { understanding_known: "- (user) had an interview" });
+      return toolReply("update_mind", { understanding_known: "- (user) had an interview", workspace: big });
     });
-    expect(await w.reflector.runPending()).toMatchObject({ applied: 0, refused: 1 });
+    expect(await w.reflector.runPending()).toMatchObject({ applied: 0, dropped: 1 });
     const file = await readFile(join(dataDir, "mind.json"), "utf8");
     expect(file).not.toContain("interview");
+    expect(await w.notes.list()).toEqual([]);
+    expect(JSON.stringify(await w.trace.last(100))).not.toContain("interview");
   });
 
   it("drops a job whose messages were deleted (/forget, /wipe) without calling the model", async () => {

@@ -287,19 +287,13 @@ describe("growth: the window and the archive", () => {
     expect(all.map((m) => m.ts)).toEqual([...all.map((m) => m.ts)].sort());
   });
 
-  it("finds, edits and deletes archived messages", async () => {
+  it("finds and edits archived messages", async () => {
     const dataDir = await tempDataDir();
     const { log, ids, clock } = await seventyDays(dataDir);
     const oldest = ids[0] as string;
     expect((await log.get(oldest))?.text).toBe("day 0 question");
     await log.update(oldest, { annotations: { topics: ["greeting"], question: true, tone: "warm" } });
     expect((await (await openLog(dataDir, clock)).get(oldest))?.annotations?.topics).toEqual(["greeting"]);
-
-    const deleted = await log.deleteWhere((m) => m.text.startsWith("day 1 "));
-    expect(deleted).toBe(2);
-    const remaining = await (await openLog(dataDir, clock)).all();
-    expect(remaining).toHaveLength(138);
-    expect(remaining.some((m) => m.text.startsWith("day 1 "))).toBe(false);
   });
 
   it("counts a message once when a crash left it in both the archive and the window", async () => {

@@ -3,7 +3,7 @@ import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
 import type { Clock } from "../../clock.ts";
 import { pendingMessages } from "../../companion/pending-messages.ts";
 import type { Logger } from "../../log.ts";
-import type { IncomingInput } from "../../port.ts";
+import { type IncomingInput, RecipientBlockedError } from "../../port.ts";
 import type { Message } from "../../store/message.ts";
 import type { MessageLog } from "../../store/messages.ts";
 import type { ChannelCompanion } from "../channel.ts";
@@ -212,16 +212,32 @@ export class TelegramChannel {
     this.#options.logger.info({ messageId: logged.id }, "the person edited a message");
   }
 
+  /**
+   * Runs a command and sends its answer. A command that fails (an export Telegram refuses, a
+   * full disk) is answered in words instead of silence, and logged by its Telegram fields: the
+   * raw error of a document upload carries the file, which must not reach the log.
+   */
   async #runCommand(name: Parameters<CommandHandlers["run"]>[0], args: string): Promise<void> {
-    this.#options.logger.info({ command: name }, "command");
-    const reply = await this.#options.commands.run(name, args);
-    if ("text" in reply) await this.outbound.send({ text: reply.text, kind: "notice" });
-    else
-      await this.outbound.sendDocument(
-        reply.document.fileName,
-        reply.document.contents,
-        reply.document.caption,
-      );
+    const { logger } = this.#options;
+    logger.info({ command: name }, "command");
+    try {
+      const reply = await this.#options.commands.run(name, args);
+      if ("text" in reply) await this.outbound.send({ text: reply.text, kind: "notice" });
+      else
+        await this.outbound.sendDocument(
+          reply.document.fileName,
+          reply.document.contents,
+          reply.document.caption,
+        );
+    } catch (error) {
+      logger.error({ command: name, error: describeFailure(error) }, "command failed");
+      if (error instanceof RecipientBlockedError) return;
+      await this.outbound
+        .send({ text: commandFailedText(name, error), kind: "notice" })
+        .catch((err: unknown) =>
+          logger.warn({ error: describeFailure(err) }, "could not say the command failed"),
+        );
+    }
   }
 
   async #receive(updateId: number, message: TelegramMessage): Promise<void> {
@@ -308,6 +324,24 @@ export class TelegramChannel {
     this.#inFlight.add(tracked);
     void tracked.finally(() => this.#inFlight.delete(tracked));
   }
+}
+
+/** What the person reads when a command failed: what broke, in Telegram's words when it was Telegram. */
+export function commandFailedText(name: string, error: unknown): string {
+  const reason =
+    error instanceof GrammyError ? `Telegram said: ${error.description}` : "something broke on my side";
+  const hint =
+    name === "export" ? " The export may be too large to send; the data is still all on my computer." : "";
+  return `Sorry, /${name} didn't work (${reason}).${hint}`;
+}
+
+/** A failure as log fields: a Telegram error by method, code and description, never with its payload. */
+export function describeFailure(error: unknown): Record<string, unknown> {
+  if (error instanceof GrammyError) {
+    return { method: error.method, error_code: error.error_code, description: error.description };
+  }
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { message: String(error) };
 }
 
 /** Waits for the promises, but not longer than `ms`. */

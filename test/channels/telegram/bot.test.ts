@@ -12,7 +12,7 @@ import {
 } from "../../../src/channels/telegram/bot.ts";
 import { TelegramUpdatesState } from "../../../src/channels/telegram/updates-state.ts";
 import { SettableClock } from "../../../src/clock.ts";
-import { silentLogger } from "../../../src/log.ts";
+import { createLogger, type Logger, silentLogger } from "../../../src/log.ts";
 import type { IncomingInput } from "../../../src/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { MindStore } from "../../../src/store/mind.ts";
@@ -88,7 +88,7 @@ function companionDouble(messages: MessageLog, outbound: () => TelegramChannel["
   };
 }
 
-async function startChannel(token = fake.token) {
+async function startChannel(token = fake.token, logger: Logger = silentLogger) {
   const messages = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
   const mind = await MindStore.open(dataDir, clock);
   let channel: TelegramChannel | undefined;
@@ -104,6 +104,7 @@ async function startChannel(token = fake.token) {
       await messages.deleteAll();
       await mind.deleteAll();
     },
+    forgetCopies: async () => ({ traceRecords: 0, notes: 0 }),
   });
   const fatal: unknown[] = [];
   channel = new TelegramChannel({
@@ -115,7 +116,7 @@ async function startChannel(token = fake.token) {
     updates,
     commands,
     clock,
-    logger: silentLogger,
+    logger,
     retryPolicy: FAST_RETRY,
     pollTimeoutSeconds: 1,
     onFatal: (error) => fatal.push(error),
@@ -378,6 +379,29 @@ describe("TelegramChannel", () => {
     expect(file?.fileName).toMatch(/^presence-export-\d{4}-\d\d-\d\d\.json$/);
     const exported = JSON.parse(new TextDecoder().decode(file?.bytes));
     expect(exported.messages.map((m: { text: string }) => m.text)).toContain("remember this");
+  });
+
+  it("answers in words when Telegram refuses the /export file, and logs the refusal without the file", async () => {
+    const lines: string[] = [];
+    await startChannel(
+      fake.token,
+      createLogger("info", false, { write: (line: string) => lines.push(line) }),
+    );
+    const owner = fake.user(OWNER, "Ada");
+    fake.message(owner, { text: "remember the blue door" });
+    await fake.waitForSent(1);
+    fake.failNext("sendDocument", { type: "bad-request", description: "file is too big" });
+    fake.message(owner, { text: "/export" });
+    await fake.waitForSent(2);
+    expect(fake.sent[1]?.text).toContain("/export didn't work");
+    expect(fake.sent[1]?.text).toContain("file is too big");
+    const failure = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === "command failed");
+    expect(failure?.error).toEqual({
+      method: "sendDocument",
+      error_code: 400,
+      description: "Bad Request: file is too big",
+    });
+    expect(lines.join("\n")).not.toContain("blue door");
   });
 
   it("wipes only after the confirmation", async () => {
