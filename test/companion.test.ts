@@ -7,7 +7,7 @@ import {
   createLedgerModelClient,
   pendingMessages,
 } from "../src/companion.ts";
-import type { CoreConfig, ModelConfig } from "../src/config.ts";
+import type { ModelConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import type { MemoryItem } from "../src/mind/memory.ts";
 import { loadPersona, personaFromDir } from "../src/mind/persona.ts";
@@ -33,6 +33,7 @@ import {
   toolReply,
 } from "./fakes/messages-api.ts";
 import { tempDataDir } from "./store/helpers.ts";
+import { testCoreConfig } from "./support/core-config.ts";
 
 /** Wednesday 4 March 2026, 10:00 in Berlin. */
 const START = "2026-03-04T09:00:00.000Z";
@@ -77,18 +78,7 @@ async function harness(
   const api = options.api ?? (await startMessagesApiFake());
   const dataDir = options.dataDir ?? (await tempDataDir());
   const clock = new SettableClock(START);
-  const core: CoreConfig = {
-    timezone: "Europe/Berlin",
-    dataDir,
-    quietHours: { start: 22 * 60, end: 8 * 60 },
-    heartbeatCron: "7 * * * *",
-    maxUnanswered: 3,
-    recentMinutes: 30,
-    weekendMaxUnanswered: 1,
-    minGapMinutes: 45,
-    maxCheckinsPerDay: 8,
-    logLevel: "silent",
-  };
+  const core = testCoreConfig(dataDir);
   const model = fakeModelConfig(api, { reflectMode: "off", ...options.model });
   const log = await MessageLog.open({ dataDir, clock, timeZone: core.timezone });
   const mind = await MindStore.open(dataDir, clock);
@@ -136,6 +126,21 @@ async function harness(
 }
 
 const said = (text: string): IncomingInput => ({ text, channel: "telegram" });
+
+/** Something the person wrote on Telegram earlier, already in the log. */
+async function personSaid(h: Harness, text: string, ts: string): Promise<void> {
+  await h.log.append({ role: "user", text, channel: "telegram", ts });
+}
+
+/** Something the companion sent on Telegram earlier, already in the log. */
+async function companionSaid(
+  h: Harness,
+  text: string,
+  trigger: "reply" | "heartbeat",
+  ts: string,
+): Promise<void> {
+  await h.log.append({ role: "assistant", text, channel: "telegram", trigger, ts });
+}
 
 /** Ends a companion as a process exit would, keeping its data dir and model fake for the next one. */
 async function endProcess(h: Harness): Promise<void> {
@@ -344,19 +349,8 @@ describe("the companion when the model is unavailable", () => {
 
   it("skips a check-in, recording model-unavailable", async () => {
     const h = await harness();
-    await h.log.append({
-      role: "user",
-      text: "Off to work",
-      channel: "telegram",
-      ts: "2026-03-04T06:00:00.000Z",
-    });
-    await h.log.append({
-      role: "assistant",
-      text: "Have a good day!",
-      channel: "telegram",
-      trigger: "reply",
-      ts: "2026-03-04T06:01:00.000Z",
-    });
+    await personSaid(h, "Off to work", "2026-03-04T06:00:00.000Z");
+    await companionSaid(h, "Have a good day!", "reply", "2026-03-04T06:01:00.000Z");
     h.api.failNext("529", 1);
     const outcome = await h.companion.heartbeat();
     expect(outcome).toMatchObject({ status: "held", decision: { reason: "model-unavailable", fire: false } });
@@ -422,19 +416,8 @@ describe("the companion when the API refuses the request", () => {
 
 describe("the companion checking in", () => {
   async function quietMorning(h: Harness): Promise<void> {
-    await h.log.append({
-      role: "user",
-      text: "Dentist at 11, wish me luck",
-      channel: "telegram",
-      ts: "2026-03-04T06:00:00.000Z",
-    });
-    await h.log.append({
-      role: "assistant",
-      text: "Good luck!",
-      channel: "telegram",
-      trigger: "reply",
-      ts: "2026-03-04T06:01:00.000Z",
-    });
+    await personSaid(h, "Dentist at 11, wish me luck", "2026-03-04T06:00:00.000Z");
+    await companionSaid(h, "Good luck!", "reply", "2026-03-04T06:01:00.000Z");
     h.clock.set("2026-03-04T12:07:00.000Z");
   }
 
@@ -465,19 +448,8 @@ describe("the companion checking in", () => {
   it("holds back a check-in about a topic the person already answered", async () => {
     const h = await harness();
     await quietMorning(h);
-    await h.log.append({
-      role: "user",
-      text: "Already drank 2 liters of water today!",
-      channel: "telegram",
-      ts: "2026-03-04T10:00:00.000Z",
-    });
-    await h.log.append({
-      role: "assistant",
-      text: "Impressive!",
-      channel: "telegram",
-      trigger: "reply",
-      ts: "2026-03-04T10:01:00.000Z",
-    });
+    await personSaid(h, "Already drank 2 liters of water today!", "2026-03-04T10:00:00.000Z");
+    await companionSaid(h, "Impressive!", "reply", "2026-03-04T10:01:00.000Z");
     h.api.setHandler(
       checkinModel({ send: true, why: "hydration check", topic: "water" }, "How's the water going?"),
     );
@@ -492,19 +464,8 @@ describe("the companion checking in", () => {
 
   it("holds back a check-in that repeats an unanswered question", async () => {
     const h = await harness();
-    await h.log.append({
-      role: "user",
-      text: "Off to work",
-      channel: "telegram",
-      ts: "2026-03-04T06:00:00.000Z",
-    });
-    await h.log.append({
-      role: "assistant",
-      text: "How's the water intake looking?",
-      channel: "telegram",
-      trigger: "heartbeat",
-      ts: "2026-03-04T09:07:00.000Z",
-    });
+    await personSaid(h, "Off to work", "2026-03-04T06:00:00.000Z");
+    await companionSaid(h, "How's the water intake looking?", "heartbeat", "2026-03-04T09:07:00.000Z");
     h.clock.set("2026-03-04T12:07:00.000Z");
     h.api.setHandler(checkinModel({ send: true, why: "again", topic: "hydration" }));
     const outcome = await h.companion.heartbeat();

@@ -8,6 +8,7 @@ import {
   loadTelegramConfig,
   parseQuietHours,
 } from "../src/config.ts";
+import { DOCUMENTED_CHECKIN_RULES } from "./support/core-config.ts";
 
 function problemsOf(load: () => unknown): string[] {
   try {
@@ -25,13 +26,7 @@ describe("core config", () => {
     expect(core).toMatchObject({
       timezone: "Europe/Berlin",
       dataDir: "./data",
-      quietHours: { start: 22 * 60, end: 8 * 60 },
-      heartbeatCron: "7 * * * *",
-      maxUnanswered: 3,
-      recentMinutes: 30,
-      weekendMaxUnanswered: 1,
-      minGapMinutes: 45,
-      maxCheckinsPerDay: 8,
+      ...DOCUMENTED_CHECKIN_RULES,
       logLevel: "info",
     });
   });

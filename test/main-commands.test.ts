@@ -4,7 +4,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { CommandHandlers, CommandReply } from "../src/channels/command-handlers.ts";
 import { SettableClock } from "../src/clock.ts";
 import type { Companion } from "../src/companion.ts";
-import type { CoreConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import {
   buildCommandHandlers,
@@ -24,6 +23,7 @@ import {
   toolReply,
 } from "./fakes/messages-api.ts";
 import { tempDataDir } from "./store/helpers.ts";
+import { testCoreConfig } from "./support/core-config.ts";
 
 /**
  * The slash commands over the real wiring (openRuntime, buildCompanion, buildCommandHandlers).
@@ -59,18 +59,7 @@ async function world(): Promise<World> {
   const api = await startMessagesApiFake();
   const dataDir = await tempDataDir();
   const clock = new SettableClock("2026-03-04T09:00:00.000Z");
-  const core: CoreConfig = {
-    timezone: "Europe/Berlin",
-    dataDir,
-    quietHours: { start: 22 * 60, end: 8 * 60 },
-    heartbeatCron: "7 * * * *",
-    maxUnanswered: 3,
-    recentMinutes: 30,
-    weekendMaxUnanswered: 1,
-    minGapMinutes: 45,
-    maxCheckinsPerDay: 8,
-    logLevel: "silent",
-  };
+  const core = testCoreConfig(dataDir);
   const model = fakeModelConfig(api, { reflectMode: "two-phase" });
   const runtime = await openRuntime({ core, model, purpose: "test", clock, logger: silentLogger });
   const sent: OutgoingMessage[] = [];

@@ -44,6 +44,18 @@ export async function createWorld(): Promise<World> {
   };
 }
 
+/** The settings that point presence at the world's fakes and its data directory. */
+export function worldEnv(world: World): Record<string, string> {
+  return {
+    TELEGRAM_BOT_TOKEN: world.bot.token,
+    TELEGRAM_OWNER_ID: String(OWNER_ID),
+    TELEGRAM_API_ROOT: world.bot.apiRoot,
+    ANTHROPIC_API_KEY: world.model.apiKey,
+    ANTHROPIC_BASE_URL: world.model.url,
+    PRESENCE_DATA_DIR: world.dataDir,
+  };
+}
+
 export interface Presence {
   child: ChildProcess;
   pid: number;
@@ -60,12 +72,7 @@ export function startPresence(world: World, env: Record<string, string> = {}, co
     env: {
       PATH: process.env.PATH ?? "",
       HOME: world.workDir,
-      TELEGRAM_BOT_TOKEN: world.bot.token,
-      TELEGRAM_OWNER_ID: String(OWNER_ID),
-      TELEGRAM_API_ROOT: world.bot.apiRoot,
-      ANTHROPIC_API_KEY: world.model.apiKey,
-      ANTHROPIC_BASE_URL: world.model.url,
-      PRESENCE_DATA_DIR: world.dataDir,
+      ...worldEnv(world),
       PRESENCE_TIMEZONE: "UTC",
       PRESENCE_QUIET_HOURS: "00:00-00:00",
       PRESENCE_REFLECT_MODE: "off",

@@ -1,15 +1,9 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
-import { loadConfigParts, loadCoreConfig, loadModelConfig, loadTelegramConfig } from "../../src/config.ts";
 import type { HeartbeatScheduleOptions } from "../../src/heartbeat/scheduler.ts";
 import { silentLogger } from "../../src/log.ts";
-import { type RunningBot, startBot } from "../../src/main.ts";
-import { type BotApiFake, startBotApiFake } from "../fakes/bot-api.ts";
-import { type MessagesApiFake, startMessagesApiFake } from "../fakes/messages-api.ts";
 import { OWNER_ID, waitFor } from "./harness.ts";
+import { inProcessBotPerTest } from "./in-process.ts";
 
 /**
  * Two /tz in quick succession, while stopping a schedule takes a moment (a tick finishing):
@@ -40,45 +34,20 @@ vi.mock("../../src/heartbeat/scheduler.ts", async (importOriginal) => {
   };
 });
 
-let bot: BotApiFake;
-let model: MessagesApiFake;
-let dir: string;
-let running: RunningBot | undefined;
-
-beforeEach(async () => {
-  bot = await startBotApiFake();
-  model = await startMessagesApiFake();
-  dir = await mkdtemp(join(tmpdir(), "presence-restarts-"));
-});
-
-afterEach(async () => {
-  await running?.stop();
-  await bot.close();
-  await model.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const presence = inProcessBotPerTest();
 
 describe("the heartbeat schedule across quick /tz changes", () => {
   it("leaves exactly one live schedule, and none after stopping", async () => {
-    const config = loadConfigParts(
-      { core: loadCoreConfig, model: loadModelConfig, telegram: loadTelegramConfig },
+    const running = await presence.start(
+      { PRESENCE_TIMEZONE: "UTC", PRESENCE_HEARTBEAT_CRON: "0 9 * * *" },
       {
-        TELEGRAM_BOT_TOKEN: bot.token,
-        TELEGRAM_OWNER_ID: String(OWNER_ID),
-        TELEGRAM_API_ROOT: bot.apiRoot,
-        ANTHROPIC_API_KEY: model.apiKey,
-        ANTHROPIC_BASE_URL: model.url,
-        PRESENCE_DATA_DIR: join(dir, "data"),
-        PRESENCE_TIMEZONE: "UTC",
-        PRESENCE_HEARTBEAT_CRON: "0 9 * * *",
+        clock: new SettableClock("2026-03-10T10:30:00Z"),
+        logger: silentLogger,
       },
     );
-    running = await startBot(config, {
-      clock: new SettableClock("2026-03-10T10:30:00Z"),
-      logger: silentLogger,
-    });
     expect(schedules.live.size).toBe(1);
 
+    const { bot } = presence.world;
     const owner = bot.user(OWNER_ID, "Ada");
     bot.message(owner, { text: "/tz Asia/Tokyo" });
     bot.message(owner, { text: "/tz Europe/Lisbon" });
@@ -95,7 +64,6 @@ describe("the heartbeat schedule across quick /tz changes", () => {
     );
 
     await running.stop();
-    running = undefined;
     expect(schedules.live.size).toBe(0);
   });
 });
