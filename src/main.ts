@@ -180,7 +180,7 @@ export const STOP_BUDGET = {
 } as const;
 
 /** Starts the heartbeat: each tick asks the companion; ticks missed while down are not made up. */
-export function startHeartbeat(runtime: Runtime, companion: Companion): HeartbeatSchedule {
+function startHeartbeat(runtime: Runtime, companion: Companion): HeartbeatSchedule {
   const { core, logger } = runtime;
   try {
     return startHeartbeatSchedule({

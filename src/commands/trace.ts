@@ -57,7 +57,7 @@ const IN_HEADER = new Set(["ts", "kind", "stage", "outcome"]);
 const CLIP = 240;
 
 /** One trace record as a few labelled lines, times in the person's zone. */
-export function formatTraceRecord(record: TraceRecord, zone: string): string {
+function formatTraceRecord(record: TraceRecord, zone: string): string {
   const when = DateTime.fromISO(record.ts, { zone }).toFormat("yyyy-MM-dd HH:mm:ss");
   const header = [record.kind, record.stage, record.outcome].filter((p) => typeof p === "string").join(" · ");
   const lines = [`── ${when} ${header}`];

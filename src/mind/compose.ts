@@ -200,7 +200,7 @@ interface Fitted {
 }
 
 /** The text whole when it fits, else cut at a line (or word) boundary with a visible marker. */
-export function fitText(text: string, budget: number, name: string, truncated: string[]): Fitted {
+function fitText(text: string, budget: number, name: string, truncated: string[]): Fitted {
   const trimmed = text.trim();
   const tokens = estimateTokens(trimmed);
   if (tokens <= budget) return { text: trimmed, tokens };
@@ -328,7 +328,7 @@ function toTurns(messages: readonly Message[]): Turn[] {
 }
 
 /** Consecutive turns of one role become one turn, as the API requires alternation. */
-export function mergeSameRole(turns: readonly Turn[]): Anthropic.MessageParam[] {
+function mergeSameRole(turns: readonly Turn[]): Anthropic.MessageParam[] {
   const merged: Anthropic.MessageParam[] = [];
   for (const turn of turns) {
     const previous = merged.at(-1);

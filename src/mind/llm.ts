@@ -137,7 +137,7 @@ export function usageTotal(u: Pick<UsageRecord, "input" | "output" | "cacheWrite
 }
 
 /** Maps whatever the SDK threw to ModelUnavailableError or ModelRequestError. */
-export function classifyModelError(error: unknown, model: string): Error {
+function classifyModelError(error: unknown, model: string): Error {
   if (error instanceof Anthropic.APIConnectionTimeoutError) {
     return new ModelUnavailableError(
       "the model did not answer in time (PRESENCE_MODEL_TIMEOUT_MS)",

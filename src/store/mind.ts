@@ -303,7 +303,7 @@ export class MindStore {
  * loads and gains them on the next write. A change defaults cannot express raises
  * MIND_VERSION and adds its migration step here.
  */
-export function parseMindFile(file: string, value: unknown): MindState {
+function parseMindFile(file: string, value: unknown): MindState {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new DataFileError(file, `expected an object with "version": ${MIND_VERSION}`);
   }

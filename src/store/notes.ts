@@ -128,7 +128,7 @@ export class NotesStore {
 }
 
 /** Returns the key when it is valid, so callers can validate and use it in one step. */
-export function assertNoteKey(key: string): string {
+function assertNoteKey(key: string): string {
   if (typeof key !== "string" || !NOTE_KEY_PATTERN.test(key)) throw new InvalidNoteKeyError(String(key));
   return key;
 }
