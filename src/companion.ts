@@ -118,17 +118,17 @@ class CompanionImpl implements Companion {
     const options = deps.options ?? {};
     this.#background = new BackgroundWork(deps.logger);
     this.#trace = quietTrace(deps.trace, deps.logger);
-    this.#outbox = new Outbox({ ...deps, trace: this.#trace });
-    this.#retry = new ReplyRetry(
-      { ...deps, outbox: this.#outbox, attempt: () => this.#background.track(this.reply()) },
-      options,
-    );
     this.#reflection = new ReflectionSchedule({
       ...deps,
       reflector: deps.reflector ?? defaultReflector(deps),
       background: this.#background,
       inBackground: options.reflectInBackground !== false,
     });
+    this.#outbox = new Outbox({ ...deps, trace: this.#trace, reflection: this.#reflection });
+    this.#retry = new ReplyRetry(
+      { ...deps, outbox: this.#outbox, attempt: () => this.#background.track(this.reply()) },
+      options,
+    );
     this.#turn = {
       ...deps,
       images: this.#images,
@@ -173,11 +173,7 @@ class CompanionImpl implements Companion {
   }
 
   async recover(): Promise<void> {
-    await this.#lock.run(() =>
-      this.#guarded("recover", () =>
-        this.#outbox.finishInterrupted((exchange) => this.#reflection.reflect(exchange, undefined)),
-      ),
-    );
+    await this.#lock.run(() => this.#guarded("recover", () => this.#outbox.finishInterrupted()));
     await this.reply();
     await this.#reflection.runPending();
   }

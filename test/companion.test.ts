@@ -251,18 +251,40 @@ describe("the companion replying", () => {
     expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
   });
 
-  it("sends nothing when the answer is all leakage, and the trace says why", async () => {
+  it("asks once more when the answer is all leakage, and sends what the second try says", async () => {
     const h = await harness();
-    h.api.enqueue(textReply("<thinking>I should say something kind</thinking>\nNO_MESSAGE"));
+    h.api.enqueue(
+      textReply("<thinking>I should say something kind</thinking>\nNO_MESSAGE"),
+      textReply("Hm indeed. Long day?"),
+    );
+    const outcome = await h.companion.reply(said("hm"));
+    expect(outcome).toMatchObject({ status: "sent" });
+    expect(h.sent.map((m) => m.text)).toEqual(["Hm indeed. Long day?"]);
+    expect(h.api.requests).toHaveLength(2);
+  });
+
+  it("sends nothing when both tries are all leakage, and counts the messages as handled", async () => {
+    const h = await harness();
+    const leak = textReply("<thinking>I should say something kind</thinking>\nNO_MESSAGE");
+    h.api.enqueue(leak, leak);
     const outcome = await h.companion.reply(said("hm"));
     expect(outcome).toMatchObject({ status: "empty" });
     expect(h.sent).toEqual([]);
+    expect(h.api.requests).toHaveLength(2);
     const [record] = await h.trace.last(1);
     expect(record).toMatchObject({
       kind: "reply",
       outcome: "empty",
       why: expect.stringContaining("leak guard"),
+      handledWithoutReply: outcome.status === "empty" ? outcome.answered[0] : "",
     });
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+    expect(await h.companion.reply()).toEqual({ status: "nothing-pending" });
+    expect(h.api.requests).toHaveLength(2);
+    h.clock.advanceMinutes(1);
+    h.api.enqueue(textReply("Yes, here."));
+    expect(await h.companion.reply(said("still there?"))).toMatchObject({ status: "sent" });
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
   });
 
   it("keeps the cached prefix byte-identical across turns and between replies and check-ins", async () => {
@@ -473,6 +495,32 @@ describe("the companion checking in", () => {
     expect(h.sent).toEqual([]);
   });
 
+  it("holds back a second check-in on the same decided topic, however differently it was worded", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    h.api.setHandler(
+      checkinModel({ send: true, why: "Moving day", topic: "the move" }, "How's the packing going?"),
+    );
+    expect(await h.companion.heartbeat()).toMatchObject({ status: "sent" });
+    expect(h.log.recent().at(-1)?.annotations).toEqual({
+      topics: ["other:move", "other:pack"],
+      question: true,
+      tone: "neutral",
+    });
+    h.clock.advanceMinutes(3 * 60);
+    h.api.setHandler(
+      checkinModel({ send: true, why: "Still moving", topic: "the move" }, "How did the move go?"),
+    );
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({
+      status: "held",
+      decision: { reason: "repeated-topic", topic: "the move" },
+    });
+    if (outcome.status === "held")
+      expect(outcome.decision.detail).toMatch(/^already asked about the move once/);
+    expect(h.sent.map((m) => m.text)).toEqual(["How's the packing going?"]);
+  });
+
   it("shows declared patterns and open loops once: in the full awareness block, else in episodic context", async () => {
     const h = await harness();
     await quietMorning(h);
@@ -599,6 +647,69 @@ describe("the companion checking in", () => {
     await second.companion.recover();
     await second.companion.idle();
     expect(first.sent).toEqual([]);
+    expect(second.sent).toEqual([]);
+  });
+});
+
+describe("the companion after a crash between logging a message and finishing its bookkeeping", () => {
+  const options = { model: { reflectMode: "two-phase" as const }, companion: { reflectInBackground: false } };
+
+  /** The process dies right after the log write of the companion's own message. */
+  function crashAfterLoggingOwnMessage(h: Harness): void {
+    const append = h.log.append.bind(h.log);
+    vi.spyOn(h.log, "append").mockImplementation(async (entry) => {
+      const message = await append(entry);
+      if (entry.role === "assistant") throw new Error("simulated crash");
+      return message;
+    });
+  }
+
+  async function restarted(first: Harness, dataDir: string): Promise<Harness> {
+    await endProcess(first);
+    const second = await harness({ ...options, dataDir, api: first.api });
+    second.clock.set(first.clock.now().toISOString());
+    await second.companion.recover();
+    return second;
+  }
+
+  it("still reflects on a reply, without sending it again", async () => {
+    const dataDir = await tempDataDir();
+    const first = await harness({ ...options, dataDir });
+    first.api.enqueue(textReply("Sounds like a good day."));
+    crashAfterLoggingOwnMessage(first);
+    await expect(first.companion.reply(said("Went for a long walk"))).rejects.toThrow("simulated crash");
+    const [person, answer] = first.log.recent();
+    const second = await restarted(first, dataDir);
+    expect(second.mind.read().outbox).toEqual([]);
+    expect(second.mind.read().reflectionQueue.map((j) => j.exchange.messageIds)).toEqual([
+      [person?.id, answer?.id],
+    ]);
+    expect(second.sent).toEqual([]);
+  });
+
+  it("still counts a check-in, records its decision and reflects on it", async () => {
+    const dataDir = await tempDataDir();
+    const first = await harness({ ...options, dataDir });
+    await personSaid(first, "Dentist at 11, wish me luck", "2026-03-04T06:00:00.000Z");
+    await companionSaid(first, "Good luck!", "reply", "2026-03-04T06:01:00.000Z");
+    first.clock.set("2026-03-04T12:07:00.000Z");
+    first.api.setHandler(checkinModel({ send: true, why: "The dentist was at 11", topic: "dentist" }));
+    crashAfterLoggingOwnMessage(first);
+    await expect(first.companion.heartbeat()).rejects.toThrow("simulated crash");
+    const checkin = first.log.recent().at(-1) as Message;
+    const second = await restarted(first, dataDir);
+    const mind = second.mind.read();
+    expect(mind.outbox).toEqual([]);
+    expect(mind.heartbeat.checkinsSent).toEqual([checkin.ts]);
+    expect(second.mind.lastDecision()).toMatchObject({
+      fire: true,
+      reason: "sent",
+      topic: "dentist",
+      messageId: checkin.id,
+    });
+    expect(mind.reflectionQueue.map((j) => j.exchange)).toMatchObject([
+      { messageIds: [checkin.id], trigger: "heartbeat" },
+    ]);
     expect(second.sent).toEqual([]);
   });
 });

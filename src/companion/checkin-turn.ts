@@ -1,14 +1,9 @@
 import { defaultAwarenessSettings } from "../awareness/context.ts";
-import {
-  effectiveTimezone,
-  heartbeatSettingsFromConfig,
-  shouldFireHeartbeat,
-  withCheckinSent,
-} from "../heartbeat/policy.ts";
+import { effectiveTimezone, heartbeatSettingsFromConfig, shouldFireHeartbeat } from "../heartbeat/policy.ts";
 import { generateCheckin } from "../mind/generate.ts";
 import { ModelRequestError, ModelUnavailableError } from "../mind/llm.ts";
 import { PRIOR_CONTEXT_TOKENS, priorMemoryFor } from "../mind/memory.ts";
-import { guardTopic } from "../mind/topic-guard.ts";
+import { checkinAnnotations, guardTopic } from "../mind/topic-guard.ts";
 import type { Message } from "../store/message.ts";
 import type { Decision, MindStore } from "../store/mind.ts";
 import { pendingMessages } from "./pending-messages.ts";
@@ -112,12 +107,28 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
       break;
   }
   const newestUser = slice.findLast((m) => m.role === "user");
+  const sentDecision: Decision = {
+    ts: now.toISOString(),
+    fire: true,
+    reason: "sent",
+    detail: generation.decision.why,
+    ...topicOf(generation.decision.topic),
+  };
   const delivered = await context.outbox.deliver(
     { text: generation.text, kind: "heartbeat" },
     {
       trigger: "heartbeat",
       channel: newestUser?.channel ?? context.defaultChannel,
+      annotations: checkinAnnotations(generation.decision.topic, generation.text),
+      decision: sentDecision,
       ...(newestUser ? { answeredThrough: newestUser.id } : {}),
+    },
+    {
+      exchange: (message) => ({
+        messageIds: [message.id],
+        trigger: "heartbeat",
+        evicting: composed.prompt.evicting,
+      }),
     },
   );
   const returned = { decision: generation.decision, raw: generation.raw, removed: generation.removed };
@@ -127,28 +138,13 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
       return held("blocked", "The channel says the person blocked the bot.");
     return held("send-failed", delivered.error, topicOf(generation.decision.topic));
   }
-  const decision: Decision = {
-    ts: now.toISOString(),
-    fire: true,
-    reason: "sent",
-    detail: generation.decision.why,
-    ...topicOf(generation.decision.topic),
-    messageId: delivered.message.id,
-  };
-  await store.update((draft) => {
-    draft.heartbeat = withCheckinSent(draft.heartbeat, now);
-  });
-  await store.recordDecision(decision);
-  const reflection = await context.reflection.reflect(
-    { messageIds: [delivered.message.id], trigger: "heartbeat", evicting: composed.prompt.evicting },
-    undefined,
-  );
+  const decision: Decision = { ...sentDecision, messageId: delivered.message.id };
   await context.trace({
     ...base,
     stage: "sent",
     returned,
     sent: { id: delivered.message.id, text: generation.text },
-    reflection,
+    reflection: delivered.reflection,
   });
   return { status: "sent", message: delivered.message, decision };
 }

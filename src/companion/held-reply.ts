@@ -35,11 +35,7 @@ export async function sendHeldReplies(context: TurnContext): Promise<ReplyOutcom
       return { status: "deferred", answered, reason: `the channel failed: ${delivered.error}` };
     }
     for (const id of answered) context.images.delete(id);
-    const reflection = await context.reflection.reflect(
-      { messageIds: [...answered, delivered.message.id], trigger: "reply" },
-      undefined,
-    );
-    await context.trace({ ...base, sent: { id: delivered.message.id }, reflection });
+    await context.trace({ ...base, sent: { id: delivered.message.id }, reflection: delivered.reflection });
     outcome = { status: "sent", message: delivered.message, answered };
   }
   return outcome;

@@ -1,13 +1,22 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { Clock } from "../clock.ts";
+import { withCheckinSent } from "../heartbeat/policy.ts";
 import type { Logger } from "../log.ts";
 import type { ExchangeInput } from "../mind/reflection-queue.ts";
 import { type Delivery, type OutboundPort, type OutgoingMessage, RecipientBlockedError } from "../port.ts";
-import type { Channel, Message } from "../store/message.ts";
+import { type Annotations, annotationsSchema, type Channel, type Message } from "../store/message.ts";
 import type { MessageLog } from "../store/messages.ts";
-import type { MindStore } from "../store/mind.ts";
+import {
+  DECISIONS_KEPT,
+  type Decision,
+  decisionSchema,
+  type MindState,
+  type MindStore,
+} from "../store/mind.ts";
+import { answeredBy } from "./pending-messages.ts";
 import type { QuietTrace } from "./quiet-trace.ts";
+import type { ReflectionSchedule } from "./reflection-schedule.ts";
 
 /**
  * A check-in interrupted by a crash is not sent after a restart once it is this old. A check-in
@@ -27,6 +36,9 @@ const outboxIntentSchema = z.looseObject({
   createdAt: z.iso.datetime({ offset: false }),
   replyTo: z.string().optional(),
   answeredThrough: z.string().optional(),
+  annotations: annotationsSchema.optional(),
+  /** A check-in's decision record, written (with the message id) in the same write that logs it as sent. */
+  decision: decisionSchema.optional(),
   /** Parts of a split text the channel already accepted: a later attempt sends only the rest. */
   partsDelivered: z.number().int().min(0).optional(),
   /** The first part's Telegram identifiers, once it was accepted (the log records them). */
@@ -41,11 +53,28 @@ export interface DeliveryMeta {
   channel: Channel;
   /** The newest of the person's messages it covers, so later ones stay pending. */
   answeredThrough?: string;
+  /** What the message is about, known when it was decided (a check-in's topic), so guards see it before reflection. */
+  annotations?: Annotations;
+  /** A check-in's decision record, for /why: recorded together with the check-in counted as sent. */
+  decision?: Decision;
 }
 
-/** How a send ended; a turn decides from it whether to retry, hold or reflect. */
+/**
+ * What happens to a message the moment it is recorded as sent: its exchange goes to
+ * reflection. It runs inside the one mind write that clears the intent, together with a
+ * check-in's count and decision record, so a crash keeps all of it or none — and none
+ * means the intent is still there for recovery to finish.
+ */
+export interface SentBookkeeping {
+  /** The exchange the sent message closes, given the message as logged. */
+  exchange: (message: Message) => ExchangeInput;
+  /** Single-phase: the update that came with the reply, applied after the write. */
+  inline?: unknown;
+}
+
+/** How a send ended; a turn decides from it whether to retry or hold. `reflection` says what reflection does with it, for the trace. */
 export type Delivered =
-  | { status: "sent"; message: Message }
+  | { status: "sent"; message: Message; reflection: string }
   | { status: "blocked" }
   | { status: "failed"; error: string };
 
@@ -57,6 +86,7 @@ export interface OutboxDeps {
   port: OutboundPort;
   logger: Logger;
   trace: QuietTrace;
+  reflection: Pick<ReflectionSchedule, "queueIn" | "started">;
 }
 
 /**
@@ -77,8 +107,16 @@ export class Outbox {
     this.#deps = deps;
   }
 
-  /** Sends one message: intent written, then the channel, then the message logged and the intent cleared. */
-  async deliver(outgoing: OutgoingMessage, meta: DeliveryMeta): Promise<Delivered> {
+  /**
+   * Sends one message: intent written, then the channel, then the message logged, then the
+   * intent cleared in the same write that queues its reflection and counts a check-in.
+   * Without `bookkeeping` (a notice) nothing is reflected.
+   */
+  async deliver(
+    outgoing: OutgoingMessage,
+    meta: DeliveryMeta,
+    bookkeeping?: SentBookkeeping,
+  ): Promise<Delivered> {
     const intent: OutboxIntent = {
       id: `o-${this.#deps.clock.now().getTime().toString(36)}-${randomBytes(4).toString("hex")}`,
       kind: outgoing.kind,
@@ -88,22 +126,25 @@ export class Outbox {
       createdAt: this.#deps.clock.now().toISOString(),
       ...(outgoing.replyTo ? { replyTo: outgoing.replyTo } : {}),
       ...(meta.answeredThrough ? { answeredThrough: meta.answeredThrough } : {}),
+      ...(meta.annotations ? { annotations: meta.annotations } : {}),
+      ...(meta.decision ? { decision: meta.decision } : {}),
     };
     await this.#deps.mind.update((mind) => {
       mind.outbox.push(intent);
     });
-    return this.#send(intent);
+    return this.#send(intent, bookkeeping);
   }
 
   /**
-   * Finishes what a crash interrupted: intents already logged are cleared, stale check-ins and
-   * notices dropped, the other check-ins sent (from the part they stopped at) and handed to
-   * `reflect` once they are in the log. Replies are left in place for the reply turn that
-   * recovery runs next, which delivers held replies first.
+   * Finishes what a crash interrupted: intents already logged are cleared with the bookkeeping
+   * the crash cut off (their reflection, a check-in's count and decision), stale check-ins and
+   * notices dropped, the other check-ins sent (from the part they stopped at). Replies not
+   * logged yet are left in place for the reply turn that recovery runs next, which delivers
+   * held replies first.
    */
-  async finishInterrupted(reflect: (exchange: ExchangeInput) => Promise<string>): Promise<void> {
+  async finishInterrupted(): Promise<void> {
     const now = this.#deps.clock.now().getTime();
-    const logged = this.#loggedIds();
+    const logged = this.#loggedMessages();
     for (const entry of this.#deps.mind.read().outbox) {
       const parsed = outboxIntentSchema.safeParse(entry);
       const id = typeof entry.id === "string" ? entry.id : "";
@@ -113,32 +154,53 @@ export class Outbox {
         continue;
       }
       const intent = parsed.data;
-      if (intent.kind === "reply" && !logged.has(intent.id)) continue;
+      const message = logged.get(intent.id);
+      if (message) {
+        const reflection = await this.#settle(intent, message, this.recoveredBookkeeping(intent));
+        await this.#deps.trace({ kind: "recover", outbox: intent.id, action: "already-sent", reflection });
+        continue;
+      }
+      if (intent.kind === "reply") continue;
       const stale =
         intent.kind === "notice" ||
         (intent.kind === "heartbeat" && now - Date.parse(intent.createdAt) > STALE_CHECKIN_MS);
-      if (logged.has(intent.id) || stale) {
+      if (stale) {
         await this.#clearIntent(intent.id);
-        await this.#deps.trace({
-          kind: "recover",
-          outbox: intent.id,
-          action: logged.has(intent.id) ? "already-sent" : "dropped-stale",
-        });
+        await this.#deps.trace({ kind: "recover", outbox: intent.id, action: "dropped-stale" });
         continue;
       }
-      const delivered = await this.#send(intent);
-      const reflection =
-        delivered.status === "sent"
-          ? await reflect({ messageIds: [delivered.message.id], trigger: intent.trigger })
-          : undefined;
+      const delivered = await this.#send(intent, this.recoveredBookkeeping(intent));
       await this.#deps.trace({
         kind: "recover",
         outbox: intent.id,
         action: "resent",
         outcome: delivered.status,
-        ...(reflection ? { reflection } : {}),
+        ...(delivered.status === "sent" ? { reflection: delivered.reflection } : {}),
       });
     }
+  }
+
+  /**
+   * The bookkeeping of a message finished after a crash, from its intent alone: a check-in
+   * closes an exchange of its own; a reply, the person's messages it answered. A notice none.
+   */
+  recoveredBookkeeping(intent: OutboxIntent): SentBookkeeping | undefined {
+    if (intent.kind === "notice") return undefined;
+    return {
+      exchange: (message) => {
+        if (intent.kind === "heartbeat") return { messageIds: [message.id], trigger: "heartbeat" };
+        const recent = this.#deps.log.recent();
+        const before = recent.slice(
+          0,
+          Math.max(
+            0,
+            recent.findIndex((m) => m.id === message.id),
+          ),
+        );
+        const answered = answeredBy(before, this.#deps.clock.now(), intent.answeredThrough);
+        return { messageIds: [...answered.map((m) => m.id), message.id], trigger: "reply" };
+      },
+    };
   }
 
   /** Replies written and guarded but not delivered yet, oldest first: what a retry sends before anything new. */
@@ -153,18 +215,33 @@ export class Outbox {
       .filter((intent) => intent.kind === "reply" && !logged.has(intent.id));
   }
 
-  /** Sends a held reply again, from the part the last attempt stopped at. */
+  /** Sends a held reply again, from the part the last attempt stopped at, reflected on like any reply. */
   resend(intent: OutboxIntent): Promise<Delivered> {
-    return this.#send(intent);
+    return this.#send(intent, this.recoveredBookkeeping(intent));
   }
 
   #loggedIds(): Set<string> {
-    return new Set(
-      this.#deps.log.recent().flatMap((m) => (typeof m.outboxId === "string" ? [m.outboxId] : [])),
+    return new Set(this.#loggedMessages().keys());
+  }
+
+  #loggedMessages(): Map<string, Message> {
+    return new Map(
+      this.#deps.log.recent().flatMap((m) => (typeof m.outboxId === "string" ? [[m.outboxId, m]] : [])),
     );
   }
 
-  async #send(intent: OutboxIntent): Promise<Delivered> {
+  /** Clears a logged intent in one write with its reflection job and a check-in's count and decision. */
+  async #settle(intent: OutboxIntent, message: Message, bookkeeping?: SentBookkeeping): Promise<string> {
+    const exchange = bookkeeping?.exchange(message);
+    const queued = await this.#deps.mind.update((mind) => {
+      mind.outbox = mind.outbox.filter((entry) => entry.id !== intent.id);
+      if (intent.kind === "heartbeat" && intent.decision) recordCheckin(mind, intent, message);
+      return exchange ? this.#deps.reflection.queueIn(mind, exchange, bookkeeping?.inline) : false;
+    });
+    return exchange ? this.#deps.reflection.started(exchange, bookkeeping?.inline, queued) : "none";
+  }
+
+  async #send(intent: OutboxIntent, bookkeeping?: SentBookkeeping): Promise<Delivered> {
     const progress = { ...intent };
     const outgoing: OutgoingMessage = {
       text: intent.text,
@@ -204,11 +281,12 @@ export class Outbox {
       outboxId: intent.id,
       ...(intent.replyTo ? { replyTo: intent.replyTo } : {}),
       ...(intent.answeredThrough ? { answeredThrough: intent.answeredThrough } : {}),
+      ...(intent.annotations ? { annotations: intent.annotations } : {}),
       ...(intent.kind === "notice" ? { notice: true } : {}),
       ...(telegram ? { telegram } : {}),
     });
-    await this.#clearIntent(intent.id);
-    return { status: "sent", message };
+    const reflection = await this.#settle(intent, message, bookkeeping);
+    return { status: "sent", message, reflection };
   }
 
   async #recordProgress(intent: OutboxIntent): Promise<void> {
@@ -222,4 +300,12 @@ export class Outbox {
       mind.outbox = mind.outbox.filter((entry) => entry.id !== id);
     });
   }
+}
+
+/** A check-in counts towards the day's limit and its decision record names the message, for /why. */
+function recordCheckin(mind: MindState, intent: OutboxIntent, message: Message): void {
+  mind.heartbeat = withCheckinSent(mind.heartbeat, new Date(intent.createdAt));
+  mind.decisions.push({ ...intent.decision, messageId: message.id } as Decision);
+  if (mind.decisions.length > DECISIONS_KEPT)
+    mind.decisions.splice(0, mind.decisions.length - DECISIONS_KEPT);
 }

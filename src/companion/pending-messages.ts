@@ -16,16 +16,30 @@ function isAnswer(message: Message): boolean {
  * it names in `answeredThrough` — messages that arrived while it was being written come
  * after that, even if they were logged before it — or, for entries without the field,
  * everything before it. A check-in that went out while a message waited has moved on from
- * it: a restart does not answer a morning greeting in the afternoon.
+ * it: a restart does not answer a morning greeting in the afternoon. A message marked as
+ * handled without a reply covers itself and everything before it the same way.
  */
 export function pendingMessages(recent: readonly Message[], now: Date): Message[] {
   const visible = recent.filter((m) => Date.parse(m.ts) <= now.getTime());
+  const from = Math.max(answeredFrom(visible), visible.findLastIndex(isHandledWithoutReply) + 1);
+  return visible.filter((m, i) => m.role === "user" && i >= from);
+}
+
+/**
+ * A message of the person's that was dealt with although nothing was said (the reply turn's
+ * answer was all leakage twice): it and the messages before it stop waiting.
+ */
+function isHandledWithoutReply(message: Message): boolean {
+  return message.role === "user" && message.handledWithoutReply === true;
+}
+
+/** Where the person's unanswered messages start, counting only the companion's answers. */
+function answeredFrom(visible: readonly Message[]): number {
   const lastAnswer = visible.findLastIndex(isAnswer);
-  if (lastAnswer < 0) return visible.filter((m) => m.role === "user");
+  if (lastAnswer < 0) return 0;
   const through = visible[lastAnswer]?.answeredThrough;
   const coveredUpTo = typeof through === "string" ? visible.findIndex((m) => m.id === through) : -1;
-  const from = typeof through === "string" && coveredUpTo >= 0 ? coveredUpTo + 1 : lastAnswer + 1;
-  return visible.filter((m, i) => m.role === "user" && i >= from);
+  return typeof through === "string" && coveredUpTo >= 0 ? coveredUpTo + 1 : lastAnswer + 1;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Clock } from "../clock.ts";
 import type { ModelConfig } from "../config.ts";
 import type { Logger } from "../log.ts";
 import type { ExchangeInput, Reflector } from "../mind/reflection-queue.ts";
+import type { MindState } from "../store/mind.ts";
 import type { BackgroundWork } from "./background-work.ts";
 
 /** What decides when reflection runs: the mode setting, the queue's own retry time, and the companion's lifetime. */
@@ -31,19 +32,26 @@ export class ReflectionSchedule {
   }
 
   /**
-   * Hands the exchange to reflection: an update that came with the reply (single-phase) is
-   * applied as it is; anything else — two-phase, a check-in, a single-phase reply that
-   * carried no update — is queued and run off the path, so no exchange goes unreflected.
-   * Returns what happened, for the trace.
+   * Hands the exchange to reflection inside the caller's mind write (the one that records
+   * its message as sent): an update that came with the reply (single-phase) is applied
+   * after the write, as it is; anything else — two-phase, a check-in, a single-phase reply
+   * that carried no update — is queued in the write itself, so no exchange goes unreflected,
+   * not even across a crash. Returns whether it queued, for {@link started}.
    */
-  async reflect(exchange: ExchangeInput, inline: unknown): Promise<string> {
+  queueIn(mind: MindState, exchange: ExchangeInput, inline: unknown): boolean {
+    const mode = this.#deps.model.reflectMode;
+    if (mode === "off" || (mode === "single-phase" && inline !== undefined)) return false;
+    return this.#deps.reflector.enqueueIn(mind, exchange) !== null;
+  }
+
+  /** After the write: applies the inline update or drains the queue off the path. Returns what happened, for the trace. */
+  started(exchange: ExchangeInput, inline: unknown, queued: boolean): string {
     const mode = this.#deps.model.reflectMode;
     if (mode === "off") return "off";
-    if (mode === "single-phase" && inline !== undefined) {
+    if (!queued && mode === "single-phase" && inline !== undefined) {
       this.#track(this.#deps.reflector.applyInline(exchange, inline));
       return "single-phase: applying";
     }
-    await this.#deps.reflector.enqueue(exchange);
     if (this.#deps.inBackground) this.#track(this.runPending());
     return "queued";
   }

@@ -1,7 +1,6 @@
 import { generateReply } from "../mind/generate.ts";
 import { ModelRequestError, ModelUnavailableError } from "../mind/llm.ts";
 import { REFLECT_TOOL } from "../mind/reflect.ts";
-import type { ExchangeInput } from "../mind/reflection-queue.ts";
 import type { Message } from "../store/message.ts";
 import { sendHeldReplies } from "./held-reply.ts";
 import { pendingMessages } from "./pending-messages.ts";
@@ -15,7 +14,7 @@ export type ReplyOutcome =
   | { status: "nothing-pending" }
   /** The model was unavailable, or the channel failed (the written reply is held and resent as is): a background retry is scheduled. */
   | { status: "deferred"; answered: string[]; reason: string }
-  /** The model's answer was all leakage: nothing was sent (see the trace). */
+  /** The model's answer was all leakage, also when nudged once: nothing was sent, the messages count as handled (see the trace). */
   | { status: "empty"; answered: string[]; removed: string[] }
   | { status: "blocked"; answered: string[] }
   | { status: "failed"; answered: string[]; error: string }
@@ -24,7 +23,7 @@ export type ReplyOutcome =
 /**
  * One reply turn: a reply the channel refused earlier goes out first, as written (held-reply.ts);
  * then everything the person said since the last answer is answered at once — compose,
- * generate, send through the outbox, reflect — and when the model or the channel fails, the
+ * generate, send through the outbox (which hands the exchange to reflection) — and when the model or the channel fails, the
  * reply is deferred to the retry instead of being dropped.
  */
 export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
@@ -60,17 +59,37 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
     input: pending.map((m) => ({ id: m.id, ts: m.ts, text: m.text })),
     shown: composed.prompt.sections,
     awareness: composed.awarenessFormat,
-    returned: { raw: generation.raw, removed: generation.removed, toolCalls: generation.toolCalls },
+    returned: {
+      raw: generation.raw,
+      removed: generation.removed,
+      toolCalls: generation.toolCalls,
+      ...(generation.nudged ? { nudged: generation.nudged } : {}),
+    },
     usage: generation.usage,
   };
+  const last = pending[pending.length - 1] as Message;
   if (generation.text === null) {
-    await context.trace({ ...base, outcome: "empty", why: "the leak guard left nothing to send" });
+    await context.log.update(last.id, { handledWithoutReply: true });
+    context.retry.cancel();
+    await context.trace({
+      ...base,
+      outcome: "empty",
+      why: "the leak guard left nothing to send, also after one nudge",
+      handledWithoutReply: last.id,
+    });
     return { status: "empty", answered, removed: generation.removed };
   }
-  const last = pending[pending.length - 1] as Message;
   const delivered = await context.outbox.deliver(
     { text: generation.text, kind: "reply", replyTo: last.id },
     { trigger: "reply", answeredThrough: last.id, channel: last.channel },
+    {
+      exchange: (message) => ({
+        messageIds: [...answered, message.id],
+        trigger: "reply",
+        evicting: composed.prompt.evicting,
+      }),
+      inline: generation.reflection,
+    },
   );
   if (delivered.status !== "sent") {
     await context.trace({ ...base, outcome: delivered.status, text: generation.text });
@@ -80,17 +99,11 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   }
   context.retry.cancel();
   for (const id of answered) context.images.delete(id);
-  const exchange: ExchangeInput = {
-    messageIds: [...answered, delivered.message.id],
-    trigger: "reply",
-    evicting: composed.prompt.evicting,
-  };
-  const reflection = await context.reflection.reflect(exchange, generation.reflection);
   await context.trace({
     ...base,
     outcome: "sent",
     sent: { id: delivered.message.id, text: generation.text },
-    reflection,
+    reflection: delivered.reflection,
   });
   return { status: "sent", message: delivered.message, answered };
 }

@@ -58,6 +58,8 @@ export interface ReplyGeneration {
   /** Single-phase reflection: the reflect tool's input, when the model called it. */
   reflection: unknown;
   usage: UsageRecord[];
+  /** Set when the first answer was all leakage and the model was asked once more: what it first wrote. */
+  nudged?: { raw: string };
 }
 
 /** Options of a reply generation. */
@@ -69,7 +71,11 @@ export interface ReplyOptions {
   reflectToolName?: string;
 }
 
-/** Answers the person: one call plus bounded notes rounds, every tool_use paired with its tool_result. */
+/**
+ * Answers the person: one call plus bounded notes rounds, every tool_use paired with its
+ * tool_result. An answer the leak guard empties gets one more call in the same turn, told
+ * why (silence is the worse failure for a reply); what that one returns is final.
+ */
 export async function generateReply(
   params: Anthropic.MessageCreateParamsNonStreaming,
   deps: GenerateDeps,
@@ -127,7 +133,44 @@ export async function generateReply(
   }
 
   const guarded = guardOutgoing(raw);
-  return { text: guarded.text, raw, removed: guarded.removed, toolCalls, reflection, usage };
+  if (guarded.text !== null) {
+    return { text: guarded.text, raw, removed: guarded.removed, toolCalls, reflection, usage };
+  }
+  const nudged = await deps.llm.create(
+    { ...params, messages: withNudge(messages, raw), tool_choice: { type: "none" } },
+    "reply",
+  );
+  usage.push(usageRecord(nudged, "reply", params.model, deps.clock.now()));
+  const retryRaw = textOf(nudged);
+  const retried = guardOutgoing(retryRaw);
+  return {
+    text: retried.text,
+    raw: retryRaw,
+    removed: [...guarded.removed, ...retried.removed],
+    toolCalls,
+    reflection,
+    usage,
+    nudged: { raw },
+  };
+}
+
+/** What a reply whose answer the leak guard emptied is told before its one more try. */
+export const EMPTY_REPLY_NUDGE =
+  "That answer held only reasoning or protocol, and the person sees none of it. Write your reply to them now: only the words they should read.";
+
+/** The conversation with the emptied answer and the nudge after it, roles still alternating. */
+function withNudge(messages: readonly Anthropic.MessageParam[], raw: string): Anthropic.MessageParam[] {
+  if (raw.trim() !== "") {
+    return [...messages, { role: "assistant", content: raw }, { role: "user", content: EMPTY_REPLY_NUDGE }];
+  }
+  const last = messages.at(-1);
+  if (last?.role !== "user") return [...messages, { role: "user", content: EMPTY_REPLY_NUDGE }];
+  const content: Anthropic.ContentBlockParam[] =
+    typeof last.content === "string" ? [{ type: "text", text: last.content }] : [...last.content];
+  return [
+    ...messages.slice(0, -1),
+    { role: "user", content: [...content, { type: "text", text: EMPTY_REPLY_NUDGE }] },
+  ];
 }
 
 /** The model's structured check-in decision. */
@@ -209,7 +252,7 @@ export async function generateCheckin(
   const writeUse = toolUses(written).find((u) => u.name === WRITE_MESSAGE_TOOL.name);
   const message = z.object({ message: z.string() }).safeParse(writeUse?.input);
   const raw = message.success ? message.data.message : textOf(written);
-  const guarded = guardOutgoing(raw);
+  const guarded = guardOutgoing(raw, "checkin");
   if (guarded.text === null) return { stage: "empty", decision, raw, removed: guarded.removed, usage };
   return { stage: "write", decision, text: guarded.text, raw, removed: guarded.removed, usage };
 }

@@ -5,7 +5,16 @@
  * The guard removes it and reports what it removed, so the trace can say why a message
  * was shortened or, when nothing is left, why nothing was sent. A message without any of
  * these comes out unchanged (only trimmed), horizontal rules and all.
+ *
+ * It errs towards keeping words: a person who loses a real sentence is worse off than one who
+ * reads a stray label. Code (fenced or inline) is never touched; a protocol token goes only
+ * where it stands apart; a decision label goes in a check-in, or in a reply only when the
+ * block holds a line that is plainly the protocol ("Decision: send"); a paragraph or a `---`
+ * block goes only when it reads as reasoning about the message rather than to the person.
  */
+
+/** Which path the text comes from: a check-in is written through a forced tool, a reply is free prose. */
+export type GuardPath = "reply" | "checkin";
 
 /** What is left to send (null when nothing is), and each removed piece labelled with its kind. */
 export interface GuardResult {
@@ -31,22 +40,34 @@ const REASONING_TAGS = [
 ];
 const TAG_NAME = `(?:[a-z_]+:)?(?:${REASONING_TAGS.join("|")})`;
 
-/** Tokens that belong to the protocol between code and model, never to a message. */
-const PROTOCOL_TOKENS =
-  /\[(?:SEND|NO[_ ]SEND|SILENT|SKIP|DONE|END|NO[_ ]MESSAGE|NO[_ ]REPLY|MESSAGE|REPLY|CHECK[_-]?IN)\]|\b(?:YES_MESSAGE|NO_MESSAGE|HEARTBEAT_OK|HEARTBEAT_SKIP|NO_REPLY|NO_SEND|SEND_MESSAGE|DO_NOT_SEND)\b/g;
+/** Bracketed tokens of the protocol; prose may quote them, so they go only at the head of a line or alone. */
+const BRACKET_TOKEN = String.raw`\[(?:SEND|NO[_ ]SEND|SILENT|SKIP|DONE|END|NO[_ ]MESSAGE|NO[_ ]REPLY|MESSAGE|REPLY|CHECK[_-]?IN)\]`;
+/** Shouted underscore tokens no sentence uses; they go at either end of a line or alone. */
+const WORD_TOKEN = String.raw`\b(?:YES_MESSAGE|NO_MESSAGE|HEARTBEAT_OK|HEARTBEAT_SKIP|NO_REPLY|NO_SEND|SEND_MESSAGE|DO_NOT_SEND)\b`;
+const TOKEN_AT_HEAD = new RegExp(`^[ \t]*(?:${BRACKET_TOKEN}|${WORD_TOKEN})[ \t]*`, "gm");
+const TOKEN_AT_FOOT = new RegExp(`[ \t]*${WORD_TOKEN}[ \t]*$`, "gm");
 
 /** A line of markdown decoration a label may hide behind: "**Decision:**", "## Topic:", "- Why:". */
 const DECOR = String.raw`[ \t]*(?:[#>*_-]+[ \t]*)*`;
 
 /** Labels that open a paragraph of reasoning: the line and what follows until a blank line go. */
 const REASONING_LABEL = new RegExp(
-  `^${DECOR}(?:reasoning|thinking|thoughts?|analysis|internal(?: note)?|note to self|my reasoning|rationale|scratchpad)${DECOR}:`,
+  `^${DECOR}(?:reasoning|thinking|thoughts?|internal(?: note)?|note to self|my reasoning|scratchpad)${DECOR}:`,
   "i",
 );
 
-/** Labels of a structured decision; removed as whole lines at the head or foot of the text. */
+/** Labels a real answer uses too ("**Analysis:**" of someone's code): the paragraph goes only when it reads as reasoning. */
+const AMBIGUOUS_REASONING_LABEL = new RegExp(`^${DECOR}(?:analysis|rationale)${DECOR}:`, "i");
+
+/** Labels of a structured decision; removed as whole lines at the head or foot of a check-in. */
 const DECISION_LABEL = new RegExp(
   `^${DECOR}(?:decision|topic|send|should send|why|reason|confidence|tone|check-?in decision)${DECOR}:`,
+  "i",
+);
+
+/** A line that is the protocol itself ("DECISION: SEND", "send: yes"): it lets a reply lose its decision block. */
+const PROTOCOL_DECISION_LINE = new RegExp(
+  `^${DECOR}(?:decision|send|should send|check-?in decision)${DECOR}:${DECOR}(?:send|yes|no|true|false|skip|don'?t send|do not send|no send|hold)[ \t.]*$`,
   "i",
 );
 
@@ -63,24 +84,44 @@ const PREAMBLE =
 /** A line that is only a `---` rule (three or more dashes). */
 const RULE = /^[ \t]*-{3,}[ \t]*$/;
 
-/** Phrases that give a leading block away as reasoning about the conversation rather than to the person. */
+/**
+ * Phrases that give a block away as reasoning about the message rather than words to the
+ * person: the person in the third person, weighing whether or what to send, the protocol's
+ * own words. Ordinary openings ("Let me think about that with you", "If you decide…") do not.
+ */
 const REASONING_MARKERS =
-  /\b(?:the user|the person|user's|person's|I should|I shouldn't|I need to|I want to (?:keep|avoid|acknowledge|check)|let me|I'll (?:keep|go with|write|send|ask|mention|acknowledge|avoid)|should I|my (?:reply|response|message|answer) (?:should|will)|(?:a|the|this) (?:reply|response|message) (?:should|that)|check-?in|heartbeat|unanswered|awareness|scratchpad|decid(?:e|ed|ing)|reasoning|draft|tone (?:should|is)|keep it (?:short|brief|light|warm)|(?:he|she|they) (?:hasn't|haven't|has not|have not|didn't|did not) (?:replied|answered|responded))\b/i;
+  /\b(?:the user|the person|user's|person's|should I (?:send|reply|respond|write|check|message)|whether to (?:send|reply|respond|write|check)|decid(?:e|ed|ing) (?:whether|to send|not to send|to check)|I should (?:keep|ask|send|reply|respond|mention|acknowledge|avoid|not|follow|check|say|write)|I'll (?:keep it|go with|send|acknowledge)|my (?:reply|response|message|answer) (?:should|will)|the (?:reply|response) should|check-?in|heartbeat|unanswered|awareness|scratchpad|keep it (?:short|brief|light|warm)|tone should|(?:he|she|they) (?:hasn't|haven't|has not|have not|didn't|did not) (?:replied|answered|responded)|YES_MESSAGE|NO_MESSAGE|NO_REPLY|HEARTBEAT_OK)\b/i;
 
 /** Removes everything that must never reach the person; see the module comment. */
-export function guardOutgoing(text: string): GuardResult {
+export function guardOutgoing(text: string, path: GuardPath = "reply"): GuardResult {
   const removed: string[] = [];
   let out = text.replace(/\r\n?/g, "\n");
-  out = stripReasoningTags(out, removed);
   out = stripReasoningFences(out, removed);
+  const code = maskCode(out);
+  out = stripReasoningTags(code.masked, removed);
   out = stripReasoningParagraphs(out, removed);
-  out = stripDecisionHeadAndFoot(out, removed);
+  out = stripDecisionHeadAndFoot(out, removed, path);
   out = stripOutputLabel(out, removed);
   out = stripProtocolTokens(out, removed);
   out = stripLeadingReasoningBlock(out, removed);
   if (removed.length > 0) out = tidy(out);
-  const final = out.trim();
+  const final = code.restore(out).trim();
   return { text: final === "" ? null : final, removed };
+}
+
+/** Code the guard must not read: fenced blocks and inline spans, swapped for placeholders and put back after. */
+function maskCode(text: string): { masked: string; restore: (text: string) => string } {
+  const spans: string[] = [];
+  const code =
+    /(^|\n)([ \t]*)(`{3,}|~{3,})[^\n]*\n[\s\S]*?(?:\n[ \t]*\3[ \t]*(?=\n|$)|$)|(`+)[^`\n][\s\S]*?\4/g;
+  const masked = text.replace(code, (match, newline: string | undefined) => {
+    const lead = newline ?? "";
+    spans.push(match.slice(lead.length));
+    return `${lead}\uE000${spans.length - 1}\uE001`;
+  });
+  const restore = (out: string) =>
+    out.replace(/\uE000(\d+)\uE001/g, (_m, i: string) => spans[Number(i)] ?? "");
+  return { masked, restore };
 }
 
 function stripReasoningTags(text: string, removed: string[]): string {
@@ -104,8 +145,8 @@ function stripReasoningParagraphs(text: string, removed: string[]): string {
   const lines = text.split("\n");
   const kept: string[] = [];
   let inside = false;
-  for (const line of lines) {
-    if (REASONING_LABEL.test(line)) {
+  for (const [i, line] of lines.entries()) {
+    if (REASONING_LABEL.test(line) || (AMBIGUOUS_REASONING_LABEL.test(line) && readsAsReasoning(lines, i))) {
       inside = true;
       note(removed, "reasoning paragraph", line);
       continue;
@@ -120,19 +161,28 @@ function stripReasoningParagraphs(text: string, removed: string[]): string {
   return kept.join("\n");
 }
 
-function stripDecisionHeadAndFoot(text: string, removed: string[]): string {
+/**
+ * Decision lines at the head or foot go in a check-in; in a reply a block of them goes only
+ * when one of its lines is plainly the protocol, so "Topic: sleep hygiene" or a last bullet
+ * "- Why: mornings are calmer" stays.
+ */
+function stripDecisionHeadAndFoot(text: string, removed: string[], path: GuardPath): string {
   const lines = text.split("\n");
+  const isLabel = (line: string | undefined) => DECISION_LABEL.test(line ?? "");
   let start = 0;
-  while (start < lines.length && (isBlank(lines[start]) || DECISION_LABEL.test(lines[start] ?? ""))) {
-    if (!isBlank(lines[start])) note(removed, "decision label", lines[start] ?? "");
-    start += 1;
-  }
+  while (start < lines.length && (isBlank(lines[start]) || isLabel(lines[start]))) start += 1;
   let end = lines.length;
-  while (end > start && (isBlank(lines[end - 1]) || DECISION_LABEL.test(lines[end - 1] ?? ""))) {
-    if (!isBlank(lines[end - 1])) note(removed, "decision label", lines[end - 1] ?? "");
-    end -= 1;
+  while (end > start && (isBlank(lines[end - 1]) || isLabel(lines[end - 1]))) end -= 1;
+  const strips = (block: string[]) =>
+    path === "checkin" || block.some((line) => PROTOCOL_DECISION_LINE.test(line));
+  const head = lines.slice(0, start);
+  const foot = lines.slice(end);
+  const from = strips(head) ? start : 0;
+  const to = strips(foot) ? end : lines.length;
+  for (const line of [...lines.slice(0, from), ...lines.slice(to)]) {
+    if (!isBlank(line)) note(removed, "decision label", line);
   }
-  return lines.slice(start, end).join("\n");
+  return lines.slice(from, Math.max(from, to)).join("\n");
 }
 
 function stripOutputLabel(text: string, removed: string[]): string {
@@ -153,7 +203,15 @@ function stripOutputLabel(text: string, removed: string[]): string {
 }
 
 function stripProtocolTokens(text: string, removed: string[]): string {
-  return text.replace(PROTOCOL_TOKENS, (m) => note(removed, "protocol token", m));
+  return text
+    .replace(TOKEN_AT_HEAD, (m) => note(removed, "protocol token", m))
+    .replace(TOKEN_AT_FOOT, (m) => note(removed, "protocol token", m));
+}
+
+/** Whether the paragraph starting at line `from` reads as reasoning about the message. */
+function readsAsReasoning(lines: readonly string[], from: number): boolean {
+  const end = lines.findIndex((l, i) => i > from && isBlank(l));
+  return REASONING_MARKERS.test(lines.slice(from, end < 0 ? lines.length : end).join("\n"));
 }
 
 /**

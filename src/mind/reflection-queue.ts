@@ -43,7 +43,7 @@ export interface ReflectorDeps {
   model: Pick<ModelClient, "create">;
   config: Pick<ModelConfig, "reflectModel" | "reflectMode">;
   clock: Clock;
-  /** The person's zone, for the local times reflection is shown. */
+  /** The configured zone; a zone the person set with /tz (mind.heartbeat.timezone) wins, read per job. */
   timezone: string;
   /** The persona, read per reflection like per turn: reflection keeps IDENTITY consistent with it. */
   persona: PersonaSource;
@@ -87,6 +87,15 @@ export class Reflector {
    * check-in, a reply that came without an update, a reply resent after a restart.
    */
   async enqueue(exchange: ExchangeInput): Promise<ReflectionJob | null> {
+    return this.#deps.mind.update((mind) => this.enqueueIn(mind, exchange));
+  }
+
+  /**
+   * Queues an exchange inside a mind write the caller is making, so the job lands together
+   * with whatever else that write records (the outbox clearing a message it logged as sent):
+   * a crash can then not keep the one and lose the other.
+   */
+  enqueueIn(mind: MindState, exchange: ExchangeInput): ReflectionJob | null {
     if (this.#deps.config.reflectMode === "off") return null;
     const evicting = exchange.evicting ?? [];
     const job: ReflectionJob = {
@@ -99,11 +108,9 @@ export class Reflector {
       attempts: 0,
       enqueuedAt: this.#deps.clock.now().toISOString(),
     };
-    await this.#deps.mind.update((mind) => {
-      mind.reflectionQueue.push(job);
-      const mark = flushMarkAfter(mind.flushedThrough, evicting);
-      if (mark) mind.flushedThrough = mark;
-    });
+    mind.reflectionQueue.push(job);
+    const mark = flushMarkAfter(mind.flushedThrough, evicting);
+    if (mark) mind.flushedThrough = mark;
     return job;
   }
 
@@ -178,7 +185,8 @@ export class Reflector {
     }
     const evicting = await this.#load(job.exchange.evicting);
     const mind = this.#deps.mind.read();
-    const sections = reflectionPrompt(mind, messages, evicting, this.#deps.clock.now(), this.#deps.timezone);
+    const zone = mind.heartbeat.timezone ?? this.#deps.timezone;
+    const sections = reflectionPrompt(mind, messages, evicting, this.#deps.clock.now(), zone);
     const model = this.#deps.config.reflectModel;
     const shown = { model, sections: sections.map((s) => ({ name: s.name, tokens: s.tokens })) };
 
@@ -243,7 +251,8 @@ export class Reflector {
   }
 
   /**
-   * Writes an update: annotations and the WORKSPACE archive first (rewriting them is
+   * Writes an update: annotations (a check-in keeps the topics it was sent with, which the
+   * topic guard relies on) and the WORKSPACE archive first (rewriting them is
    * harmless if a crash makes the job run again), then the state and the job's removal in
    * one mind.json write. The update is applied again to the state as it is at that moment,
    * so a /forget or /wipe that happened while the model thought is not undone; a queued job
@@ -267,7 +276,9 @@ export class Reflector {
       return preview;
     }
     for (const { messageId, annotations } of preview.annotations) {
-      await this.#deps.log.update(messageId, { annotations });
+      const kept = messages.find((m) => m.id === messageId && m.trigger === "heartbeat")?.annotations;
+      const topics = kept ? [...new Set([...kept.topics, ...annotations.topics])] : annotations.topics;
+      await this.#deps.log.update(messageId, { annotations: { ...annotations, topics } });
     }
     if (preview.archive) {
       if (jobId !== null && !this.#queued(jobId)) return JOB_GONE;

@@ -1,7 +1,8 @@
 import { answeredTopicsSince, unansweredAskedTopics } from "../awareness/build.ts";
 import type { AwarenessContext } from "../awareness/context.ts";
-import { canonicalTopic, detectTopics, knownTopics, messageTopics } from "../awareness/topics.ts";
-import type { Message } from "../store/message.ts";
+import { detectTone } from "../awareness/tone.ts";
+import { canonicalTopic, detectTopics, isQuestion, knownTopics, messageTopics } from "../awareness/topics.ts";
+import type { Annotations, Message } from "../store/message.ts";
 
 /**
  * The check-in's topic, checked in code rather than hoped for in the prompt: a model that
@@ -30,6 +31,16 @@ export function canonicalTopicsOf(decidedTopic: string): string[] {
   return detected.length > 0 ? detected : [label];
 }
 
+/**
+ * What a sent check-in is about, stored on its log entry: the decided topic's labels as well
+ * as the written text's, so a later check-in decided about "the move" meets one that was
+ * worded "How's the packing going?" and is held back as a repeat while it waits for an answer.
+ */
+export function checkinAnnotations(decidedTopic: string, text: string): Annotations {
+  const topics = [...new Set([...canonicalTopicsOf(decidedTopic), ...detectTopics(text)])];
+  return { topics, question: isQuestion(text), tone: detectTone(text) };
+}
+
 /** The lexicon's own labels: a decided topic may name one directly ("movement"). */
 const KNOWN_TOPICS: ReadonlySet<string> = new Set(knownTopics());
 
@@ -43,6 +54,7 @@ export function guardTopic(
 ): TopicVerdict {
   const topics = canonicalTopicsOf(decidedTopic);
   if (topics.length === 0) return { allow: true, topics };
+  const named = decidedTopic.trim();
   const visible = log.filter((m) => Date.parse(m.ts) <= now.getTime());
 
   const answered = answeredTopicsSince(visible, new Date(now.getTime() - hours * 3_600_000));
@@ -53,7 +65,7 @@ export function guardTopic(
     return {
       allow: false,
       reason: "already-answered",
-      detail: `the person already talked about ${answeredTopic}${ago} (within ${hours} h)`,
+      detail: `the person already talked about ${named}${ago} (within ${hours} h)`,
       topics,
     };
   }
@@ -65,7 +77,7 @@ export function guardTopic(
     return {
       allow: false,
       reason: "repeated-topic",
-      detail: `already raised ${repeated} ${count === 1 ? "once" : `${count} times`} since the person last wrote, still unanswered`,
+      detail: `already asked about ${named} ${count === 1 ? "once" : `${count} times`} since the person last wrote, still unanswered`,
       topics,
     };
   }

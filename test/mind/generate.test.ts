@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
 import {
   type CheckinGeneration,
+  EMPTY_REPLY_NUDGE,
   generateCheckin,
   generateReply,
   MAX_TOOL_ROUNDS,
@@ -111,6 +112,30 @@ describe("generateReply", () => {
     expect(result.text).toBe("Here is what I have.");
     expect(api.requests).toHaveLength(MAX_TOOL_ROUNDS + 1);
     expect(api.requests.at(-1)?.body.tool_choice).toEqual({ type: "none" });
+  });
+
+  it("asks once more, saying why, when the answer is all leakage", async () => {
+    const leak = "<thinking>the user is tired</thinking>\nNO_MESSAGE";
+    api.enqueue(textReply(leak), textReply("Rest well tonight."));
+    const result = await generateReply(params(), deps(), replyOptions);
+    expect(result).toMatchObject({ text: "Rest well tonight.", nudged: { raw: leak } });
+    expect(api.requests).toHaveLength(2);
+    expect(api.problems).toEqual([]);
+    const retry = api.requests[1]?.body as MessagesRequestBody;
+    expect(retry.tool_choice).toEqual({ type: "none" });
+    expect(retry.messages.slice(-2)).toEqual([
+      { role: "assistant", content: leak },
+      { role: "user", content: EMPTY_REPLY_NUDGE },
+    ]);
+    expect(result.usage).toHaveLength(2);
+  });
+
+  it("gives up after the one nudge when the second answer is all leakage too", async () => {
+    api.enqueue(textReply(""), textReply("NO_REPLY"));
+    const result = await generateReply(params(), deps(), replyOptions);
+    expect(result.text).toBeNull();
+    expect(api.requests).toHaveLength(2);
+    expect(api.problems).toEqual([]);
   });
 
   it("tells a reply that calls a check-in tool to answer in text", async () => {

@@ -86,6 +86,39 @@ describe("guardOutgoing", () => {
     expect(guardOutgoing(text).text).toBe(text);
   });
 
+  it.each([
+    [
+      "an opening that says 'let me'",
+      "Let me think about that with you.\n\nMoving is a lot.\n\n---\n\nTake it one box at a time.",
+    ],
+    ["an opening that says 'decide'", "If you decide to take the job, great.\n\n---\n\nHere are the steps."],
+    ["an opening about their draft", "Your draft is great!\n\n---\n\nOne suggestion: shorten the intro."],
+    ["a protocol word inside a code block", "The stream ends with:\n\n```\ndata: [DONE]\n```"],
+    ["protocol words in inline code", "Use `NO_MESSAGE` as the sentinel, and `[SEND]` for the other case."],
+    ["a bracketed token quoted in prose", "The server prints data: [DONE] at the end."],
+    ["a last bullet that starts with Why:", "Good plan:\n- Start early\n- Why: mornings are calmer"],
+    [
+      "an Analysis: paragraph about their code",
+      "**Analysis:**\nYour code has a race in the loop.\nFix: await it.\n\nHope that helps!",
+    ],
+    ["a first line that starts with Topic:", "Topic: sleep hygiene\n\nTry a fixed wake time."],
+    ["a reasoning tag name inside a code fence", "Try this:\n\n```html\n<plan>Mon 5k</plan>\n```"],
+  ])("keeps a real reply whole: %s", (_kind, text) => {
+    expect(guardOutgoing(text)).toEqual({ text, removed: [] });
+  });
+
+  it("strips lines that are plainly the protocol from a reply, and every decision label from a check-in", () => {
+    expect(guardOutgoing(`DECISION: SEND\n\n${MESSAGE}`).text).toBe(MESSAGE);
+    expect(guardOutgoing(`${MESSAGE}\n\nSEND: yes`).text).toBe(MESSAGE);
+    expect(guardOutgoing(`Topic: interview\n\n${MESSAGE}`, "checkin").text).toBe(MESSAGE);
+    expect(guardOutgoing(`${MESSAGE}\n- Why: he mentioned it`, "checkin").text).toBe(MESSAGE);
+  });
+
+  it("strips an Analysis: paragraph when it reasons about the person", () => {
+    const leaky = `**Analysis:** the user seems tired, I should keep it short.\n\n${MESSAGE}`;
+    expect(guardOutgoing(leaky).text).toBe(MESSAGE);
+  });
+
   it("returns null when nothing but leakage is left, and says what was removed", () => {
     const result = guardOutgoing("<thinking>nothing worth saying now</thinking>\nNO_MESSAGE");
     expect(result.text).toBeNull();

@@ -152,6 +152,20 @@ describe("reflection through the real SDK", () => {
     expect(record.tokens).toMatchObject({ input: expect.any(Number), output: expect.any(Number) });
   });
 
+  it("shows local times in the zone the person set with /tz, not the configured one", async () => {
+    const [person, reply] = await converse();
+    const w = await world();
+    await w.mind.update((mind) => {
+      mind.heartbeat.timezone = "America/New_York";
+    });
+    const p = person as Message;
+    await w.reflector.enqueue({ messageIds: [p.id, (reply as Message).id], trigger: "reply" });
+    api.enqueue(toolReply("update_mind", {}));
+    await w.reflector.runPending();
+    const shown = lastUserText(api.requests[0]?.body as never);
+    expect(shown).toContain(`[${p.id}] Sun 22 Nov 04:00 person:`);
+  });
+
   it("caches its stable part (tool, guidance, persona): the second reflection reads it", async () => {
     const [person, reply] = await converse();
     const w = await world();

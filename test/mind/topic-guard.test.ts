@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildAwarenessContext } from "../../src/awareness/build.ts";
-import { canonicalTopicsOf, guardTopic } from "../../src/mind/topic-guard.ts";
+import { canonicalTopicsOf, checkinAnnotations, guardTopic } from "../../src/mind/topic-guard.ts";
 import type { Message } from "../../src/store/message.ts";
 
 const base = Date.parse("2026-03-07T08:00:00.000Z");
@@ -43,7 +43,8 @@ describe("guardTopic", () => {
     const log = [at(0, "user", "Morning! Already had two big glasses of water.")];
     const result = verdict("water", log, 3 * 60);
     expect(result).toMatchObject({ allow: false, reason: "already-answered" });
-    if (!result.allow) expect(result.detail).toContain("hydration");
+    if (!result.allow)
+      expect(result.detail).toBe("the person already talked about water 3 h ago (within 6 h)");
   });
 
   it("allows the topic again once the answer is older than the window", () => {
@@ -60,6 +61,24 @@ describe("guardTopic", () => {
     const result = verdict("hydration", log, 9 * 60);
     expect(result).toMatchObject({ allow: false, reason: "repeated-topic" });
     if (!result.allow) expect(result.detail).toMatch(/once/);
+  });
+
+  it("names a topic outside the lexicon in the decided words, never by its internal label", () => {
+    const log = [at(0, "user", "The move went fine, all boxes are in.")];
+    const result = verdict("the move", log, 3 * 60);
+    expect(result).toMatchObject({ allow: false, reason: "already-answered" });
+    if (!result.allow) {
+      expect(result.detail).toBe("the person already talked about the move 3 h ago (within 6 h)");
+      expect(result.detail).not.toContain("other:");
+    }
+  });
+
+  it("annotates a sent check-in with the decided topic's labels and the text's", () => {
+    expect(checkinAnnotations("the move", "How's the packing going?")).toEqual({
+      topics: ["other:move", "other:pack"],
+      question: true,
+      tone: "neutral",
+    });
   });
 
   it("allows a fresh topic, and an empty one", () => {
