@@ -1,6 +1,7 @@
 import { DateTime } from "luxon";
+import { decisionSentence } from "./channels/reasons.ts";
 import type { CoreConfig } from "./config.ts";
-import { isInQuietHours } from "./heartbeat/policy.ts";
+import { checkinsToday, isInQuietHours } from "./heartbeat/policy.ts";
 import { nextFireTime } from "./heartbeat/schedule.ts";
 import { activeMemory } from "./mind/memory.ts";
 import type { Message } from "./store/message.ts";
@@ -22,8 +23,14 @@ export interface Status {
   blocked: boolean;
   /** The companion's messages since the person last wrote. */
   unansweredCount: number;
-  /** The next tick of the schedule outside quiet hours and pauses (the pre-check may still hold it); null when none. */
+  /**
+   * The first tick of the schedule no rule is known to hold back: past quiet hours, the pause,
+   * the minimum gap, the recent conversation, today's check-in and token limits and weekends
+   * held by the weekend limit (the model may still decide against it); null when none.
+   */
   nextCheckin: string | null;
+  /** Check-ins wait for the person: the bot was blocked, or too many messages are unanswered. */
+  awaitingYou: boolean;
   tokensToday: number;
   /** The daily token budget, when known. */
   budget: number | null;
@@ -91,30 +98,56 @@ export function buildStatus(input: StatusInput): Status {
           indefinitely: heartbeat.pausedIndefinitely,
         }
       : null;
+  const unanswered = unansweredCount(input.messages);
+  const awaitingYou =
+    !heartbeat.pausedIndefinitely && (heartbeat.blocked || unanswered >= core.maxUnanswered);
+  const sentToday = checkinsToday(heartbeat, now, timezone);
   const overBudget = input.budget !== null && input.tokensToday >= input.budget;
+  const notBefore = latest([
+    pausedUntil === null ? null : Date.parse(pausedUntil),
+    lastAt(input.messages, "assistant", core.minGapMinutes),
+    lastAt(input.messages, "user", core.recentMinutes),
+  ]);
+  const weekendHeld = unanswered >= core.weekendMaxUnanswered;
+  const next =
+    heartbeat.pausedIndefinitely || awaitingYou
+      ? null
+      : nextCheckin({
+          cron: core.heartbeatCron,
+          timezone,
+          quiet: heartbeat.quietHours ?? core.quietHours,
+          now,
+          notBefore: notBefore === null ? null : new Date(notBefore),
+          skipToday: overBudget || sentToday >= core.maxCheckinsPerDay,
+          skipWeekend: weekendHeld,
+        });
   return {
     now: now.toISOString(),
     timezone,
     paused,
     blocked: heartbeat.blocked,
-    unansweredCount: unansweredCount(input.messages),
-    nextCheckin:
-      heartbeat.pausedIndefinitely || heartbeat.blocked
-        ? null
-        : nextCheckin({
-            cron: core.heartbeatCron,
-            timezone,
-            quiet: heartbeat.quietHours ?? core.quietHours,
-            now,
-            notBefore: pausedUntil === null ? null : new Date(pausedUntil),
-            skipToday: overBudget,
-          }),
+    unansweredCount: unanswered,
+    nextCheckin: next,
+    // A weekend-only schedule held by the weekend limit also waits for the person's message.
+    awaitingYou:
+      awaitingYou || (next === null && weekendHeld && unanswered > 0 && !heartbeat.pausedIndefinitely),
     tokensToday: input.tokensToday,
     budget: input.budget,
     lastDecision: mind.decisions.at(-1) ?? null,
     pendingReflections: mind.reflectionQueue.length,
     memory: memoryCounts(mind),
   };
+}
+
+/** When the last message of `role` plus `minutes` ends, in ms; null when there is none in view. */
+function lastAt(messages: readonly Message[], role: Message["role"], minutes: number): number | null {
+  const last = messages.findLast((m) => m.role === role);
+  return last === undefined || minutes === 0 ? null : Date.parse(last.ts) + minutes * 60_000;
+}
+
+function latest(instants: (number | null)[]): number | null {
+  const known = instants.filter((ms): ms is number => ms !== null);
+  return known.length === 0 ? null : Math.max(...known);
 }
 
 function memoryCounts(mind: MindState): Status["memory"] {
@@ -145,20 +178,39 @@ function nextCheckin(options: {
   now: Date;
   notBefore: Date | null;
   skipToday: boolean;
+  skipWeekend: boolean;
 }): string | null {
   const today = DateTime.fromJSDate(options.now, { zone: options.timezone }).toISODate();
+  // Held stretches are jumped over, not walked tick by tick, so a frequent schedule still
+  // reaches past a pause, quiet hours, the rest of today or a weekend within the lookahead.
+  const justBefore = (instant: DateTime | Date) => new Date(instant.valueOf() - 1);
   let after = options.now;
   for (let i = 0; i < LOOKAHEAD_TICKS; i++) {
     const next = nextFireTime(options.cron, options.timezone, after);
     if (next === null) return null;
     after = next;
-    if (options.notBefore !== null && next < options.notBefore) continue;
-    if (isInQuietHours(next, options.timezone, options.quiet)) continue;
-    if (options.skipToday && DateTime.fromJSDate(next, { zone: options.timezone }).toISODate() === today)
-      continue;
-    return next.toISOString();
+    const local = DateTime.fromJSDate(next, { zone: options.timezone });
+    if (options.notBefore !== null && next < options.notBefore) after = justBefore(options.notBefore);
+    else if (options.skipToday && local.toISODate() === today)
+      after = justBefore(local.startOf("day").plus({ days: 1 }));
+    else if (options.skipWeekend && local.weekday >= 6)
+      after = justBefore(local.startOf("week").plus({ weeks: 1 }));
+    else if (isInQuietHours(next, options.timezone, options.quiet))
+      after = justBefore(quietEnd(local, options.quiet));
+    else return next.toISOString();
   }
   return null;
+}
+
+/** When the quiet hours that hold `local` end. */
+function quietEnd(local: DateTime, quiet: CoreConfig["quietHours"]): DateTime {
+  const end = local.set({
+    hour: Math.floor(quiet.end / 60),
+    minute: quiet.end % 60,
+    second: 0,
+    millisecond: 0,
+  });
+  return end > local ? end : end.plus({ days: 1 });
 }
 
 /** The status as a few lines for a person, times in their zone. */
@@ -178,16 +230,17 @@ export function formatStatus(status: Status, timezone: string = status.timezone)
           status.tokensToday >= status.budget ? " (over budget: no check-ins until tomorrow)" : ""
         }`;
   const decision = status.lastDecision;
+  const next = status.awaitingYou
+    ? "after you write"
+    : status.nextCheckin === null
+      ? "none scheduled"
+      : `${local(status.nextCheckin)} at the earliest (${timezone})`;
   const lines = [
     `Check-ins: ${checkins}`,
     `Unanswered: ${status.unansweredCount === 0 ? "none" : `${status.unansweredCount} message${status.unansweredCount === 1 ? "" : "s"} since you last wrote`}`,
-    `Next check-in: ${status.nextCheckin === null ? "none scheduled" : `${local(status.nextCheckin)} at the earliest (${timezone})`}`,
+    `Next check-in: ${next}`,
     `Tokens today: ${tokens}`,
-    `Last heartbeat: ${
-      decision === null
-        ? "none yet"
-        : `${local(decision.ts)} ${decision.fire ? "sent" : "held back"} (${decision.reason})${decision.detail ? `: ${decision.detail}` : ""}`
-    }`,
+    `Last check-in decision: ${decision === null ? "none yet" : `${local(decision.ts)}, ${decisionSentence(decision)}`}`,
   ];
   const { declaredPatterns, openLoops, milestones } = status.memory;
   if (declaredPatterns + openLoops + milestones > 0) {

@@ -93,6 +93,78 @@ describe("buildStatus", () => {
   });
 });
 
+describe("buildStatus: the limits the pre-check applies", () => {
+  const limits = loadCoreConfig({
+    PRESENCE_TIMEZONE: "UTC",
+    PRESENCE_HEARTBEAT_CRON: "7 * * * *",
+    PRESENCE_QUIET_HOURS: "22:00-08:00",
+    PRESENCE_MAX_UNANSWERED: "3",
+    PRESENCE_WEEKEND_MAX_UNANSWERED: "1",
+    PRESENCE_MIN_GAP_MINUTES: "45",
+    PRESENCE_RECENT_MINUTES: "30",
+    PRESENCE_MAX_CHECKINS_PER_DAY: "2",
+  });
+  const at = (now: string, messages: Message[], change: (mind: MindState) => void = () => undefined) => {
+    const mind = initialMindState(new Date(now));
+    change(mind);
+    return buildStatus({ now: new Date(now), core: limits, mind, messages, tokensToday: 0, budget: null });
+  };
+  // Tue 24 Nov 2026: a weekday.
+  const person = msg("u1", "2026-11-24T06:00:00.000Z", "user");
+
+  it("waits for you once the unanswered limit is reached", () => {
+    const s = at("2026-11-24T12:00:00.000Z", [
+      person,
+      msg("a1", "2026-11-24T08:07:00.000Z", "assistant"),
+      msg("a2", "2026-11-24T09:07:00.000Z", "assistant"),
+      msg("a3", "2026-11-24T10:07:00.000Z", "assistant"),
+    ]);
+    expect(s).toMatchObject({ nextCheckin: null, awaitingYou: true });
+    expect(formatStatus(s)).toContain("Next check-in: after you write");
+  });
+
+  it("skips the weekend while the weekend limit holds, and waits for you when only weekends are scheduled", () => {
+    const saturday = [person, msg("a1", "2026-11-28T09:07:00.000Z", "assistant")];
+    const s = at("2026-11-28T12:00:00.000Z", saturday);
+    expect(s).toMatchObject({ nextCheckin: "2026-11-30T08:07:00.000Z", awaitingYou: false });
+    const everyFifteenSeconds = buildStatus({
+      now: new Date("2026-11-28T12:00:00.000Z"),
+      core: { ...limits, heartbeatCron: "*/15 * * * * *" },
+      mind: initialMindState(new Date("2026-11-28T12:00:00.000Z")),
+      messages: saturday,
+      tokensToday: 0,
+      budget: null,
+    });
+    expect(everyFifteenSeconds.nextCheckin).toBe("2026-11-30T08:00:00.000Z");
+    const weekendsOnly = buildStatus({
+      now: new Date("2026-11-28T12:00:00.000Z"),
+      core: { ...limits, heartbeatCron: "7 * * * 0,6" },
+      mind: initialMindState(new Date("2026-11-28T12:00:00.000Z")),
+      messages: saturday,
+      tokensToday: 0,
+      budget: null,
+    });
+    expect(formatStatus(weekendsOnly)).toContain("Next check-in: after you write");
+  });
+
+  it("moves to the first tick of the next day once today's check-ins are used up", () => {
+    const s = at("2026-11-24T12:00:00.000Z", [], (m) => {
+      m.heartbeat.checkinsSent = ["2026-11-24T08:07:00.000Z", "2026-11-24T09:07:00.000Z"];
+    });
+    expect(s.nextCheckin).toBe("2026-11-25T08:07:00.000Z");
+  });
+
+  it("waits out the minimum gap after the last message and a recent conversation", () => {
+    const gap = at("2026-11-24T12:00:00.000Z", [person, msg("a1", "2026-11-24T11:30:00.000Z", "assistant")]);
+    // 11:30 + 45 min = 12:15: the 12:07 tick is too soon.
+    expect(gap.nextCheckin).toBe("2026-11-24T13:07:00.000Z");
+    const talking = at("2026-11-24T12:00:00.000Z", [msg("u2", "2026-11-24T11:30:00.000Z", "user")]);
+    expect(talking.nextCheckin).toBe("2026-11-24T12:07:00.000Z");
+    const justNow = at("2026-11-24T12:00:00.000Z", [msg("u3", "2026-11-24T11:59:00.000Z", "user")]);
+    expect(justNow.nextCheckin).toBe("2026-11-24T13:07:00.000Z");
+  });
+});
+
 describe("formatStatus", () => {
   it("says it in a few lines, in the person's local time", () => {
     const s = status(
@@ -113,7 +185,7 @@ describe("formatStatus", () => {
       "Unanswered: none",
       "Next check-in: Sun 22 Nov 19:07 at the earliest (Europe/Berlin)",
       "Tokens today: 1,234 of 2,000,000",
-      "Last heartbeat: Sun 22 Nov 10:07 held back (paused): paused until 18:00",
+      "Last check-in decision: Sun 22 Nov 10:07, I didn't check in: you had paused check-ins.",
     ]);
   });
 
@@ -126,7 +198,7 @@ describe("formatStatus", () => {
       m.heartbeat.blocked = true;
     });
     expect(formatStatus(blocked)).toContain("Check-ins: stopped: the bot was blocked");
-    expect(formatStatus(blocked)).toContain("Next check-in: none scheduled");
+    expect(formatStatus(blocked)).toContain("Next check-in: after you write");
   });
 
   it("shows what episodic memory holds, retired items left out", () => {

@@ -13,6 +13,7 @@ import {
   parseWipeArgs,
   WIPE_CONFIRMATION,
 } from "./commands.ts";
+import { decisionSentence } from "./reasons.ts";
 
 /**
  * What each slash command does, apart from Telegram: it reads and changes the mind's state
@@ -245,8 +246,6 @@ export class CommandHandlers {
   #why(): string {
     const decision = this.#deps.mind.lastDecision();
     if (!decision) return "I haven't considered a check-in yet.";
-    const when = this.#localTime(decision.ts);
-    const what = decision.fire ? "I checked in" : "I held back";
-    return `${what} at ${when}: ${decision.reason}${decision.topic ? ` (topic: ${decision.topic})` : ""}.\n${decision.detail}`;
+    return `At ${this.#localTime(decision.ts)} ${decisionSentence(decision)}`;
   }
 }

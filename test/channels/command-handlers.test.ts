@@ -129,17 +129,37 @@ describe("CommandHandlers", () => {
     expect(wiped).toBe(1);
   });
 
-  it("explains the last check-in decision in local time", async () => {
+  it("explains the last check-in decision in local time, to you and in plain words", async () => {
     expect(text(await handlers.run("why", ""))).toContain("haven't");
     await mind.recordDecision({
       ts: "2026-03-10T13:07:00.000Z",
       fire: false,
-      reason: "unanswered",
-      detail: "3 check-ins are unanswered.",
+      reason: "reply-pending",
+      detail: "The person's messages are still waiting for a reply; that comes first.",
     });
     expect(text(await handlers.run("why", ""))).toBe(
-      "I held back at 14:07: unanswered.\n3 check-ins are unanswered.",
+      "At 14:07 I didn't check in: you had written to me, and answering you comes first.",
     );
+    await mind.recordDecision({
+      ts: "2026-03-10T13:22:00.000Z",
+      fire: false,
+      reason: "already-answered",
+      detail: "the person already talked about other:move 3 h ago (within 6 h)",
+      topic: "other:move",
+    });
+    const why = text(await handlers.run("why", ""));
+    expect(why).toBe(
+      "At 14:22 I didn't check in: I meant to ask about move, but you had already talked about it recently.",
+    );
+    expect(why).not.toMatch(/person|other:|already-answered/);
+    await mind.recordDecision({
+      ts: "2026-03-10T13:37:00.000Z",
+      fire: true,
+      reason: "sent",
+      detail: "She mentioned poor sleep.",
+      topic: "the move",
+    });
+    expect(text(await handlers.run("why", ""))).toBe("At 14:37 I checked in about the move.");
   });
 
   it("exports everything as a dated JSON file", async () => {

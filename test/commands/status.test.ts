@@ -15,7 +15,13 @@ let env: Record<string, string>;
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), "presence-status-"));
   dataDir = join(root, "data");
-  env = { PRESENCE_DATA_DIR: dataDir, PRESENCE_TIMEZONE: "UTC", PRESENCE_DAILY_TOKEN_BUDGET: "5000" };
+  // A Sunday with two messages unanswered: a weekend limit of 3 lets the next tick through.
+  env = {
+    PRESENCE_DATA_DIR: dataDir,
+    PRESENCE_TIMEZONE: "UTC",
+    PRESENCE_DAILY_TOKEN_BUDGET: "5000",
+    PRESENCE_WEEKEND_MAX_UNANSWERED: "3",
+  };
   const clock = new SettableClock("2026-11-22T08:00:00.000Z");
   const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
   await log.append({ role: "user", text: "morning", channel: "cli" });
@@ -57,6 +63,7 @@ describe("status", () => {
       nextCheckin: "2026-11-22T11:07:00.000Z",
       tokensToday: 1020,
       budget: 5000,
+      awaitingYou: false,
       lastDecision: { fire: true, reason: "ok", topic: "hydration" },
       running: null,
     });
@@ -68,6 +75,9 @@ describe("status", () => {
     expect(result.stdout).toContain("Check-ins: on");
     expect(result.stdout).toContain("Unanswered: 2 messages since you last wrote");
     expect(result.stdout).toContain("Tokens today: 1,020 of 5,000");
+    expect(result.stdout).toContain(
+      "Last check-in decision: Sun 22 Nov 10:07, I checked in about hydration.",
+    );
     expect(result.stdout).toContain("Running: no");
   });
 

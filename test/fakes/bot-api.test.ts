@@ -50,6 +50,34 @@ describe("the Bot API fake", () => {
     expect(fake.pendingUpdates()).toBe(0);
   });
 
+  it("leaves no listener behind on the keep-alive socket after each long poll", async () => {
+    fake = await startBotApiFake();
+    const owner = fake.user(1001, "Ada");
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    const seen: string[] = [];
+    const bot = new Bot(fake.token, { client: { apiRoot: fake.apiRoot } });
+    bot.on("message:text", (ctx) => {
+      seen.push(ctx.message.text);
+    });
+    const running = bot.start({ timeout: 30 });
+    try {
+      for (let i = 1; i <= 15; i++) {
+        // Let the next long poll start and wait, so the message answers it.
+        await new Promise((r) => setTimeout(r, 30));
+        fake.message(owner, { text: `m${i}` });
+        await waitFor(() => seen.length === i);
+      }
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      await bot.stop();
+      await running;
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
+
   it("long-polls: an update arriving during the wait answers the pending getUpdates", async () => {
     fake = await startBotApiFake();
     const owner = fake.user(1001, "Ada");

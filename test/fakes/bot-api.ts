@@ -357,25 +357,32 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
           "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
       });
     let timer: NodeJS.Timeout | undefined;
+    // One keep-alive socket carries every poll: its close listener must go when this poll ends.
+    const onClose = () => {
+      clearTimeout(timer);
+      if (poll === entry) poll = undefined;
+    };
+    const finish = () => {
+      clearTimeout(timer);
+      req.socket.off("close", onClose);
+    };
     const entry = {
       respond: (list: Record<string, unknown>[]) => {
-        clearTimeout(timer);
+        finish();
         send(res, 200, { ok: true, result: list.slice(0, limit) });
       },
       fail: (f: TelegramFailure) => {
-        clearTimeout(timer);
+        finish();
         send(res, f.status, { ok: false, error_code: f.status, description: f.description });
       },
     };
     poll = entry;
     timer = setTimeout(() => {
+      finish();
       if (poll === entry) poll = undefined;
       send(res, 200, { ok: true, result: [] });
     }, timeout * 1000);
-    req.socket.once("close", () => {
-      clearTimeout(timer);
-      if (poll === entry) poll = undefined;
-    });
+    req.socket.once("close", onClose);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -35,6 +35,11 @@ export interface TelegramChannelOptions {
   retryPolicy?: RetryPolicy;
   /** Long-poll timeout; Telegram's recommended 30 s unless told otherwise. */
   pollTimeoutSeconds?: number;
+  /**
+   * How long after the person's latest message the reply waits for more (REPLY_SETTLE_MS by
+   * default), so a burst of messages gets one answer; tests set it lower.
+   */
+  replySettleMs?: number;
   /** Something went wrong that restarting fixes better than carrying on (e.g. the disk). */
   onFatal(error: unknown): void;
 }
@@ -44,6 +49,11 @@ const TELEGRAM_API_ROOT = "https://api.telegram.org";
 const REQUEST_TIMEOUT_SECONDS = 60;
 /** How long stopping waits for Telegram to confirm the last handled update. */
 export const CONFIRM_OFFSET_MS = 2_000;
+/**
+ * People often send a thought as several short messages a moment apart: answering the first
+ * at once would give the burst two replies, the first blind to the rest.
+ */
+export const REPLY_SETTLE_MS = 1_500;
 /** The model accepts images up to 5 MB; larger photos reach it as their caption only. */
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
@@ -80,6 +90,8 @@ export class TelegramChannel {
   readonly #apiRoot: string;
   readonly #inFlight = new Set<Promise<unknown>>();
   #polling: Promise<void> | undefined;
+  /** The reply waiting for the person to finish a burst, with its "typing…" indicator. */
+  #settling: { timer: NodeJS.Timeout; stopWorking: () => void } | undefined;
   /** Set when an update could not be logged: from then on nothing may confirm it to Telegram. */
   #halted = false;
 
@@ -163,6 +175,7 @@ export class TelegramChannel {
       const stopping = this.bot.isRunning() ? this.bot.stop() : Promise.resolve();
       await settleWithin([stopping, this.#polling ?? Promise.resolve()], CONFIRM_OFFSET_MS);
     }
+    this.#replyNow();
     await settleWithin([...this.#inFlight], graceMs);
   }
 
@@ -268,7 +281,29 @@ export class TelegramChannel {
     }
     logger.info({ updateId, kind: described.media?.kind ?? "text" }, "message from the person");
     if (described.unheard && (await this.#acknowledgeUnheard(logged)) === "answered") return;
-    this.#track(companion.reply());
+    this.#replyOnceSettled();
+  }
+
+  /**
+   * Asks for the reply once no message has come for the settle time, showing "typing…"
+   * meanwhile; each new message starts the wait again. Messages that arrive during the
+   * reply itself join the companion's next turn.
+   */
+  #replyOnceSettled(): void {
+    const stopWorking = this.#settling?.stopWorking ?? this.outbound.showWorking();
+    if (this.#settling) clearTimeout(this.#settling.timer);
+    const timer = setTimeout(() => this.#replyNow(), this.#options.replySettleMs ?? REPLY_SETTLE_MS);
+    this.#settling = { timer, stopWorking };
+  }
+
+  /** Starts the reply a settling burst is waiting for, if one is. */
+  #replyNow(): void {
+    const settling = this.#settling;
+    if (!settling) return;
+    this.#settling = undefined;
+    clearTimeout(settling.timer);
+    settling.stopWorking();
+    this.#track(this.#options.companion.reply());
   }
 
   /**

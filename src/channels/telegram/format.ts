@@ -30,16 +30,18 @@ export function formatMarkdown(markdown: string): FormattedText {
   };
   while (i < lines.length) {
     const line = lines[i] ?? "";
-    const fence = /^\s*```\s*([\w+#.-]*)\s*$/.exec(line);
+    const fence = openingFence(line);
     if (fence) {
       const body: string[] = [];
       i += 1;
-      while (i < lines.length && !/^\s*```\s*$/.test(lines[i] ?? "")) body.push(lines[i++] ?? "");
+      while (i < lines.length && !fence.closedBy(lines[i] ?? "")) body.push(lines[i++] ?? "");
       i += 1;
       newline();
       const code = body.join("\n");
       if (code.length > 0)
-        out.styled({ type: "pre", ...(fence[1] ? { language: fence[1] } : {}) }, () => out.plain(code));
+        out.styled({ type: "pre", ...(fence.language ? { language: fence.language } : {}) }, () =>
+          out.plain(code),
+        );
       continue;
     }
     if (/^\s*>/.test(line)) {
@@ -56,10 +58,50 @@ export function formatMarkdown(markdown: string): FormattedText {
       continue;
     }
     newline();
-    renderLine(line, out);
+    if (isParagraphLine(line)) {
+      // A paragraph's lines are read as one, so emphasis may run across its line breaks.
+      const paragraph = [line];
+      while (i + 1 < lines.length && isParagraphLine(lines[i + 1] ?? "")) paragraph.push(lines[++i] ?? "");
+      inline(paragraph.join("\n"), out);
+    } else renderLine(line, out);
     i += 1;
   }
   return trimFormatted(out.result());
+}
+
+/** A code fence that opened: its language, and which line closes it. */
+interface Fence {
+  language: string | undefined;
+  closedBy(line: string): boolean;
+}
+
+/**
+ * A line opening a code fence: three or more backticks or tildes, then an optional info
+ * string whose first word is the language. Only a run of the same character, at least as
+ * long, closes it, so a ```` fence can show ``` inside.
+ */
+function openingFence(line: string): Fence | null {
+  const match = /^\s*(`{3,}|~{3,})\s*(.*?)\s*$/.exec(line);
+  if (!match) return null;
+  const marker = match[1] ?? "```";
+  const info = match[2] ?? "";
+  if (marker.startsWith("`") && info.includes("`")) return null;
+  const language = /^[\w+#.-]+/.exec(info)?.[0];
+  const closing = new RegExp(`^\\s*\\${marker[0]}{${marker.length},}\\s*$`);
+  return { language, closedBy: (candidate) => closing.test(candidate) };
+}
+
+/** A line of running text: not blank and not a heading, rule, list item, quote or fence. */
+function isParagraphLine(line: string): boolean {
+  return (
+    line.trim() !== "" &&
+    !/^\s{0,3}#{1,6}\s/.test(line) &&
+    !/^\s*([-*_])(\s*\1){2,}\s*$/.test(line) &&
+    !/^\s*[-*+]\s+/.test(line) &&
+    !/^\s*\d{1,9}[.)]\s+/.test(line) &&
+    !/^\s*>/.test(line) &&
+    openingFence(line) === null
+  );
 }
 
 function renderLine(line: string, out: Builder): void {
@@ -127,16 +169,16 @@ function inline(source: string, out: Builder): void {
       }
     }
     if (ch === "[") {
-      const link = /^\[([^\]\n]+)\]\(\s*<?([^)\s>]+)>?\s*\)/.exec(source.slice(i));
+      const link = parseLink(source, i);
       if (link) {
-        const [whole, label = "", url = ""] = link;
+        const { length: whole, label, url } = link;
         flush();
         if (SAFE_LINK.test(url)) out.styled({ type: "text_link", url }, () => inline(label, out));
         else {
           inline(label, out);
           out.plain(` (${url})`);
         }
-        i += whole.length;
+        i += whole;
         continue;
       }
     }
@@ -158,6 +200,32 @@ function inline(source: string, out: Builder): void {
     i += 1;
   }
   flush();
+}
+
+/**
+ * A markdown link `[label](url)` starting at `open`, or null. The URL's parentheses are
+ * counted, so `(https://en.wikipedia.org/wiki/Sleep_(disambiguation))` keeps its last `)`.
+ */
+function parseLink(source: string, open: number): { length: number; label: string; url: string } | null {
+  const head = /^\[([^\]\n]+)\]\(\s*(<?)/.exec(source.slice(open));
+  if (!head) return null;
+  const angled = head[2] === "<";
+  const start = open + head[0].length;
+  let depth = 0;
+  let i = start;
+  for (; i < source.length; i++) {
+    const ch = source[i] ?? "";
+    if (/\s/.test(ch) || (angled && ch === ">")) break;
+    if (ch === "(") depth += 1;
+    else if (ch === ")") {
+      if (depth === 0) break;
+      depth -= 1;
+    }
+  }
+  const url = source.slice(start, i);
+  const tail = (angled ? /^>\s*\)/ : /^\s*\)/).exec(source.slice(i));
+  if (url === "" || !tail) return null;
+  return { length: i + tail[0].length - open, label: head[1] ?? "", url };
 }
 
 /**

@@ -23,7 +23,8 @@ const GOOD_ENOUGH = 0.5;
  * surrogate pair or a formatting entity, and not between a heading and its section when
  * another cut will do. Only when one word or one entity is itself longer than
  * the limit is it cut (a code block at a line break when it can be), its formatting carried
- * into both parts.
+ * into both parts; a code block is also cut at a line break rather than leave a first part
+ * under half the limit.
  */
 export function splitFormatted(message: FormattedText, limit = TELEGRAM_TEXT_LIMIT): FormattedText[] {
   if (limit < 2) throw new RangeError(`splitFormatted: limit must be at least 2, got ${limit}`);
@@ -52,6 +53,19 @@ function chooseCut(message: FormattedText, limit: number): number {
       limit,
     );
   const safe = safeCut((at) => !endsWithTitle(message, at)) ?? safeCut(() => true);
+  if (safe !== undefined && safe >= limit * GOOD_ENOUGH) return safe;
+  // A code block too long for one message anyway, right after a short intro: a line break
+  // inside the block beats a message holding only the intro.
+  const inLongCode = lastMatching(
+    limit,
+    (at) =>
+      text[at] === "\n" &&
+      at >= limit * GOOD_ENOUGH &&
+      message.entities.every(
+        (e) => at <= e.offset || at >= e.offset + e.length || (e.type === "pre" && e.length > limit),
+      ),
+  );
+  if (inLongCode !== undefined) return inLongCode;
   if (safe !== undefined) return safe;
   const acrossEntities = pick(
     BOUNDARIES.map((boundary) => lastMatching(limit, (at) => boundary(text, at))),

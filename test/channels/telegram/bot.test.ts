@@ -70,7 +70,7 @@ function companionDouble(messages: MessageLog, outbound: () => TelegramChannel["
       turn = turn.then(async () => {
         await gate;
         const log = await messages.all();
-        const lastAnswer = log.findLastIndex((m) => m.role === "assistant");
+        const lastAnswer = log.findLastIndex((m) => m.role === "assistant" && !m.notice);
         const unanswered = log.slice(lastAnswer + 1).filter((m) => m.role === "user");
         if (unanswered.length === 0) return;
         const text = `echo: ${unanswered.map((m) => m.text).join(" + ")}`;
@@ -88,7 +88,14 @@ function companionDouble(messages: MessageLog, outbound: () => TelegramChannel["
   };
 }
 
-async function startChannel(token = fake.token, logger: Logger = silentLogger) {
+/** Short enough to keep the suite fast; the burst test sets a realistic one. */
+const TEST_SETTLE_MS = 20;
+
+async function startChannel(
+  token = fake.token,
+  logger: Logger = silentLogger,
+  replySettleMs = TEST_SETTLE_MS,
+) {
   const messages = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
   const mind = await MindStore.open(dataDir, clock);
   let channel: TelegramChannel | undefined;
@@ -119,6 +126,7 @@ async function startChannel(token = fake.token, logger: Logger = silentLogger) {
     logger,
     retryPolicy: FAST_RETRY,
     pollTimeoutSeconds: 1,
+    replySettleMs,
     onFatal: (error) => fatal.push(error),
   });
   await channel.start();
@@ -178,6 +186,20 @@ describe("TelegramChannel", () => {
     await waitFor(async () => (await messages.all()).length === 2);
     expect(fake.sent.map((s) => s.text)).toEqual(["echo: private"]);
     expect((await messages.all()).map((m) => m.text)).toEqual(["private", "echo: private"]);
+  });
+
+  it("answers a burst of messages once, after the person stops typing, showing typing meanwhile", async () => {
+    const { companion } = await startChannel(fake.token, silentLogger, 700);
+    const owner = fake.user(OWNER, "Ada");
+    for (const text of ["one", "two", "three"]) {
+      fake.message(owner, { text });
+      await waitFor(() => companion.received.some((r) => r.text === text));
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    await fake.waitForSent(1);
+    await new Promise((r) => setTimeout(r, 900));
+    expect(fake.sent.map((s) => s.text)).toEqual(["echo: one + two + three"]);
+    expect(fake.actions).toContainEqual({ chatId: OWNER, action: "typing" });
   });
 
   it("answers messages that arrive during a turn together, in the next turn", async () => {

@@ -29,6 +29,34 @@ describe("formatMarkdown", () => {
     expect(result.entities).toContainEqual({ type: "pre", language: "ts", offset: 5, length: 25 });
   });
 
+  it("keeps the balanced parentheses of a link's URL", () => {
+    const result = formatMarkdown("See [the docs](https://en.wikipedia.org/wiki/Sleep_(disambiguation)).");
+    expect(result.text).toBe("See the docs.");
+    expect(result.entities).toEqual([
+      {
+        type: "text_link",
+        url: "https://en.wikipedia.org/wiki/Sleep_(disambiguation)",
+        offset: 4,
+        length: 8,
+      },
+    ]);
+  });
+
+  it("accepts fences of more than three backticks, or tildes, closed only by the same marker", () => {
+    const nested = formatMarkdown("````markdown\n```js\nx()\n```\n````\nafter");
+    expect(nested.text).toBe("```js\nx()\n```\nafter");
+    expect(nested.entities).toEqual([{ type: "pre", language: "markdown", offset: 0, length: 13 }]);
+    const tilde = formatMarkdown("~~~python\nprint('~~hi~~')\n```\n~~~");
+    expect(tilde.text).toBe("print('~~hi~~')\n```");
+    expect(tilde.entities).toEqual([{ type: "pre", language: "python", offset: 0, length: 19 }]);
+  });
+
+  it("lets emphasis run across the line breaks of a paragraph", () => {
+    const result = formatMarkdown("*across\nlines* and **bold\nagain**\n\n- item *one*\n*two");
+    expect(result.text).toBe("across\nlines and bold\nagain\n\n• item one\n*two");
+    expect(show(result)).toEqual(["italic:across\nlines", "bold:bold\nagain", "italic:one"]);
+  });
+
   it("links only safe URLs and shows any other target as text", () => {
     const safe = formatMarkdown("See [the guide](https://example.org/a_b).");
     expect(safe.text).toBe("See the guide.");

@@ -80,6 +80,27 @@ describe("splitFormatted", () => {
     }
   });
 
+  it("cuts a long code block at a line rather than send its short intro alone", () => {
+    const code = Array.from({ length: 40 }, (_, i) => `line ${i}`).join("\n");
+    const parts = splitFormatted(formatMarkdown(`Here is the script:\n\n\`\`\`\n${code}\n\`\`\``), 100);
+    expect(parts[0]?.text.startsWith("Here is the script:\n\nline 0\n")).toBe(true);
+    expect(parts[0]?.text.length).toBeGreaterThanOrEqual(50);
+    expect(parts.map((p) => p.text).join("\n")).toBe(`Here is the script:\n\n${code}`);
+  });
+
+  it("keeps a code block that fits whole in the next message", () => {
+    const code = Array.from({ length: 12 }, (_, i) => `line ${i}`).join("\n");
+    const parts = splitFormatted(
+      formatMarkdown(`Intro.\n\n\`\`\`\n${code}\n\`\`\`\n\n${"word ".repeat(14)}`),
+      100,
+    );
+    const pres = parts.flatMap((p) =>
+      p.entities.filter((e) => e.type === "pre").map((e) => p.text.slice(e.offset, e.offset + e.length)),
+    );
+    expect(parts.length).toBeGreaterThan(1);
+    expect(pres).toEqual([code]);
+  });
+
   it("cuts a word longer than the limit without breaking a surrogate pair", () => {
     const parts = splitFormatted({ text: "😀".repeat(100), entities: [] }, 51);
     expect(parts.map((p) => p.text.length)).toEqual([50, 50, 50, 50]);

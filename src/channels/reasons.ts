@@ -1,0 +1,92 @@
+import type { HeartbeatReason } from "../heartbeat/policy.ts";
+import type { Decision } from "../store/mind.ts";
+
+/**
+ * What a check-in decision means, in words for the person: /why and /status speak to "you"
+ * in plain sentences, never in the reason codes the decision record keeps (those stay in
+ * `status --json` and the trace). The one place every reason is worded.
+ */
+
+/** The reasons the companion's check-in turn records beyond the pre-check's. */
+export type CompanionReason =
+  | "reply-pending"
+  | "model-unavailable"
+  | "model-error"
+  | "invalid-decision"
+  | "model-declined"
+  | "already-answered"
+  | "repeated-topic"
+  | "leak-guard-empty"
+  | "send-failed"
+  | "sent";
+
+/** Every reason a recorded decision can carry. */
+export type DecisionReason = HeartbeatReason | CompanionReason;
+
+/** The sentence for one reason; `about` is the topic in the decision's own words, when it has one. */
+type Wording = (about: string | null) => string;
+
+const WORDING: Record<DecisionReason, Wording> = {
+  paused: () => "you had paused check-ins.",
+  blocked: () => "you had blocked me, so I wait until you write again.",
+  "quiet-hours": () => "it was inside your quiet hours.",
+  "unanswered-limit": () => "you hadn't answered my last messages yet, and I don't pile more on.",
+  "weekend-limit": () =>
+    "it was the weekend and my last message was still unanswered; on weekends I wait for you.",
+  "recent-conversation": () => "we had only just been talking.",
+  "too-soon": () => "I had written to you only a little while before.",
+  "daily-limit": () => "I had already checked in as often as I do in a day.",
+  budget: () => "today's budget for the AI model was used up.",
+  ok: () => "nothing held it back.",
+  "reply-pending": () => "you had written to me, and answering you comes first.",
+  "model-unavailable": () => "I couldn't reach the AI model.",
+  "model-error": () => "the AI model answered with an error.",
+  "invalid-decision": () => "the AI model's answer made no sense, so I sent nothing.",
+  "model-declined": (about) =>
+    `I thought about it${about ? ` (about ${about})` : ""} and decided it wasn't the right moment.`,
+  "already-answered": (about) =>
+    `I meant to ask about ${about ?? "something"}, but you had already talked about it recently.`,
+  "repeated-topic": (about) =>
+    `I had already asked you about ${about ?? "that"} and you hadn't answered yet.`,
+  "leak-guard-empty": () => "what I wrote was only my own notes, not a message, so I sent nothing.",
+  "send-failed": () => "the message didn't go through.",
+  sent: () => "nothing held it back.",
+};
+
+/** A decision as words: whether a check-in went out, and why in a sentence addressed to the person. */
+export interface DecisionWords {
+  /** "I checked in about the move" or "I didn't check in". */
+  headline: string;
+  /** Why not, one sentence; null when the check-in went out. */
+  because: string | null;
+}
+
+/** Words the person reads for a recorded decision; an unknown reason still reads as a sentence. */
+export function describeDecision(decision: Pick<Decision, "fire" | "reason" | "topic">): DecisionWords {
+  const about = topicWords(decision.topic);
+  if (decision.fire) return { headline: `I checked in${about ? ` about ${about}` : ""}`, because: null };
+  const wording = isKnownReason(decision.reason) ? WORDING[decision.reason] : null;
+  return {
+    headline: "I didn't check in",
+    because: wording ? wording(about) : "something held it back.",
+  };
+}
+
+/** A decision on one line: "I didn't check in: it was inside your quiet hours." */
+export function decisionSentence(decision: Pick<Decision, "fire" | "reason" | "topic">): string {
+  const { headline, because } = describeDecision(decision);
+  return because === null ? `${headline}.` : `${headline}: ${because}`;
+}
+
+function isKnownReason(reason: string): reason is DecisionReason {
+  return Object.hasOwn(WORDING, reason);
+}
+
+/**
+ * A topic as the person would say it: the model's own words, without the topic lexicon's
+ * `other:` label prefix that marks a topic it did not know.
+ */
+export function topicWords(topic: string | undefined): string | null {
+  const words = topic?.replace(/^other:/, "").trim();
+  return words ? words : null;
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { decisionSentence, describeDecision, topicWords } from "../../src/channels/reasons.ts";
+import { heartbeatReasonSchema } from "../../src/heartbeat/policy.ts";
+
+const COMPANION_REASONS = [
+  "reply-pending",
+  "model-unavailable",
+  "model-error",
+  "invalid-decision",
+  "model-declined",
+  "already-answered",
+  "repeated-topic",
+  "leak-guard-empty",
+  "blocked",
+  "send-failed",
+];
+
+describe("describeDecision", () => {
+  it("words every held-back reason as a sentence to you, never as its code", () => {
+    for (const reason of [...heartbeatReasonSchema.options.filter((r) => r !== "ok"), ...COMPANION_REASONS]) {
+      const sentence = decisionSentence({ fire: false, reason, topic: "other:move" });
+      expect(sentence, reason).toMatch(/^I didn't check in: [a-zI].*\.$/);
+      if (reason.includes("-")) expect(sentence, reason).not.toContain(reason);
+      expect(sentence, reason).not.toMatch(/the person|the user|other:/i);
+    }
+  });
+
+  it("speaks to you about the limits only you can lift", () => {
+    expect(describeDecision({ fire: false, reason: "weekend-limit" }).because).toMatch(/\bmy last message\b/);
+    expect(describeDecision({ fire: false, reason: "unanswered-limit" }).because).toMatch(/^you hadn't/);
+    expect(describeDecision({ fire: false, reason: "blocked" }).because).toMatch(/until you write/);
+  });
+
+  it("names the topic in the decision's own words", () => {
+    expect(decisionSentence({ fire: true, reason: "sent", topic: "the move" })).toBe(
+      "I checked in about the move.",
+    );
+    expect(decisionSentence({ fire: true, reason: "sent" })).toBe("I checked in.");
+    expect(decisionSentence({ fire: false, reason: "repeated-topic", topic: "other:move" })).toBe(
+      "I didn't check in: I had already asked you about move and you hadn't answered yet.",
+    );
+  });
+
+  it("still reads as a sentence for a reason it does not know", () => {
+    expect(decisionSentence({ fire: false, reason: "something-new" })).toBe(
+      "I didn't check in: something held it back.",
+    );
+  });
+});
+
+describe("topicWords", () => {
+  it("drops the lexicon's other: prefix and empty topics", () => {
+    expect(topicWords("other:move")).toBe("move");
+    expect(topicWords("sleep")).toBe("sleep");
+    expect(topicWords("  ")).toBeNull();
+    expect(topicWords(undefined)).toBeNull();
+  });
+});
