@@ -31,7 +31,7 @@ export const DEFAULT_TRANSPORT_TIMEOUTS: Omit<TransportTimeouts, "pollSeconds"> 
 };
 
 /** A request did not finish: no answer in time, an answer cut off, or no connection at all. */
-export class TelegramTransportError extends Error {
+class TelegramTransportError extends Error {
   override readonly name = "TelegramTransportError";
 
   constructor(
