@@ -90,8 +90,7 @@ export function telegramFetch(timeouts: TransportTimeouts): typeof fetch {
       answerStarted = true;
       const chunks: Uint8Array[] = [];
       const reader = response.body?.getReader();
-      for (;;) {
-        if (!reader) break;
+      while (reader) {
         clearTimeout(stall);
         stall = setTimeout(
           giveUp(`Telegram's answer to ${call} stopped half-way for ${timeouts.stallMs} ms`),
