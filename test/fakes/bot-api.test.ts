@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { Api, Bot, GrammyError, HttpError, InputFile } from "grammy";
 import { afterEach, describe, expect, it } from "vitest";
 import { type BotApiFake, parseTelegramHtml, startBotApiFake } from "./bot-api.ts";
@@ -10,6 +11,45 @@ afterEach(async () => {
 
 function api(token = fake.token): Api {
   return new Api(token, { apiRoot: fake.apiRoot });
+}
+
+/**
+ * Posts a call the way grammY does and reports what came back within `watchMs`: the status, the
+ * length the headers promised, the bytes that arrived, and whether the connection closed.
+ */
+function rawCall(
+  method: string,
+  params: Record<string, unknown>,
+  watchMs: number,
+): Promise<{ status: number; promised: number; received: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${fake.apiRoot}/bot${fake.token}/${method}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
+    req.on("error", reject);
+    req.on("response", (res) => {
+      let received = "";
+      let closed = false;
+      res.on("data", (chunk: Buffer) => {
+        received += chunk.toString("utf8");
+      });
+      res.on("error", () => {});
+      res.socket.on("close", () => {
+        closed = true;
+      });
+      setTimeout(() => {
+        resolve({
+          status: res.statusCode ?? 0,
+          promised: Number(res.headers["content-length"]),
+          received,
+          closed,
+        });
+        req.destroy();
+      }, watchMs);
+    });
+    req.end(JSON.stringify(params));
+  });
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -146,6 +186,37 @@ describe("the Bot API fake", () => {
     await api().sendMessage(1001, "f");
     expect(fake.sent.map((s) => s.text)).toEqual(["f"]);
     expect(fake.calls.map((c) => c.status)).toEqual([429, 500, "dropped", 502, 403, 200]);
+  });
+
+  it("carries out a call and cuts its answer off half-way, then closes or stalls", async () => {
+    fake = await startBotApiFake({ knownChats: [1001] });
+    fake.failNext("sendMessage", { type: "cut-off", ending: "close" }, { type: "cut-off", ending: "stall" });
+    const closed = await rawCall("sendMessage", { chat_id: 1001, text: "a" }, 300);
+    expect(closed.status).toBe(200);
+    expect(closed.received.length).toBeGreaterThan(0);
+    expect(closed.received.length).toBeLessThan(closed.promised);
+    expect(closed.closed).toBe(true);
+    const stalled = await rawCall("sendMessage", { chat_id: 1001, text: "b" }, 300);
+    expect(stalled.received.length).toBeGreaterThan(0);
+    expect(stalled.received.length).toBeLessThan(stalled.promised);
+    expect(stalled.closed).toBe(false);
+    expect(fake.sent.map((s) => s.text)).toEqual(["a", "b"]);
+    expect(fake.calls.map((c) => c.status)).toEqual(["cut-off", "cut-off"]);
+  });
+
+  it("cuts off a long poll's answer when its update comes, and keeps the update for the next poll", async () => {
+    fake = await startBotApiFake();
+    fake.failNext("getUpdates", { type: "cut-off", ending: "stall" });
+    const polled = rawCall("getUpdates", { timeout: 5 }, 500);
+    await fake.waitForCall((c) => c.method === "getUpdates");
+    const sent = fake.message(fake.user(1001, "Ada"), { text: "hello" });
+    const cut = await polled;
+    expect(cut.received).toContain('"ok":true');
+    expect(cut.received.length).toBeLessThan(cut.promised);
+    expect(cut.closed).toBe(false);
+    const again = await api().getUpdates({ timeout: 0 });
+    expect(again.map((u) => u.update_id)).toEqual([sent.updateId]);
+    expect(fake.calls.map((c) => c.status)).toEqual(["cut-off", 200]);
   });
 
   it("blocks a chat until unblocked", async () => {

@@ -29,7 +29,9 @@ import type { AddressInfo } from "node:net";
  *
  * Faults on demand, consumed one per call of the named method (or "*" for any method):
  * `rate-limit` (429 with parameters.retry_after), `server-error` (500 or 502), `drop` (the socket is
- * destroyed without an answer), `slow` (the real answer after a delay), `blocked` (403 "Forbidden:
+ * destroyed without an answer), `cut-off` (the call is carried out — a message is sent, a long poll
+ * waits for its updates — and the answer stops half-way: with `ending: "close"` the socket then
+ * closes, with `"stall"` it stays open with nothing more until the client gives up), `slow` (the real answer after a delay), `blocked` (403 "Forbidden:
  * bot was blocked by the user"), `bad-request` (400 with the given description, e.g. "can't parse
  * entities: …" for formatting Telegram refuses on a given day). `block(chatId)` makes every send to that chat 403 until `unblock`.
  */
@@ -72,6 +74,7 @@ export type Fault =
   | { type: "rate-limit"; retryAfter: number }
   | { type: "server-error"; status: 500 | 502 }
   | { type: "drop" }
+  | { type: "cut-off"; ending: "close" | "stall" }
   | { type: "slow"; ms: number }
   | { type: "blocked" }
   | { type: "bad-request"; description: string };
@@ -96,7 +99,8 @@ export interface SentRecord {
 export interface CallRecord {
   method: string;
   params: Record<string, unknown>;
-  status: number | "dropped";
+  /** The HTTP status answered; "dropped" for no answer; "cut-off" for an answer stopped half-way. */
+  status: number | "dropped" | "cut-off";
   at: number;
 }
 
@@ -338,8 +342,8 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
 
   function answerGetUpdates(
     params: Record<string, unknown>,
-    res: ServerResponse,
     req: IncomingMessage,
+    answer: (status: number, body: unknown) => void,
   ): void {
     const offset = params.offset === undefined ? undefined : Number(params.offset);
     if (offset !== undefined && offset > 0)
@@ -347,7 +351,7 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
     const limit = Math.min(Math.max(Number(params.limit ?? 100) || 100, 1), 100);
     const timeout = Math.max(Number(params.timeout ?? 0) || 0, 0);
     if (updates.length > 0 || timeout === 0) {
-      send(res, 200, { ok: true, result: updates.slice(0, limit) });
+      answer(200, { ok: true, result: updates.slice(0, limit) });
       return;
     }
     if (poll)
@@ -369,18 +373,18 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
     const entry = {
       respond: (list: Record<string, unknown>[]) => {
         finish();
-        send(res, 200, { ok: true, result: list.slice(0, limit) });
+        answer(200, { ok: true, result: list.slice(0, limit) });
       },
       fail: (f: TelegramFailure) => {
         finish();
-        send(res, f.status, { ok: false, error_code: f.status, description: f.description });
+        answer(f.status, { ok: false, error_code: f.status, description: f.description });
       },
     };
     poll = entry;
     timer = setTimeout(() => {
       finish();
       if (poll === entry) poll = undefined;
-      send(res, 200, { ok: true, result: [] });
+      answer(200, { ok: true, result: [] });
     }, timeout * 1000);
     req.socket.once("close", onClose);
   }
@@ -406,15 +410,18 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
     const params = await readParams(req, url);
     const record: CallRecord = { method, params, status: 200, at: Date.now() };
     calls.push(record);
+    let cutOff: "close" | "stall" | undefined;
     const answer = (status: number, body: unknown) => {
-      record.status = status;
-      send(res, status, body);
+      record.status = cutOff ? "cut-off" : status;
+      if (cutOff) sendHalf(res, status, body, cutOff);
+      else send(res, status, body);
     };
     if (givenToken !== token) {
       answer(401, { ok: false, error_code: 401, description: "Unauthorized" });
       return;
     }
     const fault = takeFault(method);
+    if (fault?.type === "cut-off") cutOff = fault.ending;
     if (fault?.type === "drop") {
       record.status = "dropped";
       req.socket.destroy();
@@ -450,7 +457,7 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
       return;
     }
     if (method === "getUpdates") {
-      answerGetUpdates(params, res, req);
+      answerGetUpdates(params, req, answer);
       return;
     }
     const implementation = methods[method];
@@ -630,6 +637,19 @@ const TINY_JPEG = Uint8Array.from(
 function send(res: ServerResponse, status: number, body: unknown): void {
   if (res.headersSent || res.destroyed) return;
   res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
+
+/**
+ * Starts a whole answer — its headers promise every byte — and stops half-way: then closes the
+ * socket once those bytes are out, or leaves it open with nothing more.
+ */
+function sendHalf(res: ServerResponse, status: number, body: unknown, ending: "close" | "stall"): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.write(text.slice(0, Math.floor(text.length / 2)), () => {
+    if (ending === "close") res.socket?.destroy();
+  });
 }
 
 function parseJsonParam(value: unknown): unknown {

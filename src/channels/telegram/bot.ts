@@ -13,6 +13,7 @@ import { describeMessage, imageMediaType } from "./incoming.ts";
 import { TelegramOutbound } from "./outbound.ts";
 import { pollingHealthTransformer } from "./polling-health.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryTransformer } from "./retry.ts";
+import { DEFAULT_TRANSPORT_TIMEOUTS, type TransportTimeouts, telegramFetch } from "./transport.ts";
 import type { TelegramUpdatesState } from "./updates-state.ts";
 
 /** Telegram refused the token at getMe: the person must fix TELEGRAM_BOT_TOKEN. */
@@ -35,18 +36,22 @@ export interface TelegramChannelOptions {
   retryPolicy?: RetryPolicy;
   /** Long-poll timeout; Telegram's recommended 30 s unless told otherwise. */
   pollTimeoutSeconds?: number;
+  /** Limits on each request to Telegram (DEFAULT_TRANSPORT_TIMEOUTS unless told); tests set them lower. */
+  timeouts?: Partial<Omit<TransportTimeouts, "pollSeconds">>;
   /**
    * How long after the person's latest message the reply waits for more (REPLY_SETTLE_MS by
    * default), so a burst of messages gets one answer; tests set it lower.
    */
   replySettleMs?: number;
+  /** The longest a burst's reply waits from its first message (REPLY_SETTLE_MAX_MS by default). */
+  replySettleMaxMs?: number;
   /** Something went wrong that restarting fixes better than carrying on (e.g. the disk). */
   onFatal(error: unknown): void;
 }
 
 const TELEGRAM_API_ROOT = "https://api.telegram.org";
-/** Longer than the 30 s long poll, short enough that a hung request cannot hold a turn for long. */
-const REQUEST_TIMEOUT_SECONDS = 60;
+/** Telegram's recommended long-poll length. */
+const POLL_TIMEOUT_SECONDS = 30;
 /** How long stopping waits for Telegram to confirm the last handled update. */
 export const CONFIRM_OFFSET_MS = 2_000;
 /**
@@ -54,6 +59,12 @@ export const CONFIRM_OFFSET_MS = 2_000;
  * at once would give the burst two replies, the first blind to the rest.
  */
 export const REPLY_SETTLE_MS = 1_500;
+/**
+ * The settle waits for a pause, and someone who keeps writing never pauses: however many
+ * messages follow, the reply starts this long after the first unanswered one. What comes
+ * while it is written is answered in the next turn.
+ */
+export const REPLY_SETTLE_MAX_MS = 5_000;
 /** The model accepts images up to 5 MB; larger photos reach it as their caption only. */
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
@@ -88,19 +99,30 @@ export class TelegramChannel {
   readonly outbound: TelegramOutbound;
   readonly #options: TelegramChannelOptions;
   readonly #apiRoot: string;
+  readonly #pollTimeoutSeconds: number;
+  /** Every request to Telegram goes through it, grammY's and the photo downloads alike. */
+  readonly #fetch: typeof fetch;
   readonly #inFlight = new Set<Promise<unknown>>();
   #polling: Promise<void> | undefined;
-  /** The reply waiting for the person to finish a burst, with its "typing…" indicator. */
-  #settling: { timer: NodeJS.Timeout; stopWorking: () => void } | undefined;
+  /**
+   * The reply waiting for the person to finish a burst: `pause` restarts with each message,
+   * `bound` runs from the first; whichever ends first starts the reply. With its "typing…".
+   */
+  #settling: { pause: NodeJS.Timeout; bound: NodeJS.Timeout; stopWorking: () => void } | undefined;
   /** Set when an update could not be logged: from then on nothing may confirm it to Telegram. */
   #halted = false;
 
   constructor(options: TelegramChannelOptions) {
     this.#options = options;
     this.#apiRoot = options.apiRoot ?? TELEGRAM_API_ROOT;
-    this.bot = new Bot(options.token, {
-      client: { apiRoot: this.#apiRoot, timeoutSeconds: REQUEST_TIMEOUT_SECONDS },
+    this.#pollTimeoutSeconds = options.pollTimeoutSeconds ?? POLL_TIMEOUT_SECONDS;
+    this.#fetch = telegramFetch({
+      ...DEFAULT_TRANSPORT_TIMEOUTS,
+      ...options.timeouts,
+      pollSeconds: this.#pollTimeoutSeconds,
     });
+    // grammY's own client timeout (500 s by default) stays as it is: the limits above end a request first.
+    this.bot = new Bot(options.token, { client: { apiRoot: this.#apiRoot, fetch: this.#fetch } });
     this.bot.api.config.use(retryTransformer(options.retryPolicy ?? DEFAULT_RETRY_POLICY, options.logger));
     this.bot.api.config.use(pollingHealthTransformer(options.logger));
     this.outbound = new TelegramOutbound({
@@ -152,7 +174,7 @@ export class TelegramChannel {
       this.#polling = this.bot
         .start({
           allowed_updates: ["message", "edited_message"],
-          timeout: this.#options.pollTimeoutSeconds ?? 30,
+          timeout: this.#pollTimeoutSeconds,
           onStart: () => {
             polling = true;
             resolve();
@@ -285,15 +307,19 @@ export class TelegramChannel {
   }
 
   /**
-   * Asks for the reply once no message has come for the settle time, showing "typing…"
-   * meanwhile; each new message starts the wait again. Messages that arrive during the
-   * reply itself join the companion's next turn.
+   * Asks for the reply once no message has come for the settle time, or once the burst's first
+   * message has waited the longest settle, showing "typing…" meanwhile; each new message starts
+   * the short wait again. Messages that arrive during the reply itself join the companion's next turn.
    */
   #replyOnceSettled(): void {
-    const stopWorking = this.#settling?.stopWorking ?? this.outbound.showWorking();
-    if (this.#settling) clearTimeout(this.#settling.timer);
-    const timer = setTimeout(() => this.#replyNow(), this.#options.replySettleMs ?? REPLY_SETTLE_MS);
-    this.#settling = { timer, stopWorking };
+    const pause = setTimeout(() => this.#replyNow(), this.#options.replySettleMs ?? REPLY_SETTLE_MS);
+    if (this.#settling) {
+      clearTimeout(this.#settling.pause);
+      this.#settling.pause = pause;
+      return;
+    }
+    const bound = setTimeout(() => this.#replyNow(), this.#options.replySettleMaxMs ?? REPLY_SETTLE_MAX_MS);
+    this.#settling = { pause, bound, stopWorking: this.outbound.showWorking() };
   }
 
   /** Starts the reply a settling burst is waiting for, if one is. */
@@ -301,7 +327,8 @@ export class TelegramChannel {
     const settling = this.#settling;
     if (!settling) return;
     this.#settling = undefined;
-    clearTimeout(settling.timer);
+    clearTimeout(settling.pause);
+    clearTimeout(settling.bound);
     settling.stopWorking();
     this.#track(this.#options.companion.reply());
   }
@@ -338,7 +365,7 @@ export class TelegramChannel {
       const file = await this.bot.api.getFile(fileId);
       const mediaType = file.file_path ? imageMediaType(file.file_path) : null;
       if (!file.file_path || !mediaType || (file.file_size ?? 0) > MAX_IMAGE_BYTES) return undefined;
-      const response = await fetch(`${this.#apiRoot}/file/bot${this.#options.token}/${file.file_path}`);
+      const response = await this.#fetch(`${this.#apiRoot}/file/bot${this.#options.token}/${file.file_path}`);
       if (!response.ok) throw new Error(`download answered ${response.status}`);
       const bytes = Buffer.from(await response.arrayBuffer());
       if (bytes.byteLength > MAX_IMAGE_BYTES) return undefined;

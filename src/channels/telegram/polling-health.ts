@@ -1,5 +1,6 @@
 import type { Transformer } from "grammy";
 import type { Logger } from "../../log.ts";
+import { describeTransportFailure } from "./transport.ts";
 
 /**
  * Says in the process log when receiving from Telegram stops working and when it works again.
@@ -24,7 +25,7 @@ export function pollingHealthTransformer(logger: Logger): Transformer {
       }
       return result;
     } catch (error) {
-      if (!signal?.aborted) failed(error instanceof Error ? error.message : String(error));
+      if (!signal?.aborted) failed(describeTransportFailure(error));
       throw error;
     }
   };

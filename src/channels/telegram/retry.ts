@@ -1,5 +1,6 @@
 import { HttpError, type Transformer } from "grammy";
 import type { Logger } from "../../log.ts";
+import { describeTransportFailure, mayHaveReachedTelegram } from "./transport.ts";
 
 /**
  * How hard a Telegram call is retried before the caller hears about the failure. Bounded in
@@ -34,6 +35,11 @@ const NOT_RETRIED = new Set(["getUpdates", "sendChatAction"]);
  * A grammY transformer that retries 429 (honouring retry_after), 5xx and dropped connections
  * with exponential backoff, within the policy's bounds. Written here rather than taken from
  * @grammyjs/auto-retry because that plugin retries network errors without any bound.
+ *
+ * A send whose answer was lost after the request went out (cut off, or none in time) may be in
+ * the chat already, so it is repeated once at most: a second such loss ends the call, and the
+ * caller's own schedule takes over (the outbox keeps a reply for later). A refused connection
+ * never reached Telegram and is retried like a 5xx.
  */
 export function retryTransformer(
   policy: RetryPolicy,
@@ -42,6 +48,8 @@ export function retryTransformer(
 ): Transformer {
   return async (prev, method, payload, signal) => {
     if (NOT_RETRIED.has(method)) return prev(method, payload, signal);
+    const delivers = method.startsWith("send");
+    let repeatedAfterLoss = false;
     let backoff = policy.baseDelayMs;
     const nextBackoff = () => {
       const wait = backoff;
@@ -69,8 +77,15 @@ export function retryTransformer(
         );
       } catch (error) {
         if (!(error instanceof HttpError) || last || signal?.aborted) throw error;
+        if (delivers && mayHaveReachedTelegram(error)) {
+          if (repeatedAfterLoss) throw error;
+          repeatedAfterLoss = true;
+        }
         waitMs = nextBackoff();
-        logger.warn({ method, attempt, waitMs, err: error.message }, "telegram unreachable, retrying");
+        logger.warn(
+          { method, attempt, waitMs, err: describeTransportFailure(error) },
+          "telegram unreachable, retrying",
+        );
       }
       await sleep(waitMs, signal);
     }

@@ -7,6 +7,7 @@ import { CommandHandlers } from "../../../src/channels/command-handlers.ts";
 import { BOT_COMMANDS } from "../../../src/channels/commands.ts";
 import {
   TelegramChannel,
+  type TelegramChannelOptions,
   TelegramTokenRejectedError,
   UNHEARD_REPLY,
 } from "../../../src/channels/telegram/bot.ts";
@@ -95,6 +96,7 @@ async function startChannel(
   token = fake.token,
   logger: Logger = silentLogger,
   replySettleMs = TEST_SETTLE_MS,
+  extra: Partial<TelegramChannelOptions> = {},
 ) {
   const messages = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
   const mind = await MindStore.open(dataDir, clock);
@@ -128,6 +130,7 @@ async function startChannel(
     pollTimeoutSeconds: 1,
     replySettleMs,
     onFatal: (error) => fatal.push(error),
+    ...extra,
   });
   await channel.start();
   channels.push(channel);
@@ -200,6 +203,99 @@ describe("TelegramChannel", () => {
     await new Promise((r) => setTimeout(r, 900));
     expect(fake.sent.map((s) => s.text)).toEqual(["echo: one + two + three"]);
     expect(fake.actions).toContainEqual({ chatId: OWNER, action: "typing" });
+  });
+
+  it("answers someone who keeps writing within the longest settle of their first message", async () => {
+    // Scaled down from a message a second for 20 s against the 1.5 s settle: each message comes
+    // well inside the settle, so only the bound from the burst's first message can start a reply.
+    const bound = 1_000;
+    const { companion } = await startChannel(fake.token, silentLogger, 400, { replySettleMaxMs: bound });
+    const owner = fake.user(OWNER, "Ada");
+    const written: { text: string; at: number }[] = [];
+    for (let i = 1; i <= 20; i += 1) {
+      const text = `m${i}`;
+      fake.message(owner, { text });
+      written.push({ text, at: Date.now() });
+      await waitFor(() => companion.received.some((r) => r.text === text));
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await waitFor(() => fake.sent.some((s) => s.text.split(/[ :+]+/).includes("m20")));
+    const replyTimes = fake.calls.filter((c) => c.method === "sendMessage").map((c) => c.at);
+    const waited = written.map(({ text, at }) => {
+      const reply = fake.sent.findIndex((s) => s.text.split(/[ :+]+/).includes(text));
+      return (replyTimes[reply] ?? Number.POSITIVE_INFINITY) - at;
+    });
+    expect(fake.sent.length).toBeGreaterThan(2);
+    // The bound, plus the time to send the reply on a busy machine.
+    expect(Math.max(...waited)).toBeLessThan(bound + 700);
+  });
+
+  it("repeats a send whose answer was cut off and closed, at once: the person gets it at most twice", async () => {
+    await startChannel();
+    const owner = fake.user(OWNER, "Ada");
+    fake.failNext("sendMessage", { type: "cut-off", ending: "close" });
+    fake.message(owner, { text: "a" });
+    const started = Date.now();
+    await fake.waitForSent(2, 5_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    fake.message(owner, { text: "b" });
+    await fake.waitForSent(3, 5_000);
+    expect(fake.sent.map((s) => s.text)).toEqual(["echo: a", "echo: a", "echo: b"]);
+    expect(fake.calls.filter((c) => c.method === "sendMessage").map((c) => c.status)).toEqual([
+      "cut-off",
+      200,
+      200,
+    ]);
+  });
+
+  it("repeats a send whose answer stalled half-way within seconds, and later sends do not wait behind it", async () => {
+    await startChannel(fake.token, silentLogger, TEST_SETTLE_MS, { timeouts: { stallMs: 300 } });
+    const owner = fake.user(OWNER, "Ada");
+    fake.failNext("sendMessage", { type: "cut-off", ending: "stall" });
+    fake.message(owner, { text: "a" });
+    const started = Date.now();
+    await fake.waitForSent(2, 5_000);
+    fake.message(owner, { text: "b" });
+    await fake.waitForSent(3, 5_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(fake.sent.map((s) => s.text)).toEqual(["echo: a", "echo: a", "echo: b"]);
+  });
+
+  it("repeats a send at most once when its answers keep getting lost", async () => {
+    await startChannel(fake.token, silentLogger, TEST_SETTLE_MS, { timeouts: { stallMs: 200 } });
+    fake.failNext(
+      "sendMessage",
+      { type: "cut-off", ending: "close" },
+      { type: "cut-off", ending: "stall" },
+      { type: "cut-off", ending: "close" },
+    );
+    fake.message(fake.user(OWNER, "Ada"), { text: "a" });
+    await fake.waitForSent(2, 5_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(fake.sent.map((s) => s.text)).toEqual(["echo: a", "echo: a"]);
+    expect(fake.calls.filter((c) => c.method === "sendMessage")).toHaveLength(2);
+  });
+
+  it("recovers within seconds from a long poll whose answer was cut off, stalled or closed", async () => {
+    const { companion } = await startChannel(fake.token, silentLogger, TEST_SETTLE_MS, {
+      timeouts: { stallMs: 300 },
+    });
+    const owner = fake.user(OWNER, "Ada");
+    for (const [i, ending] of (["stall", "close"] as const).entries()) {
+      const before = fake.calls.length;
+      fake.failNext("getUpdates", { type: "cut-off", ending });
+      // The next poll takes the fault; the message is what it answers, half-way.
+      await fake.waitForCall((c) => c.method === "getUpdates" && fake.calls.indexOf(c) >= before);
+      const started = Date.now();
+      fake.message(owner, { text: `after ${ending}` });
+      await fake.waitForSent(i + 1, 15_000);
+      // grammY waits 3 s after a failed poll, and the stall costs its 300 ms; the poll's own
+      // limit (1 s + 10 s) would cost over 11 s, the old client-wide timeout 60 s.
+      expect(Date.now() - started).toBeLessThan(8_000);
+    }
+    expect(fake.calls.filter((c) => c.method === "getUpdates" && c.status === "cut-off")).toHaveLength(2);
+    expect(companion.received.map((r) => r.text)).toEqual(["after stall", "after close"]);
+    expect(fake.sent.map((s) => s.text)).toEqual(["echo: after stall", "echo: after close"]);
   });
 
   it("answers messages that arrive during a turn together, in the next turn", async () => {
