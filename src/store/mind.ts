@@ -95,6 +95,8 @@ export const mindStateSchema = z.looseObject({
   flushedThrough: z.object({ messageId: z.string(), ts: isoUtc }).optional(),
   /** Pending outgoing messages, shaped by the generation side. */
   outbox: z.array(z.looseObject({})).default([]),
+  /** When the person last wiped everything (/wipe): /status says the token count outlived it, and why. */
+  wipedAt: isoUtc.optional(),
 });
 export type MindState = z.infer<typeof mindStateSchema>;
 
@@ -239,7 +241,8 @@ export class MindStore {
   deleteAll(): Promise<void> {
     return this.#enqueue(async () => {
       const { usage, usageDaily } = this.#low.data;
-      await this.#write({ ...initialMindState(this.#clock.now()), usage, usageDaily });
+      const now = this.#clock.now();
+      await this.#write({ ...initialMindState(now), usage, usageDaily, wipedAt: now.toISOString() });
       await removeLeftoverTemps(this.file);
     });
   }
