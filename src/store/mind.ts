@@ -236,7 +236,7 @@ export class MindStore {
    * Forgets everything about the person (/wipe): the file is rewritten as a fresh mind, so
    * nothing of the old contents remains in it, and temp files a crash left beside it are
    * deleted. Only the usage ledger stays — token counts, no words — so the daily budget
-   * still holds.
+   * still holds, with the time of the wipe so /status can say why the count outlived it.
    */
   deleteAll(): Promise<void> {
     return this.#enqueue(async () => {
