@@ -284,7 +284,7 @@ class SimulationRun {
   async #travel(from: string, to: string): Promise<void> {
     const text = `/tz ${to}`;
     const command = commandOf(text);
-    if (!command) throw new Error(`the bot no longer knows the command "${text}"`);
+    if (!command?.name) throw new Error(`the bot no longer knows the command "${text}"`);
     const reply = await this.parts.commands.run(command.name, command.args);
     this.#record({
       kind: "tz-change",

@@ -34,6 +34,11 @@ export interface Status {
   tokensToday: number;
   /** The daily token budget, when known. */
   budget: number | null;
+  /**
+   * When the person wiped everything today (their local day), else null: the token count
+   * outlived the wipe on purpose, so the daily budget still holds, and status says so.
+   */
+  wipedToday: string | null;
   lastDecision: Decision | null;
   /** Exchanges still waiting for reflection. */
   pendingReflections: number;
@@ -133,6 +138,14 @@ export function buildStatus(input: StatusInput): Status {
       awaitingYou || (next === null && weekendHeld && unanswered > 0 && !heartbeat.pausedIndefinitely),
     tokensToday: input.tokensToday,
     budget: input.budget,
+    wipedToday:
+      mind.wipedAt !== undefined &&
+      DateTime.fromISO(mind.wipedAt, { zone: timezone }).hasSame(
+        DateTime.fromJSDate(now, { zone: timezone }),
+        "day",
+      )
+        ? mind.wipedAt
+        : null,
     lastDecision: mind.decisions.at(-1) ?? null,
     pendingReflections: mind.reflectionQueue.length,
     memory: memoryCounts(mind),
@@ -229,6 +242,10 @@ export function formatStatus(status: Status, timezone: string = status.timezone)
       : `${status.tokensToday.toLocaleString("en-US")} of ${status.budget.toLocaleString("en-US")}${
           status.tokensToday >= status.budget ? " (over budget: no check-ins until tomorrow)" : ""
         }`;
+  const keptThroughWipe =
+    status.wipedToday === null
+      ? ""
+      : `; the count was kept through your /wipe at ${DateTime.fromISO(status.wipedToday, { zone: timezone }).toFormat("HH:mm")} (a number, no words), so today's budget still holds`;
   const decision = status.lastDecision;
   const next = status.awaitingYou
     ? "after you write"
@@ -239,7 +256,7 @@ export function formatStatus(status: Status, timezone: string = status.timezone)
     `Check-ins: ${checkins}`,
     `Unanswered: ${status.unansweredCount === 0 ? "none" : `${status.unansweredCount} message${status.unansweredCount === 1 ? "" : "s"} since you last wrote`}`,
     `Next check-in: ${next}`,
-    `Tokens today: ${tokens}`,
+    `Tokens today: ${tokens}${keptThroughWipe}`,
     `Last check-in decision: ${decision === null ? "none yet" : `${local(decision.ts)}, ${decisionSentence(decision)}`}`,
   ];
   const { declaredPatterns, openLoops, milestones } = status.memory;

@@ -201,6 +201,21 @@ describe("formatStatus", () => {
     expect(formatStatus(blocked)).toContain("Next check-in: after you write");
   });
 
+  it("says on the day of a /wipe that the token count was kept through it, and why; not the next day", () => {
+    const wiped = (m: MindState) => {
+      m.heartbeat.timezone = "Europe/Berlin";
+      m.wipedAt = "2026-11-22T21:30:00.000Z";
+    };
+    const sameDay = status("2026-11-22T22:10:00.000Z", wiped, { tokensToday: 4_321, budget: 50_000 });
+    expect(formatStatus(sameDay)).toContain(
+      "Tokens today: 4,321 of 50,000; the count was kept through your /wipe at 22:30 (a number, no words), so today's budget still holds",
+    );
+    // 00:10 in Berlin is the next local day: the count started after the wipe.
+    const nextDay = status("2026-11-22T23:10:00.000Z", wiped, { tokensToday: 10, budget: 50_000 });
+    expect(nextDay.wipedToday).toBeNull();
+    expect(formatStatus(nextDay)).not.toContain("/wipe");
+  });
+
   it("shows what episodic memory holds, retired items left out", () => {
     const item = (id: string, kind: "pattern" | "open_loop" | "milestone", retired = false) => ({
       id,

@@ -56,7 +56,7 @@ export async function runCliChat(options: CliChatOptions): Promise<void> {
     void tracked.finally(() => inFlight.delete(tracked));
   };
   write(
-    "Talking to presence in the terminal. /status, /memory, /why and the other commands work here; /quit ends.\n\n",
+    "Talking to presence in the terminal. The same commands work here (/help lists them); /quit ends.\n\n",
   );
   const lines = createInterface({ input: options.input, terminal: false });
   for await (const raw of lines) {
@@ -66,7 +66,7 @@ export async function runCliChat(options: CliChatOptions): Promise<void> {
     const command = commandOf(text);
     if (command) {
       try {
-        const reply = await commands.run(command.name, command.args);
+        const reply = await commands.answer(command);
         if ("text" in reply) write(`\n${reply.text}\n\n`);
         else {
           const path = await writeExport(options.exportDir, reply.document);
@@ -75,9 +75,9 @@ export async function runCliChat(options: CliChatOptions): Promise<void> {
           );
         }
       } catch (err) {
-        logger.error({ err, command: command.name }, "command failed");
+        logger.error({ err, command: command.name ?? "unknown" }, "command failed");
         write(
-          `\n(/${command.name} failed on my side: ${err instanceof Error ? err.message : String(err)})\n\n`,
+          `\n(/${command.name ?? command.typed} failed on my side: ${err instanceof Error ? err.message : String(err)})\n\n`,
         );
       }
       continue;

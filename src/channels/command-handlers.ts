@@ -5,12 +5,14 @@ import { formatQuietHours, type QuietHours } from "../config.ts";
 import { activeMemory, type MemoryItem } from "../mind/memory.ts";
 import type { MindStore } from "../store/mind.ts";
 import {
+  BOT_COMMANDS,
   type CommandName,
   parseForgetArgs,
   parsePauseArgs,
   parseQuietArgs,
   parseTimezoneArgs,
   parseWipeArgs,
+  type SlashCommand,
   WIPE_CONFIRMATION,
 } from "./commands.ts";
 import { decisionSentence } from "./reasons.ts";
@@ -65,8 +67,32 @@ export const START_TEXT = [
   "",
   "Your words are kept on the computer that runs me and are sent to the AI model only to write my replies.",
   "",
-  "/status — how things stand · /pause, /resume — check-ins · /quiet, /tz — your hours and zone",
-  "/memory — what I know · /forget — delete something · /export — all of it as a file · /wipe — delete everything · /why — about the last check-in",
+  `Commands: ${BOT_COMMANDS.filter((c) => c.command !== "start" && c.command !== "help")
+    .map((c) => `/${c.command}`)
+    .join(", ")}. /help says what each one does.`,
+].join("\n");
+
+/** /help: every command with its menu line, from the same list as Telegram's menu; no model involved. */
+const HELP_TEXT = [
+  "The commands I understand:",
+  "",
+  ...BOT_COMMANDS.map((c) => `/${c.command} — ${c.description}`),
+  "",
+  "Anything else you write is just talk.",
+].join("\n");
+
+/** The local answer to a slash word that is no command of ours, instead of treating it as chat. */
+function unknownCommandText(typed: string): string {
+  return `I don't know the command /${typed}. /help lists the ones I do.`;
+}
+
+/** What /wipe deletes and what it keeps, said before the person confirms. */
+const WIPE_QUESTION = [
+  "This deletes everything I keep about you: our messages, my notes and memory, the check-in decisions and turn records, your /pause, /quiet and /tz settings, and any exported files on my computer. It can't be undone.",
+  "",
+  "It keeps only the count of tokens I've used (numbers, no words), so today's budget still holds.",
+  "",
+  `To go ahead, send /wipe ${WIPE_CONFIRMATION} within 5 minutes. /wipe no cancels.`,
 ].join("\n");
 
 /** Runs one command; `args` is the text after the command name. */
@@ -78,8 +104,16 @@ export class CommandHandlers {
     this.#deps = deps;
   }
 
+  /** Answers a slash command as typed: ours are run, an unknown one is pointed at /help. */
+  answer(command: SlashCommand): Promise<CommandReply> {
+    if (command.name === null) return Promise.resolve({ text: unknownCommandText(command.typed) });
+    return this.run(command.name, command.args);
+  }
+
   async run(name: CommandName, args: string): Promise<CommandReply> {
     switch (name) {
+      case "help":
+        return { text: HELP_TEXT };
       case "start":
         return { text: START_TEXT };
       case "status":
@@ -226,21 +260,32 @@ export class CommandHandlers {
     };
   }
 
+  /**
+   * `/wipe` asks; `/wipe yes` within WIPE_CONFIRM_MS of the question wipes (without a
+   * question, it asks); any other answer cancels the question and says nothing was deleted.
+   */
   async #wipe(args: string): Promise<CommandReply> {
     const now = this.#deps.clock.now().getTime();
-    const confirmed =
-      parseWipeArgs(args) === "confirm" &&
-      this.#wipeAskedAt !== null &&
-      now - this.#wipeAskedAt <= WIPE_CONFIRM_MS;
-    if (!confirmed) {
-      this.#wipeAskedAt = now;
+    const answer = parseWipeArgs(args);
+    if (answer === "cancel") {
+      this.#wipeAskedAt = null;
       return {
-        text: `This deletes everything I keep about you: our messages, my notes, my memory. It can't be undone.\n\nTo go ahead, send /wipe ${WIPE_CONFIRMATION} within 5 minutes.`,
+        text: `Cancelled: nothing was deleted. (Only /wipe, then /wipe ${WIPE_CONFIRMATION}, deletes everything.)`,
       };
     }
+    const asked = this.#wipeAskedAt !== null && now - this.#wipeAskedAt <= WIPE_CONFIRM_MS;
+    if (answer === "ask" || !asked) {
+      this.#wipeAskedAt = now;
+      return { text: WIPE_QUESTION };
+    }
     this.#wipeAskedAt = null;
+    const zoneBefore = this.#zone();
     await this.#exclusive(() => this.#deps.wipeAll());
-    return { text: "Done. Everything is deleted; I'm starting fresh." };
+    // The wipe dropped any /tz: the check-in schedule goes back to the configured zone with it.
+    if (this.#zone() !== zoneBefore) this.#deps.onTimezoneChange?.(this.#zone());
+    return {
+      text: "Done. Everything is deleted; I'm starting fresh. Only the count of tokens used stays, so today's budget still holds.",
+    };
   }
 
   #why(): string {

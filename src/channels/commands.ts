@@ -7,8 +7,12 @@ import { isValidTimezone, parseQuietHours, type QuietHours } from "../config.ts"
  * phrasing is unit-tested; the effects live in command-handlers.ts.
  */
 
-/** The menu, in the order Telegram shows it. Descriptions are 3–256 characters. */
+/**
+ * The commands, in the order Telegram's menu shows them and /help lists them: one list, so
+ * the menu and /help never disagree. Descriptions are 3–256 characters (Telegram's limit).
+ */
 export const BOT_COMMANDS = [
+  { command: "help", description: "These commands, one line each" },
   { command: "start", description: "What this is and how it works" },
   { command: "status", description: "Check-ins on or paused, next check-in, tokens today" },
   { command: "pause", description: "Pause check-ins: /pause, /pause 2h, /pause until 18:00" },
@@ -18,7 +22,7 @@ export const BOT_COMMANDS = [
   { command: "memory", description: "What I know about you" },
   { command: "forget", description: "Delete what I remember about something: /forget TEXT" },
   { command: "export", description: "Everything I keep about you, as a file" },
-  { command: "wipe", description: "Delete everything (asks first)" },
+  { command: "wipe", description: "Delete everything about you (asks first)" },
   { command: "why", description: "Why the last check-in was sent or held back" },
 ] as const;
 
@@ -30,13 +34,22 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
 const problem = <T>(text: string): Parsed<T> => ({ ok: false, problem: text });
 
-/** Which command a message is, when it is one ("/pause@my_bot 2h" included). */
-export function commandOf(text: string): { name: CommandName; args: string } | null {
-  const match = /^\/([a-z_]+)(?:@\w+)?(?:\s+([\s\S]*))?$/i.exec(text.trim());
+/**
+ * A message that is a slash command: one of ours with its arguments, or a word we don't know
+ * (`name: null`), which is answered locally too rather than sent to the model as chat.
+ */
+export type SlashCommand = { name: CommandName; args: string } | { name: null; typed: string };
+
+/**
+ * Which command a message is, when it is one ("/pause@my_bot 2h" included). Only a slash
+ * followed by a command word counts: "/etc/hosts is broken" or "/ hi" is ordinary text.
+ */
+export function commandOf(text: string): SlashCommand | null {
+  const match = /^\/([a-z][a-z0-9_]*)(?:@\w+)?(?:\s+([\s\S]*))?$/i.exec(text.trim());
   if (!match) return null;
-  const name = (match[1] ?? "").toLowerCase();
-  const known = BOT_COMMANDS.find((c) => c.command === name);
-  return known ? { name: known.command, args: (match[2] ?? "").trim() } : null;
+  const typed = (match[1] ?? "").toLowerCase();
+  const known = BOT_COMMANDS.find((c) => c.command === typed);
+  return known ? { name: known.command, args: (match[2] ?? "").trim() } : { name: null, typed };
 }
 
 /** Check-ins paused until /resume, or until an instant. */
@@ -123,7 +136,12 @@ export function parseForgetArgs(args: string): Parsed<string> {
 /** The word that confirms /wipe. */
 export const WIPE_CONFIRMATION = "yes";
 
-/** `/wipe` asks; `/wipe yes` (after the question) confirms. */
-export function parseWipeArgs(args: string): "ask" | "confirm" {
-  return args.trim().toLowerCase() === WIPE_CONFIRMATION ? "confirm" : "ask";
+/**
+ * `/wipe` asks; `/wipe yes` (after the question) confirms; anything else (`/wipe no`,
+ * `/wipe cancel`, a typo) cancels, so only the one deliberate word can delete everything.
+ */
+export function parseWipeArgs(args: string): "ask" | "confirm" | "cancel" {
+  const answer = args.trim().toLowerCase();
+  if (answer === "") return "ask";
+  return answer === WIPE_CONFIRMATION ? "confirm" : "cancel";
 }

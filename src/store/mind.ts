@@ -95,6 +95,8 @@ export const mindStateSchema = z.looseObject({
   flushedThrough: z.object({ messageId: z.string(), ts: isoUtc }).optional(),
   /** Pending outgoing messages, shaped by the generation side. */
   outbox: z.array(z.looseObject({})).default([]),
+  /** When the person last wiped everything (/wipe): /status says the token count outlived it, and why. */
+  wipedAt: isoUtc.optional(),
 });
 export type MindState = z.infer<typeof mindStateSchema>;
 
@@ -234,12 +236,13 @@ export class MindStore {
    * Forgets everything about the person (/wipe): the file is rewritten as a fresh mind, so
    * nothing of the old contents remains in it, and temp files a crash left beside it are
    * deleted. Only the usage ledger stays — token counts, no words — so the daily budget
-   * still holds.
+   * still holds, with the time of the wipe so /status can say why the count outlived it.
    */
   deleteAll(): Promise<void> {
     return this.#enqueue(async () => {
       const { usage, usageDaily } = this.#low.data;
-      await this.#write({ ...initialMindState(this.#clock.now()), usage, usageDaily });
+      const now = this.#clock.now();
+      await this.#write({ ...initialMindState(now), usage, usageDaily, wipedAt: now.toISOString() });
       await removeLeftoverTemps(this.file);
     });
   }

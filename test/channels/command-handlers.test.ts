@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CommandHandlers, type CommandReply, WIPE_CONFIRM_MS } from "../../src/channels/command-handlers.ts";
+import { BOT_COMMANDS } from "../../src/channels/commands.ts";
 import { SettableClock } from "../../src/clock.ts";
 import type { MemoryItem } from "../../src/mind/memory.ts";
 import { MindStore } from "../../src/store/mind.ts";
@@ -127,6 +128,51 @@ describe("CommandHandlers", () => {
     expect(wiped).toBe(0);
     expect(text(await handlers.run("wipe", "yes"))).toContain("deleted");
     expect(wiped).toBe(1);
+  });
+
+  it("cancels a wipe with /wipe no or any other answer, says so, and forgets the question", async () => {
+    const question = text(await handlers.run("wipe", ""));
+    expect(question).toContain("/wipe yes within 5 minutes");
+    expect(question).toContain("keeps only the count of tokens");
+    for (const answer of ["no", "NO", "nope", "yes please"]) {
+      expect(text(await handlers.run("wipe", answer))).toBe(
+        "Cancelled: nothing was deleted. (Only /wipe, then /wipe yes, deletes everything.)",
+      );
+    }
+    // The cancelled question no longer counts: a /wipe yes now asks again.
+    expect(text(await handlers.run("wipe", "yes"))).toBe(question);
+    expect(wiped).toBe(0);
+    expect(text(await handlers.run("wipe", "yes"))).toContain("Everything is deleted");
+    expect(wiped).toBe(1);
+  });
+
+  it("puts the check-in schedule back in the configured zone when a wipe drops the /tz", async () => {
+    const wiping = new CommandHandlers({
+      mind,
+      clock,
+      settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
+      status: async () => "status text",
+      exportAll: async () => ({}),
+      wipeAll: () => mind.deleteAll(),
+      onTimezoneChange: (zone) => zoneChanges.push(zone),
+      forgetCopies: async () => ({ traceRecords: 0, notes: 0 }),
+    });
+    await wiping.run("tz", "Asia/Tokyo");
+    await wiping.run("wipe", "");
+    await wiping.run("wipe", "yes");
+    expect(zoneChanges).toEqual(["Asia/Tokyo", "Europe/Berlin"]);
+    expect(mind.read().heartbeat.timezone).toBeNull();
+    expect(mind.read().wipedAt).toBe(clock.now().toISOString());
+  });
+
+  it("lists every command of the menu for /help, and points an unknown command at /help", async () => {
+    const help = text(await handlers.answer({ name: "help", args: "" }));
+    expect(help.split("\n").filter((line) => line.startsWith("/"))).toEqual(
+      BOT_COMMANDS.map((c) => `/${c.command} — ${c.description}`),
+    );
+    expect(text(await handlers.answer({ name: null, typed: "dance" }))).toBe(
+      "I don't know the command /dance. /help lists the ones I do.",
+    );
   });
 
   it("explains the last check-in decision in local time, to you and in plain words", async () => {

@@ -25,10 +25,14 @@ describe("commandOf", () => {
     expect(commandOf("/STATUS")).toEqual({ name: "status", args: "" });
   });
 
-  it("leaves unknown commands and ordinary text alone", () => {
-    expect(commandOf("/dance")).toBeNull();
+  it("tells an unknown command apart from ordinary text", () => {
+    expect(commandOf("/dance")).toEqual({ name: null, typed: "dance" });
+    expect(commandOf("/Shrug@presence_bot oh well")).toEqual({ name: null, typed: "shrug" });
     expect(commandOf("pause 2h")).toBeNull();
     expect(commandOf("I said /pause")).toBeNull();
+    expect(commandOf("/etc/hosts is broken again")).toBeNull();
+    expect(commandOf("/ hello")).toBeNull();
+    expect(commandOf("/2")).toBeNull();
   });
 
   it("offers Telegram a valid menu", () => {
@@ -102,9 +106,12 @@ describe("parseForgetArgs and parseWipeArgs", () => {
     expect(parseForgetArgs("a").ok).toBe(false);
   });
 
-  it("confirms a wipe only with the word", () => {
+  it("confirms a wipe only with the word; any other answer cancels", () => {
     expect(parseWipeArgs("")).toBe("ask");
     expect(parseWipeArgs("YES")).toBe("confirm");
-    expect(parseWipeArgs("maybe")).toBe("ask");
+    expect(parseWipeArgs(" yes ")).toBe("confirm");
+    expect(parseWipeArgs("no")).toBe("cancel");
+    expect(parseWipeArgs("maybe")).toBe("cancel");
+    expect(parseWipeArgs("yes please")).toBe("cancel");
   });
 });

@@ -1,6 +1,7 @@
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { BOT_COMMANDS } from "../../src/channels/commands.ts";
 import { systemClock } from "../../src/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { createWorld, startPresence, stopPresence, untilListening, type World } from "./harness.ts";
@@ -47,6 +48,22 @@ describe("presence chat, end to end", () => {
     expect(await wiping.exited).toBe(0);
     expect(wiping.stdout()).toContain("Everything is deleted");
     await expect(stat(exports)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("answers /help and an unknown command in the terminal without the model, as on Telegram", async () => {
+    const chat = startPresence(world, {}, "chat");
+    chat.child.stdin?.end("/help\n/dance\n/wipe\n/wipe no\n");
+    expect(await chat.exited).toBe(0);
+    const out = chat.stdout();
+    for (const { command, description } of BOT_COMMANDS)
+      expect(out).toContain(`/${command} — ${description}\n`);
+    expect(out).toContain("I don't know the command /dance. /help lists the ones I do.");
+    expect(out).toContain("Cancelled: nothing was deleted.");
+    expect(world.model.requests).toHaveLength(0);
+    const log = await (
+      await MessageLog.open({ dataDir: world.dataDir, clock: systemClock, timeZone: "UTC" })
+    ).all();
+    expect(log).toEqual([]);
   });
 
   it("refuses while the bot runs on the same data, naming its PID", async () => {

@@ -299,3 +299,49 @@ describe("presence start, end to end", () => {
     await stopPresence(first);
   });
 });
+
+describe("commands on Telegram, end to end", () => {
+  it("answers /help with the menu's commands, one line each, and an unknown command locally: no model call", async () => {
+    const presence = await start();
+    const owner = world.bot.user(OWNER_ID, "Ada");
+    world.bot.message(owner, { text: "/help" });
+    world.bot.message(owner, { text: "/dance like nobody's watching" });
+    await world.bot.waitForSent(2, 15_000);
+    await new Promise((r) => setTimeout(r, 300));
+    await stopPresence(presence);
+    const [help, unknown] = world.bot.sent.map((s) => s.text);
+    const listed = (help ?? "").split("\n").filter((line) => line.startsWith("/"));
+    expect(listed).toEqual(world.bot.commands.map((c) => `/${c.command} — ${c.description}`));
+    expect(listed.map((line) => line.split(" ")[0])).toContain("/help");
+    expect(unknown).toBe("I don't know the command /dance. /help lists the ones I do.");
+    expect(world.bot.sent).toHaveLength(2);
+    expect(replyRequests()).toBe(0);
+    expect(await loggedMessages()).toEqual([]);
+  });
+
+  it("/wipe no cancels; /wipe then /wipe yes deletes; /status then says the token count was kept, and why", async () => {
+    const presence = await start();
+    const owner = world.bot.user(OWNER_ID, "Ada");
+    world.bot.message(owner, { text: "My sister's wedding is in June." });
+    await world.bot.waitForSent(1, 15_000);
+    const steps = ["/wipe", "/wipe no", "/wipe yes", "/wipe", "/wipe yes", "/status"];
+    for (const [i, text] of steps.entries()) {
+      world.bot.message(owner, { text });
+      await world.bot.waitForSent(2 + i, 15_000);
+    }
+    await stopPresence(presence);
+    const [, question, cancelled, askedAgain, , done, status] = world.bot.sent.map((s) => s.text);
+    expect(question).toContain("It keeps only the count of tokens I've used (numbers, no words)");
+    expect(cancelled).toBe(
+      "Cancelled: nothing was deleted. (Only /wipe, then /wipe yes, deletes everything.)",
+    );
+    expect(askedAgain).toBe(question);
+    expect(done).toContain("Everything is deleted");
+    expect(status).toMatch(
+      /^Tokens today: [1-9][\d,]* of [\d,]+; the count was kept through your \/wipe at \d\d:\d\d \(a number, no words\), so today's budget still holds$/m,
+    );
+    expect(replyRequests()).toBe(1);
+    expect(await loggedMessages()).toEqual([]);
+    expect(await dataDirText(world.dataDir)).not.toContain("wedding");
+  });
+});

@@ -1,42 +1,32 @@
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import { EVENT_KINDS } from "../../simulations/events.ts";
 import { runScenario } from "../../simulations/harness.ts";
 import type { RunResult } from "../../simulations/result.ts";
 import { loadScenarios, naiveRunModel, writeRunOutputs } from "../../simulations/run.ts";
+import {
+  browserRequired,
+  ENABLE_BROWSER_CHECK,
+  launchTestChromium,
+  type TestChromium,
+} from "../support/chromium.ts";
 
 /**
  * The report is looked at in a real browser: Debian's chromium, driven by playwright-core
  * (nothing is downloaded). A multi-day run with a /tz change must draw one timeline mark
  * per event of the run, per kind, say why check-ins were held and what memory kept open,
- * and fetch nothing from anywhere.
+ * and fetch nothing from anywhere. Without a runnable Chromium the browser checks are
+ * skipped with a note (test/support/chromium.ts), except under CI, where they fail.
  */
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
-let browser: Browser;
+let chromium: TestChromium;
 let result: RunResult;
 let outDir: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium (apt-get install chromium) to run the report check; CI installs it in .ci/run`,
-    );
-  }
   const [scenario] = await loadScenarios(["trip-week"]);
   if (!scenario) throw new Error("the trip-week scenario did not load");
   const model = await naiveRunModel();
@@ -46,16 +36,31 @@ beforeAll(async () => {
     await model.close();
   }
   outDir = await mkdtemp(join(tmpdir(), "presence-report-"));
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-});
+  chromium = await launchTestChromium();
+}, 90_000);
 
 afterAll(async () => {
-  await browser?.close();
+  if (chromium && "browser" in chromium) await chromium.browser.close();
   if (outDir) await rm(outDir, { recursive: true, force: true });
 });
 
+/** The browser, or: skip with a note saying how to enable the check (a failure under CI). */
+function browserFor(ctx: TestContext): Browser {
+  if ("browser" in chromium) return chromium.browser;
+  const why = `${chromium.unavailable}; to run it, ${ENABLE_BROWSER_CHECK}`;
+  if (browserRequired()) throw new Error(`CI needs the report's browser check, but ${why}`);
+  return ctx.skip(`the report's browser check, because ${why}`);
+}
+
+async function reportPage(ctx: TestContext): Promise<Page> {
+  const page = await browserFor(ctx).newPage();
+  await page.goto(`file://${join(outDir, "trip-week", "report.html")}`);
+  return page;
+}
+
 describe("report.html in headless Chromium", () => {
-  it("draws every event of the run on the timeline, kind by kind, from the page alone", async () => {
+  it("draws every event of the run on the timeline, kind by kind, from the page alone", async (ctx) => {
+    const browser = browserFor(ctx);
     const dir = await writeRunOutputs(result, outDir);
     const page = await browser.newPage();
     const fetched: string[] = [];
@@ -74,9 +79,8 @@ describe("report.html in headless Chromium", () => {
     await page.close();
   });
 
-  it("draws a lane per local day with quiet hours shaded, and shows the verdict and figures", async () => {
-    const page = await browser.newPage();
-    await page.goto(`file://${join(outDir, "trip-week", "report.html")}`);
+  it("draws a lane per local day with quiet hours shaded, and shows the verdict and figures", async (ctx) => {
+    const page = await reportPage(ctx);
     const days = await page
       .locator("figure.day")
       .evaluateAll((els) => els.map((el) => el.getAttribute("data-date")));
@@ -93,9 +97,8 @@ describe("report.html in headless Chromium", () => {
     await page.close();
   });
 
-  it("shows the held-back reasons, the re-asks, and the trip's open loop from Monday to Friday", async () => {
-    const page = await browser.newPage();
-    await page.goto(`file://${join(outDir, "trip-week", "report.html")}`);
+  it("shows the held-back reasons, the re-asks, and the trip's open loop from Monday to Friday", async (ctx) => {
+    const page = await reportPage(ctx);
     const reasons = Object.keys(result.metrics.heldByReason);
     await expect(page.locator("p.legend .cross").count()).resolves.toBe(reasons.length);
     await expect(page.locator(".reask").count()).resolves.toBe(result.metrics.reasks.length);

@@ -234,6 +234,7 @@ describe("forgetting", () => {
     expect(file).not.toMatch(/alvarez|dog/i);
     expect(mind.read().memory).toEqual([]);
     expect(mind.read().usage).toHaveLength(1);
+    expect(mind.read().wipedAt).toBe(clock.now().toISOString());
     expect((await MindStore.open(dataDir, clock)).read().memory).toEqual([]);
   });
 

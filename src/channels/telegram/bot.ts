@@ -8,7 +8,7 @@ import type { Message } from "../../store/message.ts";
 import type { MessageLog } from "../../store/messages.ts";
 import type { ChannelCompanion } from "../channel.ts";
 import type { CommandHandlers } from "../command-handlers.ts";
-import { BOT_COMMANDS, commandOf } from "../commands.ts";
+import { BOT_COMMANDS, commandOf, type SlashCommand } from "../commands.ts";
 import { describeMessage, imageMediaType } from "./incoming.ts";
 import { TelegramOutbound } from "./outbound.ts";
 import { pollingHealthTransformer } from "./polling-health.ts";
@@ -223,7 +223,7 @@ export class TelegramChannel {
     }
     const command = message.text ? commandOf(message.text) : null;
     if (command) {
-      await this.#runCommand(command.name, command.args);
+      await this.#runCommand(command);
       return;
     }
     await this.#receive(ctx.update.update_id, message);
@@ -248,15 +248,17 @@ export class TelegramChannel {
   }
 
   /**
-   * Runs a command and sends its answer. A command that fails (an export Telegram refuses, a
-   * full disk) is answered in words instead of silence, and logged by its Telegram fields: the
-   * raw error of a document upload carries the file, which must not reach the log.
+   * Runs a command and sends its answer, locally: no model call, an unknown command included.
+   * A command that fails (an export Telegram refuses, a full disk) is answered in words
+   * instead of silence, and logged by its Telegram fields: the raw error of a document upload
+   * carries the file, which must not reach the log.
    */
-  async #runCommand(name: Parameters<CommandHandlers["run"]>[0], args: string): Promise<void> {
+  async #runCommand(command: SlashCommand): Promise<void> {
     const { logger } = this.#options;
-    logger.info({ command: name }, "command");
+    const label = command.name ?? "unknown";
+    logger.info({ command: label }, "command");
     try {
-      const reply = await this.#options.commands.run(name, args);
+      const reply = await this.#options.commands.answer(command);
       if ("text" in reply) await this.outbound.send({ text: reply.text, kind: "notice" });
       else
         await this.outbound.sendDocument(
@@ -265,10 +267,10 @@ export class TelegramChannel {
           reply.document.caption,
         );
     } catch (error) {
-      logger.error({ command: name, error: describeFailure(error) }, "command failed");
+      logger.error({ command: label, error: describeFailure(error) }, "command failed");
       if (error instanceof RecipientBlockedError) return;
       await this.outbound
-        .send({ text: commandFailedText(name, error), kind: "notice" })
+        .send({ text: commandFailedText(command.name ?? command.typed, error), kind: "notice" })
         .catch((err: unknown) =>
           logger.warn({ error: describeFailure(err) }, "could not say the command failed"),
         );
