@@ -57,9 +57,6 @@ function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }
 
-/** How long a /wipe question waits for its /wipe yes. */
-export const WIPE_CONFIRM_MS = 5 * 60_000;
-
 export const START_TEXT = [
   "Hi. I'm a companion for one person: you.",
   "",
@@ -92,13 +89,12 @@ const WIPE_QUESTION = [
   "",
   "It keeps only the count of tokens I've used (numbers, no words), so today's budget still holds.",
   "",
-  `To go ahead, send /wipe ${WIPE_CONFIRMATION} within 5 minutes. /wipe no cancels.`,
+  `To go ahead, send /wipe ${WIPE_CONFIRMATION}. /wipe no cancels.`,
 ].join("\n");
 
 /** Runs one command; `args` is the text after the command name. */
 export class CommandHandlers {
   readonly #deps: CommandHandlerDeps;
-  #wipeAskedAt: number | null = null;
 
   constructor(deps: CommandHandlerDeps) {
     this.#deps = deps;
@@ -261,24 +257,18 @@ export class CommandHandlers {
   }
 
   /**
-   * `/wipe` asks; `/wipe yes` within WIPE_CONFIRM_MS of the question wipes (without a
-   * question, it asks); any other answer cancels the question and says nothing was deleted.
+   * `/wipe` asks (saying what goes and what stays); `/wipe yes` wipes; any other answer
+   * cancels and says nothing was deleted. The "yes" is the confirmation, so a person who
+   * knows what it does need not be asked first.
    */
   async #wipe(args: string): Promise<CommandReply> {
-    const now = this.#deps.clock.now().getTime();
     const answer = parseWipeArgs(args);
     if (answer === "cancel") {
-      this.#wipeAskedAt = null;
       return {
-        text: `Cancelled: nothing was deleted. (Only /wipe, then /wipe ${WIPE_CONFIRMATION}, deletes everything.)`,
+        text: `Cancelled: nothing was deleted. (/wipe ${WIPE_CONFIRMATION} deletes everything.)`,
       };
     }
-    const asked = this.#wipeAskedAt !== null && now - this.#wipeAskedAt <= WIPE_CONFIRM_MS;
-    if (answer === "ask" || !asked) {
-      this.#wipeAskedAt = now;
-      return { text: WIPE_QUESTION };
-    }
-    this.#wipeAskedAt = null;
+    if (answer === "ask") return { text: WIPE_QUESTION };
     const zoneBefore = this.#zone();
     await this.#exclusive(() => this.#deps.wipeAll());
     // The wipe dropped any /tz: the check-in schedule goes back to the configured zone with it.

@@ -137,7 +137,7 @@ export function parseForgetArgs(args: string): Parsed<string> {
 export const WIPE_CONFIRMATION = "yes";
 
 /**
- * `/wipe` asks; `/wipe yes` (after the question) confirms; anything else (`/wipe no`,
+ * `/wipe` asks; `/wipe yes` confirms; anything else (`/wipe no`,
  * `/wipe cancel`, a typo) cancels, so only the one deliberate word can delete everything.
  */
 export function parseWipeArgs(args: string): "ask" | "confirm" | "cancel" {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CommandHandlers, type CommandReply, WIPE_CONFIRM_MS } from "../../src/channels/command-handlers.ts";
+import { CommandHandlers, type CommandReply } from "../../src/channels/command-handlers.ts";
 import { BOT_COMMANDS } from "../../src/channels/commands.ts";
 import { SettableClock } from "../../src/clock.ts";
 import type { MemoryItem } from "../../src/mind/memory.ts";
@@ -120,30 +120,25 @@ describe("CommandHandlers", () => {
     expect(text(await handlers.run("forget", "sister"))).toContain("nothing");
   });
 
-  it("wipes only when confirmed within the time after asking", async () => {
-    expect(text(await handlers.run("wipe", "yes"))).toContain("/wipe yes");
-    expect(wiped).toBe(0);
-    clock.advanceMinutes(WIPE_CONFIRM_MS / 60_000 + 1);
-    await handlers.run("wipe", "yes");
-    expect(wiped).toBe(0);
-    expect(text(await handlers.run("wipe", "yes"))).toContain("deleted");
-    expect(wiped).toBe(1);
-  });
-
-  it("cancels a wipe with /wipe no or any other answer, says so, and forgets the question", async () => {
+  it("asks on a bare /wipe and wipes on /wipe yes, asked or not", async () => {
     const question = text(await handlers.run("wipe", ""));
-    expect(question).toContain("/wipe yes within 5 minutes");
+    expect(question).toContain("To go ahead, send /wipe yes.");
     expect(question).toContain("keeps only the count of tokens");
-    for (const answer of ["no", "NO", "nope", "yes please"]) {
-      expect(text(await handlers.run("wipe", answer))).toBe(
-        "Cancelled: nothing was deleted. (Only /wipe, then /wipe yes, deletes everything.)",
-      );
-    }
-    // The cancelled question no longer counts: a /wipe yes now asks again.
-    expect(text(await handlers.run("wipe", "yes"))).toBe(question);
     expect(wiped).toBe(0);
     expect(text(await handlers.run("wipe", "yes"))).toContain("Everything is deleted");
     expect(wiped).toBe(1);
+    expect(text(await handlers.run("wipe", "YES"))).toContain("Everything is deleted");
+    expect(wiped).toBe(2);
+  });
+
+  it("cancels on /wipe no or any other answer and says so", async () => {
+    await handlers.run("wipe", "");
+    for (const answer of ["no", "NO", "nope", "yes please"]) {
+      expect(text(await handlers.run("wipe", answer))).toBe(
+        "Cancelled: nothing was deleted. (/wipe yes deletes everything.)",
+      );
+    }
+    expect(wiped).toBe(0);
   });
 
   it("puts the check-in schedule back in the configured zone when a wipe drops the /tz", async () => {
