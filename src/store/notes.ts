@@ -10,6 +10,7 @@ import {
   unlinkIfExists,
   writeFileDurable,
 } from "./files.ts";
+import { PERSON_FILES } from "./person-files.ts";
 
 /** The only keys a note may have: they are file names, so nothing that could leave the directory. */
 export const NOTE_KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -64,7 +65,7 @@ export class NotesStore {
   readonly #maxNoteBytes: number;
 
   constructor(options: NotesStoreOptions) {
-    this.dir = join(options.dataDir, "notes");
+    this.dir = join(options.dataDir, PERSON_FILES.notes);
     this.#maxNoteBytes = options.maxNoteBytes ?? DEFAULT_MAX_NOTE_BYTES;
   }
 

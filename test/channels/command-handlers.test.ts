@@ -30,7 +30,7 @@ beforeEach(async () => {
       wiped += 1;
     },
     onTimezoneChange: (zone) => zoneChanges.push(zone),
-    forgetCopies: async () => ({ traceRecords: 0, notes: 0 }),
+    forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
   });
 });
 
