@@ -27,14 +27,14 @@ export async function forgetCopies(
   text: string,
   stores: {
     trace: Pick<Trace, "deleteWhere">;
-    notes: Pick<NotesStore, "list" | "read" | "write" | "delete">;
+    notes: Pick<NotesStore, "deleteLines">;
     dataDir: string;
   },
 ): Promise<ForgottenCopies> {
   const mentions = mentionMatcher(text);
   return {
     traceRecords: await stores.trace.deleteWhere((record) => quotes(record, mentions)),
-    notes: await forgetInNotes(stores.notes, mentions),
+    notes: await stores.notes.deleteLines(mentions),
     otherFiles: await forgetInKeptCopies(stores.dataDir, mentions),
   };
 }
@@ -57,23 +57,6 @@ function quotes(value: TraceRecord | unknown, mentions: (candidate: string) => b
     return Object.values(value).some((item) => quotes(item, mentions));
   }
   return false;
-}
-
-async function forgetInNotes(
-  notes: Pick<NotesStore, "list" | "read" | "write" | "delete">,
-  mentions: (candidate: string) => boolean,
-): Promise<number> {
-  let changed = 0;
-  for (const { key } of await notes.list()) {
-    const text = await notes.read(key);
-    if (text === null || !mentions(text)) continue;
-    const lines = text.split("\n");
-    const kept = lines.filter((line) => !mentions(line));
-    changed += 1;
-    if (kept.length === lines.length || kept.join("").trim() === "") await notes.delete(key);
-    else await notes.write(key, kept.join("\n"));
-  }
-  return changed;
 }
 
 /**

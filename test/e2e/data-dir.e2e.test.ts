@@ -3,10 +3,11 @@ import { copyFile, mkdir, readdir, readFile, stat, writeFile } from "node:fs/pro
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { initialMindState } from "../../src/store/mind.ts";
-import { procStat } from "../support/proc.ts";
+import { procName, procStat } from "../support/proc.ts";
 import {
   createWorld,
   dataDirText,
+  OWNER_ID,
   type Presence,
   ROOT,
   startPresence,
@@ -116,6 +117,7 @@ describe("presence and the data lock after a crash", () => {
       await untilListening(world, parent);
       const { pid } = await lockHolder();
       expect(pid).not.toBe(parent.pid);
+      expect(await procName(parent.pid)).toBe("sleep");
       process.kill(pid, "SIGKILL");
       await expect.poll(async () => (await procStat(pid))?.state).toBe("Z");
 
@@ -180,6 +182,36 @@ describe("presence on a disk it cannot write", () => {
         `presence: cannot write ${lock}: the disk is full (ENOSPC). Free some space on the disk that holds ${world.dataDir}.\n`,
       );
       expect(world.bot.calls).toEqual([]);
+    },
+  );
+
+  it.runIf(canMountTmpfs)(
+    "when the disk fills while it runs, stops with exit 1 naming messages.json, leaving the message with Telegram",
+    async () => {
+      await mkdir(world.dataDir, { recursive: true });
+      // The shell fills the disk on SIGUSR1 and passes on presence's exit code.
+      const script = [
+        'mount -t tmpfs -o size=1m tmpfs "$PRESENCE_DATA_DIR" || exit 99',
+        `trap 'head -c 2000000 /dev/zero > "$PRESENCE_DATA_DIR/filler" 2>/dev/null; echo disk-filled >&2' USR1`,
+        `${PRESENCE} &`,
+        "child=$!",
+        'while :; do wait "$child"; code=$?; kill -0 "$child" 2>/dev/null || break; done',
+        'exit "$code"',
+      ].join("\n");
+      const presence = presenceVia(script, ["start"], { prefix: ["unshare", "-rm"] });
+      expect(await listeningOrExit(presence)).toBe("listening");
+      presence.child.kill("SIGUSR1");
+      await expect.poll(() => presence.stderr()).toContain("disk-filled");
+
+      world.bot.message(world.bot.user(OWNER_ID, "Ada"), { text: "Sister's wedding is next week" });
+      expect(await presence.exited).toBe(1);
+      const said = presence.stdout();
+      expect(said).toContain(
+        `cannot write ${join(world.dataDir, "messages.json")}: the disk is full (ENOSPC). Free some space on the disk that holds ${world.dataDir}.`,
+      );
+      expect(said).not.toContain("wedding");
+      expect(world.bot.sent).toEqual([]);
+      expect(world.bot.pendingUpdates()).toBe(1);
     },
   );
 

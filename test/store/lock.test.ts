@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
 import { acquireDataLock, DataLockedError, LOCK_FILE, readDataLock } from "../../src/store/lock.ts";
-import { procStat } from "../support/proc.ts";
+import { procName, procStat } from "../support/proc.ts";
 import { modeOf, tempDataDir } from "./helpers.ts";
 
 /** The PID of a process that has already exited. */
@@ -40,6 +40,9 @@ async function unreapedChild(): Promise<number> {
   const [chunk] = (await once(parent.stdout, "data")) as [Buffer];
   const pid = Number(chunk.toString().trim());
   children.push(pid);
+  // Until the shell has exec'd, it could still reap the child itself.
+  await expect.poll(() => procName(parent.pid as number)).toBe("sleep");
+  await expect.poll(() => procName(pid)).toBe("sleep");
   return pid;
 }
 

@@ -15,3 +15,12 @@ export async function procStat(pid: number): Promise<{ state: string; startTicks
   const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
   return { state: fields[0] ?? "", startTicks: Number(fields[19]) };
 }
+
+/** A process's command name (/proc/PID/comm), or null when there is no such process. */
+export async function procName(pid: number): Promise<string | null> {
+  try {
+    return (await readFile(`/proc/${pid}/comm`, "utf8")).trim();
+  } catch {
+    return null;
+  }
+}
