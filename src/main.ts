@@ -1,5 +1,4 @@
-import { rm } from "node:fs/promises";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { CommandHandlers } from "./channels/command-handlers.ts";
 import { TelegramChannel } from "./channels/telegram/bot.ts";
 import { TelegramUpdatesState } from "./channels/telegram/updates-state.ts";
@@ -19,10 +18,12 @@ import type { ModelClient } from "./mind/llm.ts";
 import { personaFromDir } from "./mind/persona.ts";
 import type { OutboundPort } from "./port.ts";
 import { formatStatus, readStatus } from "./status.ts";
+import { readTextIfExists } from "./store/files.ts";
 import { acquireDataLock, type DataLock } from "./store/lock.ts";
 import { MessageLog } from "./store/messages.ts";
 import { MindStore } from "./store/mind.ts";
 import { NotesStore } from "./store/notes.ts";
+import { keptCopies, PERSON_FILES, removeKeptCopies } from "./store/person-files.ts";
 import { Trace, type TraceRecord } from "./store/trace.ts";
 
 /**
@@ -62,7 +63,7 @@ export async function openRuntime(options: {
     const messages = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone, logger });
     const mind = await MindStore.open(core.dataDir, clock);
     const notes = new NotesStore({ dataDir: core.dataDir });
-    const trace = new Trace({ dataDir: core.dataDir, clock });
+    const trace = new Trace({ dataDir: core.dataDir, clock, logger });
     const llm = createLedgerModelClient(model, { clock, mind, logger });
     return { core, model, clock, logger, lock, messages, mind, notes, trace, llm };
   } catch (error) {
@@ -91,7 +92,7 @@ export function buildCompanion(runtime: Runtime, port: OutboundPort, options?: C
 
 /** Where `chat` writes /export files: inside the data dir, so /wipe deletes them too. */
 export function exportsDir(dataDir: string): string {
-  return join(dataDir, "exports");
+  return join(dataDir, PERSON_FILES.exports);
 }
 
 /**
@@ -117,6 +118,35 @@ async function traceForExport(trace: Trace): Promise<{ records: TraceRecord[]; n
       ? "All turn records are included (they are deleted after 30 days)."
       : `Only the newest ${records.length} turn records are included; older ones are kept on the computer for up to 30 days and are not in this file.`,
   };
+}
+
+/** How much of the damaged copies and crash leftovers an export carries as text; the rest it names. */
+export const EXPORT_COPIES_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The files beside the stores that hold the person's words (damaged originals, temp files a
+ * crash left), with their text while it fits the budget. Earlier /export files are not repeated.
+ */
+async function copiesForExport(dataDir: string): Promise<unknown[]> {
+  let bytes = 0;
+  const copies: unknown[] = [];
+  for (const copy of await keptCopies(dataDir)) {
+    if (copy.kind === "export") continue;
+    const file = relative(dataDir, copy.path);
+    bytes += copy.bytes;
+    const text = bytes <= EXPORT_COPIES_BYTES ? await readTextIfExists(copy.path) : null;
+    copies.push(
+      text === null
+        ? {
+            file,
+            kind: copy.kind,
+            bytes: copy.bytes,
+            omitted: `too large for this export; it is at ${copy.path}`,
+          }
+        : { file, kind: copy.kind, text },
+    );
+  }
+  return copies;
 }
 
 /** Hooks the commands need from the rest of the process. */
@@ -154,6 +184,7 @@ export function buildCommandHandlers(runtime: Runtime, hooks: CommandHooks = {})
         notes: await Promise.all(keys.map(async (n) => ({ key: n.key, text: await notes.read(n.key) }))),
         traceNote: turns.note,
         trace: turns.records,
+        otherFiles: await copiesForExport(core.dataDir),
       };
     },
     async wipeAll() {
@@ -161,9 +192,9 @@ export function buildCommandHandlers(runtime: Runtime, hooks: CommandHooks = {})
       await mind.deleteAll();
       await notes.deleteAll();
       await trace.deleteAll();
-      await rm(exportsDir(core.dataDir), { recursive: true, force: true });
+      await removeKeptCopies(core.dataDir);
     },
-    forgetCopies: (text) => forgetCopies(text, { trace, notes }),
+    forgetCopies: (text) => forgetCopies(text, { trace, notes, dataDir: core.dataDir }),
   });
 }
 

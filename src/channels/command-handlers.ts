@@ -39,7 +39,7 @@ export interface CommandHandlerDeps {
   exportAll(): Promise<unknown>;
   /** Deletes everything kept about the person. */
   wipeAll(): Promise<void>;
-  /** Deletes the copies of `text` kept beside the mind (trace records, note lines) for /forget. */
+  /** Deletes the copies of `text` kept beside the mind (trace records, note lines, other files) for /forget. */
   forgetCopies(text: string): Promise<ForgottenCopies>;
   /**
    * Runs /wipe and /forget with no turn or reflection writing meanwhile (Companion.exclusive),
@@ -229,6 +229,7 @@ export class CommandHandlers {
     const elsewhere = [
       copies.notes > 0 ? plural(copies.notes, "note") : "",
       copies.traceRecords > 0 ? plural(copies.traceRecords, "turn record") : "",
+      copies.otherFiles > 0 ? plural(copies.otherFiles, "other file") : "",
     ].filter(Boolean);
     if (removed.length === 0 && elsewhere.length === 0) {
       return { text: `I had nothing in my memory or notes that mentions "${text}".\n\n${LOG_KEEPS_IT}` };

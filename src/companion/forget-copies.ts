@@ -1,35 +1,41 @@
+import { readTextIfExists, removeDurable } from "../store/files.ts";
 import type { NotesStore } from "../store/notes.ts";
+import { keptCopies } from "../store/person-files.ts";
 import type { Trace, TraceRecord } from "../store/trace.ts";
 
 /**
  * /forget promises the words are gone, so the copies kept beside the mind go too: trace
- * records that quote the text (a reflection's answer, a reply's input) and the lines of notes
- * (an archived WORKSPACE included) that mention it. The conversation log is the person's own
- * record and stays; the reply says so. Run it with nothing else writing (Companion.exclusive):
- * the trace is rewritten as a whole.
+ * records that quote the text (a reflection's answer, a reply's input), the lines of notes
+ * (an archived WORKSPACE included) that mention it, and every other file in the data
+ * directory that mentions it (person-files.ts): a damaged original kept before a repair, a
+ * temp file a crash left, an /export file. Those are deleted whole: no store reads them, so
+ * nothing could say which part of them is safe to keep. The conversation log is the person's
+ * own record and stays; the reply says so. Run it with nothing else writing
+ * (Companion.exclusive).
  */
 
 /** How many copies were deleted. */
 export interface ForgottenCopies {
   traceRecords: number;
   notes: number;
+  /** Damaged copies, crash leftovers and export files deleted because they mention the text. */
+  otherFiles: number;
 }
 
-/** The trace is read whole to be rewritten; far above what its size bound lets it hold. */
-const WHOLE_TRACE = Number.MAX_SAFE_INTEGER;
-
-/** Deletes trace records and note lines that mention `text` (case- and spacing-insensitive). */
+/** Deletes trace records, note lines and kept copies that mention `text` (case- and spacing-insensitive). */
 export async function forgetCopies(
   text: string,
   stores: {
-    trace: Pick<Trace, "last" | "append" | "deleteAll">;
-    notes: Pick<NotesStore, "list" | "read" | "write" | "delete">;
+    trace: Pick<Trace, "deleteWhere">;
+    notes: Pick<NotesStore, "deleteLines">;
+    dataDir: string;
   },
 ): Promise<ForgottenCopies> {
   const mentions = mentionMatcher(text);
   return {
-    traceRecords: await forgetInTrace(stores.trace, mentions),
-    notes: await forgetInNotes(stores.notes, mentions),
+    traceRecords: await stores.trace.deleteWhere((record) => quotes(record, mentions)),
+    notes: await stores.notes.deleteLines(mentions),
+    otherFiles: await forgetInKeptCopies(stores.dataDir, mentions),
   };
 }
 
@@ -43,18 +49,6 @@ function normalize(text: string): string {
   return text.toLowerCase().replace(/\s+/g, " ").trim();
 }
 
-async function forgetInTrace(
-  trace: Pick<Trace, "last" | "append" | "deleteAll">,
-  mentions: (candidate: string) => boolean,
-): Promise<number> {
-  const records = await trace.last(WHOLE_TRACE);
-  const kept = records.filter((record) => !quotes(record, mentions));
-  if (kept.length === records.length) return 0;
-  await trace.deleteAll();
-  for (const record of kept) await trace.append(record);
-  return records.length - kept.length;
-}
-
 /** Whether any string inside the record (at any depth) mentions the text. */
 function quotes(value: TraceRecord | unknown, mentions: (candidate: string) => boolean): boolean {
   if (typeof value === "string") return mentions(value);
@@ -65,19 +59,34 @@ function quotes(value: TraceRecord | unknown, mentions: (candidate: string) => b
   return false;
 }
 
-async function forgetInNotes(
-  notes: Pick<NotesStore, "list" | "read" | "write" | "delete">,
+/**
+ * A kept copy mentions the text when its raw contents do, or when it or a line of it, read as
+ * JSON, quotes it once unescaped (a quote or a line break inside a JSON string is escaped on disk).
+ */
+async function forgetInKeptCopies(
+  dataDir: string,
   mentions: (candidate: string) => boolean,
 ): Promise<number> {
-  let changed = 0;
-  for (const { key } of await notes.list()) {
-    const text = await notes.read(key);
-    if (text === null || !mentions(text)) continue;
-    const lines = text.split("\n");
-    const kept = lines.filter((line) => !mentions(line));
-    changed += 1;
-    if (kept.length === lines.length || kept.join("").trim() === "") await notes.delete(key);
-    else await notes.write(key, kept.join("\n"));
+  let deleted = 0;
+  for (const copy of await keptCopies(dataDir)) {
+    const text = await readTextIfExists(copy.path);
+    if (text === null) continue;
+    const quoted =
+      mentions(text) ||
+      quotes(parseJsonOrNull(text), mentions) ||
+      text.split("\n").some((line) => quotes(parseJsonOrNull(line), mentions));
+    if (quoted) {
+      await removeDurable(copy.path);
+      deleted++;
+    }
   }
-  return changed;
+  return deleted;
+}
+
+function parseJsonOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
 }

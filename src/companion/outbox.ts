@@ -1,18 +1,17 @@
 import { randomBytes } from "node:crypto";
-import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import { withCheckinSent } from "../heartbeat/policy.ts";
 import type { Logger } from "../log.ts";
 import type { ExchangeInput } from "../mind/reflection-queue.ts";
 import { type Delivery, type OutboundPort, type OutgoingMessage, RecipientBlockedError } from "../port.ts";
-import { type Annotations, annotationsSchema, type Channel, type Message } from "../store/message.ts";
+import type { Annotations, Channel, Message } from "../store/message.ts";
 import type { MessageLog } from "../store/messages.ts";
 import {
   DECISIONS_KEPT,
   type Decision,
-  decisionSchema,
   type MindState,
   type MindStore,
+  type OutboxIntent,
 } from "../store/mind.ts";
 import { answeredBy } from "./pending-messages.ts";
 import type { QuietTrace } from "./quiet-trace.ts";
@@ -23,29 +22,6 @@ import type { ReflectionSchedule } from "./reflection-schedule.ts";
  * the channel refused is never sent again: it was timely or it is nothing.
  */
 export const STALE_CHECKIN_MS = 30 * 60_000;
-
-const telegramIdsSchema = z.object({ chatId: z.number(), messageId: z.number() });
-
-/** An outgoing message recorded before it is handed to the channel. */
-const outboxIntentSchema = z.looseObject({
-  id: z.string().min(1),
-  kind: z.enum(["reply", "heartbeat", "notice"]),
-  text: z.string().min(1),
-  trigger: z.enum(["reply", "heartbeat"]),
-  channel: z.enum(["telegram", "cli", "simulation"]),
-  createdAt: z.iso.datetime({ offset: false }),
-  replyTo: z.string().optional(),
-  answeredThrough: z.string().optional(),
-  annotations: annotationsSchema.optional(),
-  /** A check-in's decision record, written (with the message id) in the same write that logs it as sent. */
-  decision: decisionSchema.optional(),
-  /** Parts of a split text the channel already accepted: a later attempt sends only the rest. */
-  partsDelivered: z.number().int().min(0).optional(),
-  /** The first part's Telegram identifiers, once it was accepted (the log records them). */
-  telegram: telegramIdsSchema.optional(),
-});
-/** A message recorded in the outbox, with how far its delivery got. */
-export type OutboxIntent = z.infer<typeof outboxIntentSchema>;
 
 /** What the log needs to know about a message besides its text: why it went out and what it answers. */
 export interface DeliveryMeta {
@@ -145,15 +121,7 @@ export class Outbox {
   async finishInterrupted(): Promise<void> {
     const now = this.#deps.clock.now().getTime();
     const logged = this.#loggedMessages();
-    for (const entry of this.#deps.mind.read().outbox) {
-      const parsed = outboxIntentSchema.safeParse(entry);
-      const id = typeof entry.id === "string" ? entry.id : "";
-      if (!parsed.success) {
-        this.#deps.logger.warn({ id }, "dropped an unreadable outbox entry");
-        await this.#clearIntent(id);
-        continue;
-      }
-      const intent = parsed.data;
+    for (const intent of this.#deps.mind.read().outbox) {
       const message = logged.get(intent.id);
       if (message) {
         const reflection = await this.#settle(intent, message, this.recoveredBookkeeping(intent));
@@ -208,11 +176,7 @@ export class Outbox {
     const logged = this.#loggedIds();
     return this.#deps.mind
       .read()
-      .outbox.flatMap((entry) => {
-        const parsed = outboxIntentSchema.safeParse(entry);
-        return parsed.success ? [parsed.data] : [];
-      })
-      .filter((intent) => intent.kind === "reply" && !logged.has(intent.id));
+      .outbox.filter((intent) => intent.kind === "reply" && !logged.has(intent.id));
   }
 
   /** Sends a held reply again, from the part the last attempt stopped at, reflected on like any reply. */

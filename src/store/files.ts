@@ -1,5 +1,17 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readdir, readFile, rename, rm, unlink } from "node:fs/promises";
+import {
+  appendFile,
+  chmod,
+  constants,
+  copyFile,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  unlink,
+} from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Adapter } from "lowdb";
 
@@ -22,12 +34,66 @@ export class DataFileError extends Error {
 }
 
 /**
+ * Writing a data file or directory failed. Node's own message for a failed write does not
+ * say which file ("ENOSPC: no space left on device, write"), so this one names it, says what
+ * the error means and what the person can do about it. The file is left as it was.
+ */
+export class DataWriteError extends Error {
+  override readonly name = "DataWriteError";
+  /** The errno code (ENOSPC, EACCES…), when the system gave one. */
+  readonly code: string | undefined;
+  constructor(
+    readonly file: string,
+    cause: unknown,
+  ) {
+    const code = errnoCode(cause);
+    super(`cannot write ${file}: ${whatToDo(code, file, cause)}`, { cause });
+    this.code = code;
+  }
+}
+
+/** The meaning of a write error in words, and the person's next step. */
+function whatToDo(code: string | undefined, file: string, cause: unknown): string {
+  switch (code) {
+    case "ENOSPC":
+      return `the disk is full (ENOSPC). Free some space on the disk that holds ${dirname(file)}.`;
+    case "EDQUOT":
+      return "the disk quota of this user is used up (EDQUOT). Free some space or raise the quota.";
+    case "EACCES":
+    case "EPERM":
+      return `permission denied (${code}). Check that the user running presence owns ${dirname(file)} and may write to it.`;
+    case "EROFS":
+      return `the file system is read-only (EROFS). Put PRESENCE_DATA_DIR on a writable disk.`;
+    case "EFBIG":
+      return "the file is larger than this process may write (EFBIG: the file size limit, `ulimit -f`). Raise the limit.";
+    default:
+      return `${errorMessage(cause)}.`;
+  }
+}
+
+function errnoCode(error: unknown): string | undefined {
+  return error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
+}
+
+/** Runs one write step, turning a system error into a DataWriteError naming `file`. */
+async function writing<T>(file: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof DataWriteError || errnoCode(error) === undefined) throw error;
+    throw new DataWriteError(file, error);
+  }
+}
+
+/**
  * Creates a directory (and its parents) readable by its owner only, and tightens an existing
  * one, so a data directory made by hand or by an older version does not stay world-readable.
  */
 export async function ensurePrivateDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  await chmod(dir, PRIVATE_DIR_MODE);
+  await writing(dir, async () => {
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+    await chmod(dir, PRIVATE_DIR_MODE);
+  });
 }
 
 /**
@@ -53,34 +119,35 @@ export async function fsyncDir(dir: string): Promise<void> {
  * flush the directory.
  */
 export async function writeFileDurable(path: string, contents: string | Uint8Array): Promise<void> {
-  const dir = dirname(path);
-  const temp = await writePrivateTemp(
-    join(dir, `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`),
-    contents,
-  );
+  const temp = await writePrivateTemp(path, contents);
   try {
-    await rename(temp, path);
+    await writing(path, () => rename(temp, path));
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
   }
-  await fsyncDir(dir);
+  await fsyncDir(dirname(path));
 }
 
 /**
- * Creates `temp` (it must not exist) readable by its owner only, writes and flushes it:
- * the first half of every durable replacement, before it is renamed or linked into place.
- * On failure the partial file is removed.
+ * Writes `contents` to a new private temp file beside `target` and flushes it: the first half
+ * of every durable replacement, before it is renamed or linked into place. Returns the temp
+ * file's path; on failure the partial file is removed and the error names `target`. Temp
+ * files are named `.<target's name>.<12 hex digits>.tmp` (isTempFileName): one a dead writer
+ * left behind is found and removed by that name.
  */
-export async function writePrivateTemp(temp: string, contents: string | Uint8Array): Promise<string> {
-  const handle = await open(temp, "wx", PRIVATE_FILE_MODE);
+export async function writePrivateTemp(target: string, contents: string | Uint8Array): Promise<string> {
+  const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
+  const handle = await writing(target, () => open(temp, "wx", PRIVATE_FILE_MODE));
   try {
-    try {
-      await handle.writeFile(contents);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await writing(target, async () => {
+      try {
+        await handle.writeFile(contents);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    });
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
@@ -88,12 +155,64 @@ export async function writePrivateTemp(temp: string, contents: string | Uint8Arr
   return temp;
 }
 
+/** Whether a file name is a temp file of writePrivateTemp's (a hidden name ending in .tmp). */
+export function isTempFileName(name: string): boolean {
+  return name.startsWith(".") && name.endsWith(".tmp");
+}
+
+/** Appends to a private file (created owner-only), naming the file if it fails. */
+export async function appendPrivate(path: string, contents: string): Promise<void> {
+  await writing(path, () => appendFile(path, contents, { mode: PRIVATE_FILE_MODE }));
+}
+
+/** What a damaged copy's name adds to the original's: `<name>.damaged-<UTC time>`. */
+const DAMAGED_INFIX = ".damaged-";
+const DAMAGED_STAMP = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z(?:-\d+)?$/;
+
+/**
+ * Keeps a damaged file's original contents beside it as `<name>.damaged-<UTC time>`
+ * (owner-only, never overwritten: a second copy in the same second gets `-2`, `-3`…) before
+ * the caller repairs the file. Only for files safe to repair, such as the trace; `now` comes
+ * from the caller's clock. Returns the copy's path.
+ */
+export async function keepDamagedCopy(file: string, now: Date): Promise<string> {
+  const stamp = now
+    .toISOString()
+    .replace(/\.\d{3}/, "")
+    .replace(/[-:]/g, "");
+  for (let n = 1; ; n++) {
+    const copy = `${file}${DAMAGED_INFIX}${stamp}${n === 1 ? "" : `-${n}`}`;
+    try {
+      await writing(copy, () => copyFile(file, copy, constants.COPYFILE_EXCL));
+    } catch (error) {
+      if (error instanceof DataWriteError && error.code === "EEXIST") continue;
+      throw error;
+    }
+    await writing(copy, () => chmod(copy, PRIVATE_FILE_MODE));
+    await fsyncDir(dirname(file));
+    return copy;
+  }
+}
+
+/**
+ * When a damaged copy was made, from its name (`trace.jsonl.damaged-20260207T080000Z`), or
+ * null when the name is not one of keepDamagedCopy's. `of` limits it to copies of that file name.
+ */
+export function damagedCopyTime(name: string, of?: string): Date | null {
+  const at = name.indexOf(DAMAGED_INFIX);
+  if (at <= 0 || (of !== undefined && name.slice(0, at) !== of)) return null;
+  const match = DAMAGED_STAMP.exec(name.slice(at + DAMAGED_INFIX.length));
+  if (!match) return null;
+  const [, y, mo, d, h, mi, s] = match;
+  return new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}Z`);
+}
+
 /**
  * Deletes a file or directory for real (the person asked to forget) and flushes the parent
  * directory so the deletion is not undone by a crash. A missing path is not an error.
  */
 export async function removeDurable(path: string): Promise<void> {
-  await rm(path, { recursive: true, force: true });
+  await writing(path, () => rm(path, { recursive: true, force: true }));
   await fsyncDir(dirname(path));
 }
 
@@ -111,7 +230,7 @@ export async function removeLeftoverTemps(path: string): Promise<void> {
     if (isErrnoCode(error, "ENOENT")) return;
     throw error;
   }
-  const leftovers = names.filter((name) => name.startsWith(prefix) && name.endsWith(".tmp"));
+  const leftovers = names.filter((name) => name.startsWith(prefix) && isTempFileName(name));
   await Promise.all(leftovers.map((name) => rm(join(dir, name), { force: true })));
 }
 
@@ -122,7 +241,7 @@ export async function unlinkIfExists(path: string): Promise<boolean> {
     return true;
   } catch (error) {
     if (isErrnoCode(error, "ENOENT")) return false;
-    throw error;
+    throw new DataWriteError(path, error);
   }
 }
 
@@ -178,9 +297,8 @@ export class DurableJsonFile<T> implements Adapter<T> {
 
 /** True when the error is a Node system error with one of these codes. */
 export function isErrnoCode(error: unknown, ...codes: string[]): boolean {
-  return (
-    error instanceof Error && "code" in error && typeof error.code === "string" && codes.includes(error.code)
-  );
+  const code = errnoCode(error);
+  return code !== undefined && codes.includes(code);
 }
 
 function errorMessage(error: unknown): string {

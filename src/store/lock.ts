@@ -1,15 +1,16 @@
-import { randomBytes } from "node:crypto";
-import { link, rm } from "node:fs/promises";
+import { access, link, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { type Clock, systemClock } from "../clock.ts";
 import {
+  DataWriteError,
   ensurePrivateDir,
   isErrnoCode,
   readTextIfExists,
   unlinkIfExists,
   writePrivateTemp,
 } from "./files.ts";
+import { removeDeadWritersTemps } from "./person-files.ts";
 
 /** The lock's file name inside the data directory. */
 export const LOCK_FILE = "presence.lock";
@@ -17,7 +18,15 @@ export const LOCK_FILE = "presence.lock";
 const lockInfoSchema = z.looseObject({
   pid: z.number().int().positive(),
   purpose: z.string(),
+  /** From the injected clock: for people reading the file, never for deciding who is alive. */
   startedAt: z.string(),
+  /**
+   * The holder's start time in clock ticks since boot (Linux: field 22 of /proc/PID/stat) and
+   * the boot it belongs to: with the PID they name one process, so a recycled PID is not taken
+   * for the holder. Absent where there is no /proc, and in locks written by older versions.
+   */
+  processStart: z.number().int().nonnegative().optional(),
+  bootId: z.string().optional(),
 });
 /** Who holds the data directory, as written in the lock file. */
 export type LockInfo = z.infer<typeof lockInfoSchema>;
@@ -51,7 +60,9 @@ const TAKEOVER_ATTEMPTS = 3;
 /**
  * Claims the data directory for this process (`purpose` says which command: start, chat,
  * inject…). The lock file appears atomically with its contents, so nobody ever reads a
- * half-written one; a lock left by a process that no longer exists is taken over.
+ * half-written one; a lock whose holder no longer runs (gone, a zombie, or its PID now
+ * another program's) is taken over. Once the directory is ours, no other writer exists, so
+ * temp files a dead writer left behind are removed before anything else reads or writes.
  */
 export async function acquireDataLock(
   dataDir: string,
@@ -60,13 +71,27 @@ export async function acquireDataLock(
 ): Promise<DataLock> {
   await ensurePrivateDir(dataDir);
   const path = join(dataDir, LOCK_FILE);
-  const info: LockInfo = { pid: process.pid, purpose, startedAt: clock.now().toISOString() };
+  const info: LockInfo = {
+    pid: process.pid,
+    purpose,
+    startedAt: clock.now().toISOString(),
+    ...(await ownIdentity()),
+  };
   for (let attempt = 0; attempt < TAKEOVER_ATTEMPTS; attempt++) {
-    if (await createExclusively(path, `${JSON.stringify(info)}\n`)) return heldLock(path, info);
+    if (await createExclusively(path, `${JSON.stringify(info)}\n`)) {
+      const lock = heldLock(path, info);
+      try {
+        await removeDeadWritersTemps(dataDir);
+      } catch (error) {
+        await lock.release();
+        throw error;
+      }
+      return lock;
+    }
     const holderText = await readTextIfExists(path);
     if (holderText === null) continue;
     const holder = parseLockInfo(holderText);
-    if (holder && isAlive(holder.pid)) throw new DataLockedError(dataDir, holder);
+    if (holder && (await isAlive(holder))) throw new DataLockedError(dataDir, holder);
     // Dead holder (or an unreadable lock): remove it only if it is still the same file contents.
     if ((await readTextIfExists(path)) === holderText) await unlinkIfExists(path);
   }
@@ -78,7 +103,7 @@ export async function acquireDataLock(
 export async function readDataLock(dataDir: string): Promise<LockInfo | null> {
   const text = await readTextIfExists(join(dataDir, LOCK_FILE));
   const holder = text === null ? null : parseLockInfo(text);
-  return holder && isAlive(holder.pid) ? holder : null;
+  return holder && (await isAlive(holder)) ? holder : null;
 }
 
 function heldLock(path: string, info: LockInfo): DataLock {
@@ -97,13 +122,13 @@ function heldLock(path: string, info: LockInfo): DataLock {
 
 /** Writes a private temp file, then hard-links it into place: link fails if the target exists. */
 async function createExclusively(path: string, contents: string): Promise<boolean> {
-  const temp = await writePrivateTemp(`${path}.${randomBytes(6).toString("hex")}.tmp`, contents);
+  const temp = await writePrivateTemp(path, contents);
   try {
     await link(temp, path);
     return true;
   } catch (error) {
     if (isErrnoCode(error, "EEXIST")) return false;
-    throw error;
+    throw new DataWriteError(path, error);
   } finally {
     await rm(temp, { force: true });
   }
@@ -118,12 +143,74 @@ function parseLockInfo(text: string): LockInfo | null {
   }
 }
 
-/** Signal 0 checks for existence without touching the process; EPERM means it exists but is not ours. */
-function isAlive(pid: number): boolean {
+/**
+ * Whether the lock's holder still runs. Where /proc tells (Linux), the PID must exist and
+ * not be a zombie — a process killed with SIGKILL stays one until its parent reaps it, which
+ * some container inits never do — and, when the lock recorded them, have the same start time
+ * in the same boot: otherwise the PID was recycled for another program. Elsewhere signal 0
+ * checks for existence (EPERM means it exists but is not ours).
+ */
+async function isAlive(holder: LockInfo): Promise<boolean> {
+  const stat = await procStat(holder.pid);
+  if (stat === undefined) {
+    try {
+      process.kill(holder.pid, 0);
+      return true;
+    } catch (error) {
+      return isErrnoCode(error, "EPERM");
+    }
+  }
+  if (stat === null || stat.state === "Z" || stat.state === "X") return false;
+  if (holder.processStart !== undefined && holder.processStart !== stat.startTicks) return false;
+  return holder.bootId === undefined || holder.bootId === (await readBootId());
+}
+
+/** This process's start time and boot, for the lock; nothing where /proc cannot tell. */
+async function ownIdentity(): Promise<Pick<LockInfo, "processStart" | "bootId">> {
+  const stat = await procStat(process.pid);
+  const bootId = await readBootId();
+  if (!stat) return {};
+  return { processStart: stat.startTicks, ...(bootId ? { bootId } : {}) };
+}
+
+/**
+ * A process's state (field 3 of /proc/PID/stat) and start time in clock ticks since boot
+ * (field 22); null when /proc has no such process, undefined when there is no /proc (not
+ * Linux) or it says nothing usable. Fields are counted after the last ")", since the command
+ * name before it may hold spaces and parentheses.
+ */
+async function procStat(pid: number): Promise<{ state: string; startTicks: number } | null | undefined> {
+  let text: string;
   try {
-    process.kill(pid, 0);
-    return true;
+    text = await readFile(`/proc/${pid}/stat`, "utf8");
   } catch (error) {
-    return isErrnoCode(error, "EPERM");
+    if (!isErrnoCode(error, "ENOENT", "ESRCH")) return undefined;
+    return (await hasProcfs()) ? null : undefined;
+  }
+  const fields = text
+    .slice(text.lastIndexOf(")") + 1)
+    .trim()
+    .split(/\s+/);
+  const state = fields[0];
+  const startTicks = Number(fields[22 - 3]);
+  if (!state || !Number.isSafeInteger(startTicks)) return undefined;
+  return { state, startTicks };
+}
+
+async function hasProcfs(): Promise<boolean> {
+  try {
+    await access("/proc/self/stat");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Changes at every boot, so a lock from before a reboot never names a live process. */
+async function readBootId(): Promise<string | undefined> {
+  try {
+    return (await readFile("/proc/sys/kernel/random/boot_id", "utf8")).trim() || undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -26,6 +26,7 @@ import {
   timeOf,
 } from "./log-format.ts";
 import { type Message, messageSchema } from "./message.ts";
+import { PERSON_FILES } from "./person-files.ts";
 
 export { MESSAGE_LOG_VERSION, type MessageLogData, MessageLogError } from "./log-format.ts";
 
@@ -98,8 +99,8 @@ export class MessageLog {
   #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(options: MessageLogOptions, low: Low<MessageLogData>) {
-    this.file = join(options.dataDir, "messages.json");
-    this.archiveDir = join(options.dataDir, "archive");
+    this.file = join(options.dataDir, PERSON_FILES.messages);
+    this.archiveDir = join(options.dataDir, PERSON_FILES.archive);
     this.#low = low;
     this.#clock = options.clock;
     this.#zone = options.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -126,7 +127,7 @@ export class MessageLog {
       throw new RangeError(`MessageLog: unknown time zone ${JSON.stringify(options.timeZone)}`);
     }
     await ensurePrivateDir(options.dataDir);
-    const low = new Low(logAdapter(join(options.dataDir, "messages.json")), emptyLog());
+    const low = new Low(logAdapter(join(options.dataDir, PERSON_FILES.messages)), emptyLog());
     await low.read();
     const log = new MessageLog(options, low);
     for (const month of await log.#archiveMonths()) await log.#openArchive(month);

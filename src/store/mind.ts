@@ -9,6 +9,8 @@ import { forgetMatching, type MemoryItem, memoryItemSchema } from "../mind/memor
 import { initialScratchpad, SCRATCHPAD_FIELDS, scratchpadSchema } from "../mind/scratchpad.ts";
 import { initialThreads, threadsSchema } from "../mind/threads.ts";
 import { DataFileError, DurableJsonFile, ensurePrivateDir, removeLeftoverTemps } from "./files.ts";
+import { annotationsSchema } from "./message.ts";
+import { PERSON_FILES } from "./person-files.ts";
 
 /**
  * data/mind.json: everything the companion keeps about the person besides the log — the
@@ -79,6 +81,33 @@ export const reflectionJobSchema = z.looseObject({
 });
 export type ReflectionJob = z.infer<typeof reflectionJobSchema>;
 
+const telegramIdsSchema = z.object({ chatId: z.number(), messageId: z.number() });
+
+/**
+ * An outgoing message recorded before it is handed to the channel (companion/outbox.ts). Its
+ * shape is checked when mind.json is read, like everything else in it: an entry presence could
+ * not deliver makes it refuse to start rather than drop that message when it next writes.
+ */
+export const outboxIntentSchema = z.looseObject({
+  id: z.string().min(1),
+  kind: z.enum(["reply", "heartbeat", "notice"]),
+  text: z.string().min(1),
+  trigger: z.enum(["reply", "heartbeat"]),
+  channel: z.enum(["telegram", "cli", "simulation"]),
+  createdAt: isoUtc,
+  replyTo: z.string().optional(),
+  answeredThrough: z.string().optional(),
+  annotations: annotationsSchema.optional(),
+  /** A check-in's decision record, written (with the message id) in the same write that logs it as sent. */
+  decision: decisionSchema.optional(),
+  /** Parts of a split text the channel already accepted: a later attempt sends only the rest. */
+  partsDelivered: z.number().int().min(0).optional(),
+  /** The first part's Telegram identifiers, once it was accepted (the log records them). */
+  telegram: telegramIdsSchema.optional(),
+});
+/** A message recorded in the outbox, with how far its delivery got. */
+export type OutboxIntent = z.infer<typeof outboxIntentSchema>;
+
 /** Everything the companion knows besides the log, in one file (mind.json) so a change is one atomic write. */
 export const mindStateSchema = z.looseObject({
   version: z.literal(MIND_VERSION),
@@ -93,8 +122,8 @@ export const mindStateSchema = z.looseObject({
   reflectionQueue: z.array(reflectionJobSchema).default([]),
   /** The newest message reflection was told is leaving the working window. */
   flushedThrough: z.object({ messageId: z.string(), ts: isoUtc }).optional(),
-  /** Pending outgoing messages, shaped by the generation side. */
-  outbox: z.array(z.looseObject({})).default([]),
+  /** Messages recorded as about to be sent and not yet recorded as sent (companion/outbox.ts). */
+  outbox: z.array(outboxIntentSchema).default([]),
   /** When the person last wiped everything (/wipe): /status says the token count outlived it, and why. */
   wipedAt: isoUtc.optional(),
 });
@@ -148,7 +177,7 @@ export class MindStore {
    */
   static async open(dataDir: string, clock: Clock, options: { readOnly?: boolean } = {}): Promise<MindStore> {
     await ensurePrivateDir(dataDir);
-    const file = join(dataDir, "mind.json");
+    const file = join(dataDir, PERSON_FILES.mind);
     const adapter = new DurableJsonFile<MindState>(file, { parse: (value) => parseMindFile(file, value) });
     const low = new Low(adapter, initialMindState(clock.now()));
     await low.read();
@@ -325,14 +354,33 @@ function parseMindFile(file: string, value: unknown): MindState {
     );
   }
   const parsed = mindStateSchema.safeParse(data);
-  if (!parsed.success)
-    throw new DataFileError(file, `${describeIssue(parsed.error)} (the file was left as it is)`);
+  if (!parsed.success) {
+    throw new DataFileError(
+      file,
+      `${describeIssue(parsed.error, data)} (the file was left as it is; fix or remove that entry by hand, or restore a backup)`,
+    );
+  }
   return parsed.data;
 }
 
-function describeIssue(error: z.ZodError): string {
+/**
+ * The first problem, with the entry it is in named the way a person finds it in the file:
+ * `outbox entry 1 (index 0, id "o-…"): kind: …`.
+ */
+function describeIssue(error: z.ZodError, data?: Record<string, unknown>): string {
   const issue = error.issues[0];
   if (!issue) return "invalid contents";
+  const [field, index, ...rest] = issue.path;
+  const list = typeof field === "string" ? data?.[field] : undefined;
+  if (Array.isArray(list) && typeof index === "number") {
+    const entry: unknown = list[index];
+    const id =
+      typeof entry === "object" && entry !== null && typeof (entry as { id?: unknown }).id === "string"
+        ? `, id ${JSON.stringify((entry as { id: string }).id)}`
+        : "";
+    const inner = rest.length > 0 ? `${rest.map(String).join(".")}: ` : "";
+    return `${String(field)} entry ${index + 1} (index ${index}${id}): ${inner}${issue.message}`;
+  }
   const where = issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
   return `${where}${issue.message}`;
 }

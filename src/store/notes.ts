@@ -1,4 +1,5 @@
-import { readdir, stat } from "node:fs/promises";
+import { isUtf8 } from "node:buffer";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
   ensurePrivateDir,
@@ -10,6 +11,7 @@ import {
   unlinkIfExists,
   writeFileDurable,
 } from "./files.ts";
+import { PERSON_FILES } from "./person-files.ts";
 
 /** The only keys a note may have: they are file names, so nothing that could leave the directory. */
 export const NOTE_KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -64,7 +66,7 @@ export class NotesStore {
   readonly #maxNoteBytes: number;
 
   constructor(options: NotesStoreOptions) {
-    this.dir = join(options.dataDir, "notes");
+    this.dir = join(options.dataDir, PERSON_FILES.notes);
     this.#maxNoteBytes = options.maxNoteBytes ?? DEFAULT_MAX_NOTE_BYTES;
   }
 
@@ -115,6 +117,36 @@ export class NotesStore {
     await removeLeftoverTemps(path);
     if (existed) await fsyncDir(this.dir);
     return existed;
+  }
+
+  /**
+   * Deletes for real the lines of every note that `mentions` picks (/forget); a note left
+   * with nothing else is deleted. A note that is not UTF-8 text (damaged, or edited in another
+   * encoding) is never rewritten, since that would change the bytes presence cannot read: if
+   * it mentions the text it is deleted whole, otherwise left as it is. Returns how many notes
+   * changed.
+   */
+  async deleteLines(mentions: (text: string) => boolean): Promise<number> {
+    let changed = 0;
+    for (const { key } of await this.list()) {
+      const path = this.#path(key);
+      let bytes: Buffer;
+      try {
+        bytes = await readFile(path);
+      } catch (error) {
+        if (isErrnoCode(error, "ENOENT")) continue;
+        throw error;
+      }
+      const text = bytes.toString("utf8");
+      if (!mentions(text)) continue;
+      changed++;
+      const lines = text.split("\n");
+      const kept = lines.filter((line) => !mentions(line));
+      const whole = !isUtf8(bytes) || kept.length === lines.length || kept.join("").trim() === "";
+      if (whole) await this.delete(key);
+      else await writeFileDurable(path, kept.join("\n"));
+    }
+    return changed;
   }
 
   /** Deletes every note (/wipe). */

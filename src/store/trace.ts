@@ -1,11 +1,16 @@
-import { appendFile, chmod, rename } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { chmod, readdir, rename } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import type { Clock } from "../clock.ts";
+import { type Logger, silentLogger } from "../log.ts";
 import {
+  appendPrivate,
+  DataWriteError,
+  damagedCopyTime,
   ensurePrivateDir,
   fsyncDir,
   isErrnoCode,
+  keepDamagedCopy,
   PRIVATE_FILE_MODE,
   readTextIfExists,
   removeDurable,
@@ -13,6 +18,7 @@ import {
   unlinkIfExists,
   writeFileDurable,
 } from "./files.ts";
+import { PERSON_FILES } from "./person-files.ts";
 
 /** One line of the trace: when, what kind of turn, and whatever that turn wants to keep. */
 export const traceRecordSchema = z.looseObject({
@@ -31,6 +37,8 @@ export interface TraceOptions {
   maxAgeDays?: number;
   /** Upper bound of the trace on disk, current and rotated file together (default 50 MB). */
   maxBytes?: number;
+  /** Told (without any text from the trace) when a damaged trace file is kept aside. */
+  logger?: Logger;
 }
 
 const DAY_MS = 86_400_000;
@@ -42,11 +50,17 @@ const SWEEP_INTERVAL_MS = 3_600_000;
  * returned, what changed. It holds private text, so it is owner-only and bounded: trace.jsonl
  * rotates into trace.1.jsonl at half the size budget (replacing the previous one), and lines
  * older than the age limit are removed from both within the hour they expire.
+ *
+ * It is the one data file presence repairs on its own: a line it cannot read (torn by a
+ * crash, or damaged) is dropped when the file is next rewritten, but only after the whole
+ * original was kept beside it as `<name>.damaged-<time>` (owner-only, one log line). Those
+ * copies are deleted once they are as old as the age limit.
  */
 export class Trace {
   readonly file: string;
   readonly rotatedFile: string;
   readonly #clock: Clock;
+  readonly #logger: Logger;
   readonly #maxAgeMs: number;
   readonly #rotateAtBytes: number;
   #bytes = 0;
@@ -56,9 +70,10 @@ export class Trace {
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: TraceOptions) {
-    this.file = join(options.dataDir, "trace.jsonl");
-    this.rotatedFile = join(options.dataDir, "trace.1.jsonl");
+    this.file = join(options.dataDir, PERSON_FILES.trace);
+    this.rotatedFile = join(options.dataDir, PERSON_FILES.rotatedTrace);
     this.#clock = options.clock;
+    this.#logger = options.logger ?? silentLogger;
     this.#maxAgeMs = (options.maxAgeDays ?? 30) * DAY_MS;
     this.#rotateAtBytes = Math.floor((options.maxBytes ?? 50 * 1024 * 1024) / 2);
   }
@@ -75,7 +90,7 @@ export class Trace {
       const line = `${JSON.stringify(parsed)}\n`;
       const size = Buffer.byteLength(line);
       if (this.#bytes > 0 && this.#bytes + size > this.#rotateAtBytes) await this.#rotate();
-      await appendFile(this.file, line, { mode: PRIVATE_FILE_MODE });
+      await appendPrivate(this.file, line);
       this.#bytes = this.#bytes + size;
       const ms = Date.parse(parsed.ts);
       this.#oldestMs = this.#oldestMs === null ? ms : Math.min(this.#oldestMs, ms);
@@ -89,6 +104,17 @@ export class Trace {
     const records = parseLines((await readTextIfExists(this.file)) ?? "");
     if (records.length < n) records.unshift(...parseLines((await readTextIfExists(this.rotatedFile)) ?? ""));
     return records.slice(-n);
+  }
+
+  /**
+   * Deletes for real the records `matches` picks (/forget), from both files; returns how many.
+   * Lines it cannot read are kept aside first, like any repair.
+   */
+  deleteWhere(matches: (record: TraceRecord) => boolean): Promise<number> {
+    return this.#enqueue(async () => {
+      if (!this.#swept) await this.#prepare();
+      return this.#rewrite((record) => !matches(record));
+    });
   }
 
   /** Deletes the trace for real (/wipe). */
@@ -123,23 +149,50 @@ export class Trace {
     this.#swept = true;
   }
 
-  /** Rewrites both files without expired or unreadable lines; an emptied file is removed. */
+  /** Removes expired lines from both files, and damaged copies as old as the age limit. */
   async #sweep(): Promise<void> {
     const nowMs = this.#clock.now().getTime();
     const cutoff = nowMs - this.#maxAgeMs;
+    await this.#rewrite((record) => Date.parse(record.ts) >= cutoff);
+    await this.#removeExpiredCopies(cutoff);
+    this.#lastSweepMs = nowMs;
+  }
+
+  /**
+   * Rewrites both files with only the records `keep` accepts (an emptied file is removed), and
+   * recounts the current file's size and the oldest record. A file holding a line that is not
+   * a record is first kept aside whole. Returns how many records were removed.
+   */
+  async #rewrite(keep: (record: TraceRecord) => boolean): Promise<number> {
     let oldest: number | null = null;
+    let removed = 0;
     this.#bytes = 0;
     for (const file of [this.rotatedFile, this.file]) {
       const text = await readTextIfExists(file);
       if (text === null) continue;
       const lines = text.split("\n").filter((line) => line !== "");
+      let unreadable = 0;
       const kept = lines.filter((line) => {
         const record = parseLine(line);
-        const ms = record === null ? null : Date.parse(record.ts);
-        if (ms === null || ms < cutoff) return false;
+        if (record === null) {
+          unreadable++;
+          return false;
+        }
+        if (!keep(record)) {
+          removed++;
+          return false;
+        }
+        const ms = Date.parse(record.ts);
         oldest = oldest === null ? ms : Math.min(oldest, ms);
         return true;
       });
+      if (unreadable > 0) {
+        const copy = await keepDamagedCopy(file, this.#clock.now());
+        this.#logger.warn(
+          { file, copy, unreadableLines: unreadable },
+          "trace: kept a copy of a damaged trace file, then dropped the lines that could not be read",
+        );
+      }
       const contents = kept.map((line) => `${line}\n`).join("");
       if (kept.length === 0) await unlinkIfExists(file);
       else if (contents !== text) await writeFileDurable(file, contents);
@@ -147,11 +200,28 @@ export class Trace {
     }
     await fsyncDir(dirname(this.file));
     this.#oldestMs = oldest;
-    this.#lastSweepMs = nowMs;
+    return removed;
+  }
+
+  /** Damaged copies hold the same private text as the trace, so they leave on the same schedule. */
+  async #removeExpiredCopies(cutoff: number): Promise<void> {
+    const names = await readdir(dirname(this.file)).catch((error: unknown) => {
+      if (isErrnoCode(error, "ENOENT")) return [];
+      throw error;
+    });
+    for (const name of names) {
+      const made =
+        damagedCopyTime(name, basename(this.file)) ?? damagedCopyTime(name, basename(this.rotatedFile));
+      if (made !== null && made.getTime() < cutoff) await removeDurable(join(dirname(this.file), name));
+    }
   }
 
   async #rotate(): Promise<void> {
-    await rename(this.file, this.rotatedFile);
+    try {
+      await rename(this.file, this.rotatedFile);
+    } catch (error) {
+      throw new DataWriteError(this.rotatedFile, error);
+    }
     await fsyncDir(dirname(this.file));
     this.#bytes = 0;
   }

@@ -31,7 +31,7 @@ beforeEach(async () => {
     status: async () => "check-ins: on",
     exportAll: async () => ({ hello: "world" }),
     wipeAll: async () => {},
-    forgetCopies: async () => ({ traceRecords: 0, notes: 0 }),
+    forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
   });
 });
 

@@ -31,7 +31,7 @@ beforeEach(async () => {
       wiped += 1;
     },
     onTimezoneChange: (zone) => zoneChanges.push(zone),
-    forgetCopies: async () => ({ traceRecords: 0, notes: 0 }),
+    forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
   });
 });
 
@@ -150,7 +150,7 @@ describe("CommandHandlers", () => {
       exportAll: async () => ({}),
       wipeAll: () => mind.deleteAll(),
       onTimezoneChange: (zone) => zoneChanges.push(zone),
-      forgetCopies: async () => ({ traceRecords: 0, notes: 0 }),
+      forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
     });
     await wiping.run("tz", "Asia/Tokyo");
     await wiping.run("wipe", "");

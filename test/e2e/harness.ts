@@ -12,8 +12,8 @@ import { type MessagesApiFake, startMessagesApiFake, textReply } from "../fakes/
  * an empty working directory so a developer's .env never leaks into a test.
  */
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const TSX_LOADER = join(ROOT, "node_modules", "tsx", "dist", "loader.mjs");
+export const ROOT = join(import.meta.dirname, "..", "..");
+export const TSX_LOADER = join(ROOT, "node_modules", "tsx", "dist", "loader.mjs");
 export const OWNER_ID = 1001;
 
 export interface World {

@@ -4,7 +4,9 @@ import { Low } from "lowdb";
 import { describe, expect, it } from "vitest";
 import {
   DataFileError,
+  DataWriteError,
   DurableJsonFile,
+  damagedCopyTime,
   ensurePrivateDir,
   removeDurable,
   writeFileDurable,
@@ -42,6 +44,35 @@ describe("writeFileDurable", () => {
     await expect(writeFileDurable(target, "x")).rejects.toThrow();
     expect(await readdir(dir)).toEqual(["taken"]);
     expect(await readdir(target)).toEqual(["child"]);
+  });
+});
+
+describe("write errors", () => {
+  it("name the file being written and say what the system said, leaving nothing behind", async () => {
+    const dir = await tempDataDir();
+    await ensurePrivateDir(dir);
+    await writeFile(join(dir, "not-a-dir"), "");
+    const target = join(dir, "not-a-dir", "mind.json");
+    const error = await writeFileDurable(target, "x").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DataWriteError);
+    expect(error).toMatchObject({ file: target, code: "ENOTDIR" });
+    expect((error as Error).message).toMatch(new RegExp(`^cannot write ${target}: ENOTDIR`));
+    expect(await readdir(dir)).toEqual(["not-a-dir"]);
+
+    const nested = join(dir, "not-a-dir", "data");
+    await expect(ensurePrivateDir(nested)).rejects.toMatchObject({ name: "DataWriteError", file: nested });
+  });
+});
+
+describe("damagedCopyTime", () => {
+  it("reads the time from a damaged copy's name, and nothing else", () => {
+    expect(damagedCopyTime("trace.jsonl.damaged-20260207T080000Z")).toEqual(new Date("2026-02-07T08:00:00Z"));
+    expect(damagedCopyTime("trace.jsonl.damaged-20260207T080000Z-2", "trace.jsonl")).toEqual(
+      new Date("2026-02-07T08:00:00Z"),
+    );
+    expect(damagedCopyTime("trace.1.jsonl.damaged-20260207T080000Z", "trace.jsonl")).toBeNull();
+    expect(damagedCopyTime("notes.damaged-soon")).toBeNull();
+    expect(damagedCopyTime("trace.jsonl")).toBeNull();
   });
 });
 

@@ -91,7 +91,15 @@ describe("MindStore", () => {
     [
       "a bad field",
       JSON.stringify({ ...initialMindState(new Date("2026-01-01T00:00:00Z")), memory: [{ id: "x" }] }),
-      /mind\.json: memory\.0\.kind: .*left as it is/,
+      /mind\.json: memory entry 1 \(index 0, id "x"\): kind: .*left as it is/,
+    ],
+    [
+      "an outbox entry it could not send",
+      JSON.stringify({
+        ...initialMindState(new Date("2026-01-01T00:00:00Z")),
+        outbox: [{ id: "o-broken", kind: "letter", text: "Sister's wedding speech" }],
+      }),
+      /mind\.json: outbox entry 1 \(index 0, id "o-broken"\): kind: .*left as it is/,
     ],
   ])(
     "refuses %s, naming the file and the problem, and leaves it as it was",

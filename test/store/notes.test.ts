@@ -1,4 +1,4 @@
-import { readdir, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { InvalidNoteKeyError, NotesStore, NoteTooLargeError } from "../../src/store/notes.ts";
@@ -78,5 +78,25 @@ describe("NotesStore", () => {
     await expect(notes.write("big", "x".repeat(11))).rejects.toThrow(NoteTooLargeError);
     await expect(notes.write("big", "x".repeat(11))).rejects.toThrow("limited to 10 bytes");
     expect(await notes.read("big")).toBeNull();
+  });
+
+  it("deleteLines removes the lines that mention it, and never rewrites a note that is not UTF-8 text", async () => {
+    const dataDir = await tempDataDir();
+    const notes = new NotesStore({ dataDir });
+    await notes.write("plan", "# Plan\n- the Alvarez visit\n- walk daily\n");
+    await notes.write("only", "the Alvarez visit");
+    await notes.write("other", "nothing to see");
+    const latin1 = (text: string) => Buffer.from(text, "latin1");
+    await writeFile(join(dataDir, "notes", "cafe.md"), latin1("Café with Alvarez\nmenu\n"));
+    const untouched = latin1("Café, nothing else\n");
+    await writeFile(join(dataDir, "notes", "menu.md"), untouched);
+
+    const mentions = (text: string) => text.toLowerCase().includes("alvarez");
+    expect(await notes.deleteLines(mentions)).toBe(3);
+    expect(await notes.read("plan")).toBe("# Plan\n- walk daily\n");
+    expect(await notes.read("only")).toBeNull();
+    expect(await notes.read("cafe")).toBeNull();
+    expect(await readFile(join(dataDir, "notes", "menu.md"))).toEqual(untouched);
+    expect((await notes.list()).map((note) => note.key)).toEqual(["menu", "other", "plan"]);
   });
 });

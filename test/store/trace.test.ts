@@ -2,6 +2,7 @@ import { appendFile, mkdir, readdir, readFile, stat, writeFile } from "node:fs/p
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
+import { createLogger } from "../../src/log.ts";
 import { Trace } from "../../src/store/trace.ts";
 import { modeOf, tempDataDir } from "./helpers.ts";
 
@@ -91,6 +92,68 @@ describe("Trace", () => {
     await trace.append({ kind: "after" });
     const lines = (await readFile(trace.file, "utf8")).trimEnd().split("\n");
     expect(lines.map((line) => JSON.parse(line).kind)).toEqual(["whole", "after"]);
+    expect((await readdir(dataDir)).sort()).toEqual(["trace.jsonl", "trace.jsonl.damaged-20260207T080000Z"]);
+  });
+
+  it("keeps a damaged file whole beside it, owner-only, and says so once without its text, before repairing it", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir, { recursive: true });
+    const clock = new SettableClock("2026-02-07T08:00:00.000Z");
+    const good = JSON.stringify({ ts: "2026-02-07T07:00:00.000Z", kind: "reply" });
+    const original = `${good}\nnot a record: the secret toast\n${good}\n`;
+    await writeFile(join(dataDir, "trace.jsonl"), original);
+    await writeFile(join(dataDir, "trace.1.jsonl"), `${good}\n`);
+    const said: string[] = [];
+    const logger = createLogger("info", false, { write: (line: string) => void said.push(line) });
+
+    const trace = new Trace({ dataDir, clock, logger });
+    await trace.append({ kind: "after" });
+    const copy = join(dataDir, "trace.jsonl.damaged-20260207T080000Z");
+    expect(await readFile(copy, "utf8")).toBe(original);
+    expect(await modeOf(copy)).toBe(0o600);
+    expect((await readFile(trace.file, "utf8")).split("\n").filter(Boolean)).toHaveLength(3);
+    expect(said).toHaveLength(1);
+    expect(JSON.parse(said[0] as string)).toMatchObject({
+      level: 40,
+      file: trace.file,
+      copy,
+      unreadableLines: 1,
+    });
+    expect(said[0]).not.toContain("toast");
+
+    // A second damaged copy in the same second does not overwrite the first.
+    await appendFile(trace.file, "torn again");
+    await new Trace({ dataDir, clock, logger }).append({ kind: "later" });
+    expect(await readFile(copy, "utf8")).toBe(original);
+    expect(await readFile(`${copy}-2`, "utf8")).toContain("torn again");
+  });
+
+  it("deletes damaged copies once they are as old as the age limit, like the lines they hold", async () => {
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir, { recursive: true });
+    const clock = new SettableClock("2026-02-07T08:00:00.000Z");
+    await writeFile(join(dataDir, "trace.jsonl"), "damaged\n");
+    await new Trace({ dataDir, clock }).append({ kind: "first" });
+    expect(await readdir(dataDir)).toContain("trace.jsonl.damaged-20260207T080000Z");
+
+    clock.advanceMinutes(29 * DAY);
+    await new Trace({ dataDir, clock }).append({ kind: "second" });
+    expect(await readdir(dataDir)).toContain("trace.jsonl.damaged-20260207T080000Z");
+    clock.advanceMinutes(2 * DAY);
+    await new Trace({ dataDir, clock }).append({ kind: "third" });
+    expect((await readdir(dataDir)).filter((name) => name.includes("damaged"))).toEqual([]);
+  });
+
+  it("deleteWhere removes the records it picks from both files and says how many", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock("2026-02-07T08:00:00.000Z");
+    const trace = new Trace({ dataDir, clock, maxBytes: 1200 });
+    for (let i = 0; i < 8; i++) await trace.append({ kind: "turn", n: i, pad: "z".repeat(40) });
+    expect(await readdir(dataDir)).toContain("trace.1.jsonl");
+    expect(await trace.deleteWhere((record) => Number(record.n) % 2 === 0)).toBe(4);
+    expect((await trace.last(10)).map((record) => record.n)).toEqual([1, 3, 5, 7]);
+    await trace.append({ kind: "turn", n: 8 });
+    expect((await trace.last(10)).map((record) => record.n)).toEqual([1, 3, 5, 7, 8]);
   });
 
   it("deleteAll removes every trace file", async () => {

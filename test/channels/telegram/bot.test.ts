@@ -113,7 +113,7 @@ async function startChannel(
       await messages.deleteAll();
       await mind.deleteAll();
     },
-    forgetCopies: async () => ({ traceRecords: 0, notes: 0 }),
+    forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
   });
   const fatal: unknown[] = [];
   channel = new TelegramChannel({

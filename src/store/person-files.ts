@@ -1,0 +1,85 @@
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { damagedCopyTime, isErrnoCode, isTempFileName, removeDurable } from "./files.ts";
+
+/**
+ * The one list of where the person's words can be in the data directory. The stores name
+ * their files from here, and /wipe, /forget and /export reach everything through it: the
+ * stores' own files, and the copies beside them that no store reads — damaged originals kept
+ * before a repair, temp files a killed writer left, files /export wrote in the terminal.
+ * telegram.json (update and stranger ids) and presence.lock hold no words and are not here.
+ */
+export const PERSON_FILES = {
+  /** The conversation log's recent window. */
+  messages: "messages.json",
+  /** Older months of the log, archive/YYYY-MM.json. */
+  archive: "archive",
+  /** Scratchpad, threads, memory, decisions, outbox, reflection queue. */
+  mind: "mind.json",
+  /** Keyed notes, notes/<key>.md. */
+  notes: "notes",
+  trace: "trace.jsonl",
+  rotatedTrace: "trace.1.jsonl",
+  /** What /export wrote in `npm run chat`. */
+  exports: "exports",
+} as const;
+
+/** Where the stores write files, and so where a temp file or a damaged copy can be. */
+const WRITTEN_DIRS = ["", PERSON_FILES.archive, PERSON_FILES.notes] as const;
+
+/** A file holding the person's words that no store reads. */
+export interface KeptCopy {
+  path: string;
+  /** damaged: an original kept before a repair; temp: a write a crash cut short; export: /export's file. */
+  kind: "damaged" | "temp" | "export";
+  bytes: number;
+}
+
+/** Every damaged copy, leftover temp file and export file in the data directory, by path. */
+export async function keptCopies(dataDir: string): Promise<KeptCopy[]> {
+  const copies: KeptCopy[] = [];
+  const add = async (path: string, kind: KeptCopy["kind"]) => {
+    try {
+      const info = await stat(path);
+      if (info.isFile()) copies.push({ path, kind, bytes: info.size });
+    } catch (error) {
+      if (!isErrnoCode(error, "ENOENT")) throw error;
+    }
+  };
+  for (const dir of WRITTEN_DIRS) {
+    for (const name of await namesIn(join(dataDir, dir))) {
+      if (isTempFileName(name)) await add(join(dataDir, dir, name), "temp");
+      else if (damagedCopyTime(name) !== null) await add(join(dataDir, dir, name), "damaged");
+    }
+  }
+  for (const name of await namesIn(join(dataDir, PERSON_FILES.exports))) {
+    await add(join(dataDir, PERSON_FILES.exports, name), "export");
+  }
+  return copies.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/**
+ * Removes temp files a dead writer left behind (a kill in the middle of a durable write): they
+ * hold the same private words as the file they were meant to replace, and nothing ever reads
+ * them. Only for a process holding the data lock, which guarantees no writer is alive.
+ */
+export async function removeDeadWritersTemps(dataDir: string): Promise<void> {
+  for (const copy of await keptCopies(dataDir)) {
+    if (copy.kind === "temp") await removeDurable(copy.path);
+  }
+}
+
+/** Deletes every kept copy and the exports folder (/wipe), for real. */
+export async function removeKeptCopies(dataDir: string): Promise<void> {
+  for (const copy of await keptCopies(dataDir)) await removeDurable(copy.path);
+  await removeDurable(join(dataDir, PERSON_FILES.exports));
+}
+
+async function namesIn(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if (isErrnoCode(error, "ENOENT", "ENOTDIR")) return [];
+    throw error;
+  }
+}
