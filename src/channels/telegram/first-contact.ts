@@ -93,7 +93,8 @@ export async function firstContact(token: string, options: FirstContactOptions):
       }
     }
     const left = deadline - performance.now();
-    if (waitMs >= left) throw new TelegramUnreachableError(apiRoot, reason, attempt, performance.now() - started);
+    if (waitMs >= left)
+      throw new TelegramUnreachableError(apiRoot, reason, attempt, performance.now() - started);
     options.logger?.warn({ attempt, waitMs, problem: reason }, "telegram unreachable at start, retrying");
     await abortableSleep(waitMs, options.signal).catch((error: unknown) => {
       options.signal?.throwIfAborted();
@@ -108,10 +109,12 @@ export async function firstContact(token: string, options: FirstContactOptions):
  * error's message quotes the request URL, which holds the token, so it is never repeated.
  */
 function networkReason(error: HttpError): string {
-  const code = (error.error as { code?: unknown } | undefined)?.code;
-  const cause = (error.error as { cause?: { code?: unknown } } | undefined)?.cause?.code;
-  const errno = typeof code === "string" ? code : typeof cause === "string" ? cause : undefined;
-  return errno ? `network error ${errno}` : "the connection failed";
+  const cause = error.error as { code?: unknown; type?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = typeof cause?.code === "string" ? cause.code : cause?.cause?.code;
+  if (typeof code === "string") return `network error ${code}`;
+  // node-fetch's FetchError: a server answered, but not as a Bot API does.
+  if (cause?.type === "invalid-json") return "the answer was not JSON, so not from a Bot API";
+  return "the request failed";
 }
 
 function formatSeconds(ms: number): string {
