@@ -400,15 +400,15 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
   }
 }
 
-/** Settles with `work`, or rejects with the signal's reason as soon as it aborts. */
+/**
+ * Settles with `work`, or rejects with the signal's reason as soon as it aborts. `work` is
+ * always followed, so its own rejection after an abort is never an unhandled one.
+ */
 function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
     signal.addEventListener("abort", onAbort, { once: true });
+    if (signal.aborted) onAbort();
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }

@@ -183,6 +183,39 @@ describe("Telegram's first contact", () => {
   );
 });
 
+describe("a stop before listening", () => {
+  it("abandons the recovery in flight (nothing sent, no lock) and the next start answers once", async () => {
+    // A run killed mid-turn leaves the person's message unanswered, for the next start to recover.
+    const killed = launch();
+    await untilListening(world, killed);
+    world.model.failNext("slow", 1, { delayMs: 30_000 });
+    world.bot.message(world.bot.user(OWNER_ID, "Ada"), { text: "Still up?" });
+    await waitFor(() => world.model.requests.length === 1, 15_000);
+    killed.child.kill("SIGKILL");
+    await killed.exited;
+
+    // The next start is stopped while its recovery waits for the model and Telegram is slow to let it listen.
+    world.model.failNext("slow", 1, { delayMs: 10_000 });
+    world.bot.failNext("deleteWebhook", { type: "slow", ms: 20_000 });
+    const stopped = launch();
+    const webhookCalls = () => world.bot.calls.filter((c) => c.method === "deleteWebhook").length;
+    await waitFor(() => world.model.requests.length === 2 && webhookCalls() === 2, 20_000, stopped.stdout);
+    const { code, ms } = await stopPresence(stopped, "SIGTERM");
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(2_000);
+    expect(stopped.stdout()).not.toContain("listening on Telegram");
+    expect(lockLeft()).toBe(false);
+    expect(world.bot.sent).toEqual([]);
+
+    const answering = launch();
+    await untilListening(world, answering);
+    await world.bot.waitForSent(1, 15_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(world.bot.sent.map((s) => s.text)).toEqual(["Answer 1."]);
+    expect((await stopPresence(answering)).code).toBe(0);
+  });
+});
+
 describe("stopping", () => {
   it("exits 130 on a second SIGTERM while stopping, and removes its lock first", async () => {
     const presence = launch();
