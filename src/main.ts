@@ -261,13 +261,14 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
   const { clock, logger } = env;
   const signals = env.signals ?? [];
   const starting = new AbortController();
-  let lock: DataLock | undefined;
+  // One removal of the lock for every caller, so a second signal's exit waits for the one a stop began.
+  let releaseLock: (() => Promise<void>) | undefined;
   let stopping: Promise<number> | undefined;
   let listening: RunningBot | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping || starting.signal.aborted) {
       logger.warn({ signal }, "second signal while stopping; exiting now");
-      exitAfterReleasing(lock);
+      exitAfterReleasing(releaseLock);
       return;
     }
     logger.info({ signal }, "signal received");
@@ -286,7 +287,11 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     forgetSignals();
     throw error;
   }
-  lock = runtime.lock;
+  let releasing: Promise<void> | undefined;
+  releaseLock = () => {
+    releasing ??= runtime.lock.release();
+    return releasing;
+  };
   let companion: Companion | undefined;
   let schedule: HeartbeatSchedule | undefined;
   let channel: TelegramChannel | undefined;
@@ -304,7 +309,7 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       await restarts;
       await schedule?.stop().catch((err: unknown) => logger.warn({ err }, "schedule stop failed"));
       await companion?.close().catch((err: unknown) => logger.warn({ err }, "companion close failed"));
-      await runtime.lock.release();
+      await releaseLock();
       logger.info("stopped");
       resolveDone(code);
       return code;
@@ -389,13 +394,13 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       logger.info("stopped before listening; what start-up had begun is done after the next start");
       void channel?.stop(0).catch(() => undefined);
       void companion?.close().catch(() => undefined);
-      await runtime.lock.release();
+      await releaseLock();
       throw starting.signal.reason;
     }
     forgetSignals();
     await channel?.stop(0).catch(() => undefined);
     await companion?.close().catch(() => undefined);
-    await runtime.lock.release();
+    await releaseLock();
     throw error;
   }
 }
@@ -414,8 +419,8 @@ function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /** Exits with EXIT_SECOND_SIGNAL once the lock is removed (if it is still ours), or after a moment if that hangs. */
-function exitAfterReleasing(lock: DataLock | undefined): void {
+function exitAfterReleasing(releaseLock: (() => Promise<void>) | undefined): void {
   const exit = () => process.exit(EXIT_SECOND_SIGNAL);
   setTimeout(exit, SECOND_SIGNAL_EXIT_MS);
-  void (lock?.release() ?? Promise.resolve()).then(exit, exit);
+  void (releaseLock?.() ?? Promise.resolve()).then(exit, exit);
 }

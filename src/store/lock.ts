@@ -42,7 +42,7 @@ export class DataLockedError extends Error {
 export interface DataLock {
   readonly path: string;
   readonly info: LockInfo;
-  /** Removes the lock if it is still this process's; calling it again waits for that same removal. */
+  /** Removes the lock if it is still this process's; calling it again does nothing. */
   release(): Promise<void>;
 }
 
@@ -82,17 +82,15 @@ export async function readDataLock(dataDir: string): Promise<LockInfo | null> {
 }
 
 function heldLock(path: string, info: LockInfo): DataLock {
-  // One removal for all callers: a second signal's exit waits for the one a stop already began.
-  let releasing: Promise<void> | undefined;
+  let released = false;
   return {
     path,
     info,
-    release() {
-      releasing ??= (async () => {
-        const current = parseLockInfo((await readTextIfExists(path)) ?? "");
-        if (current?.pid === info.pid && current.startedAt === info.startedAt) await unlinkIfExists(path);
-      })();
-      return releasing;
+    async release() {
+      if (released) return;
+      released = true;
+      const current = parseLockInfo((await readTextIfExists(path)) ?? "");
+      if (current?.pid === info.pid && current.startedAt === info.startedAt) await unlinkIfExists(path);
     },
   };
 }
