@@ -9,8 +9,10 @@
 //   a few seconds), flushes and exits 0. kill_timeout leaves room for that before pm2 sends SIGKILL.
 // - Restarts after a crash back off exponentially so a persistent fault (a full disk, Telegram
 //   unreachable) does not spin; a restart answers whatever was left unanswered, exactly once.
-//   Exit 2 is a configuration mistake (a missing setting, a token Telegram rejects): restarting
-//   cannot fix it, so pm2 leaves the process stopped until the person fixes .env.
+//   Exit 1 includes Telegram unreachable at start (after TELEGRAM_CONNECT_TIMEOUT_MS): restarted.
+//   Exit 2 is a configuration mistake (a missing setting, a token Telegram rejects, an API key
+//   Anthropic rejects): restarting cannot fix it, so pm2 leaves the process stopped until the
+//   person fixes .env.
 const fs = require("node:fs");
 const path = require("node:path");
 

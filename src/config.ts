@@ -115,11 +115,17 @@ export interface ModelConfig extends ModelSettings {
   apiKey: string;
 }
 
+/** Where Telegram is and how long to keep trying to reach it at first: what `setup` needs before it has a token. */
+export interface TelegramReach {
+  apiRoot: string | undefined;
+  /** How long `start` and `setup` try to reach Telegram (getMe) before giving up, all attempts together. */
+  connectTimeoutMs: number;
+}
+
 /** Settings for the Telegram bot. */
-export interface TelegramConfig {
+export interface TelegramConfig extends TelegramReach {
   token: string;
   ownerId: number;
-  apiRoot: string | undefined;
 }
 
 /** Collects problems while reading variables, so all of them are reported together. */
@@ -310,7 +316,29 @@ export function loadTelegramConfig(env: Env = process.env): TelegramConfig {
       example: "123456789",
     });
   }
-  return r.done({ token, ownerId, apiRoot: r.url("TELEGRAM_API_ROOT", "http://127.0.0.1:8081") });
+  return r.done({ token, ownerId, ...readTelegramReach(r) });
+}
+
+/** The default bound on reaching Telegram at start: long enough for a slow network, short enough for pm2's back-off to take over. */
+export const DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS = 30_000;
+
+function readTelegramReach(r: Reader): TelegramReach {
+  return {
+    apiRoot: r.url("TELEGRAM_API_ROOT", "http://127.0.0.1:8081"),
+    connectTimeoutMs: r.integer(
+      "TELEGRAM_CONNECT_TIMEOUT_MS",
+      DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS,
+      1_000,
+      600_000,
+      String(DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS),
+    ),
+  };
+}
+
+/** Reads where Telegram is and the first-contact bound, without the token: for `setup`, which asks for the token itself. */
+export function loadTelegramReach(env: Env = process.env): TelegramReach {
+  const r = new Reader(env);
+  return r.done(readTelegramReach(r));
 }
 
 /** Reads several parts at once so that every problem across them is reported together. */

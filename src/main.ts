@@ -245,7 +245,10 @@ export interface StartConfig {
 export interface BotEnvironment {
   clock: Clock;
   logger: Logger;
-  /** Signals that stop the bot gracefully; tests may pass none and call stop(). */
+  /**
+   * Signals that stop the bot (gracefully once it listens); they stay handled until the process
+   * exits, so that a second one exits at once. Tests may pass none and call stop().
+   */
   signals?: readonly NodeJS.Signals[];
 }
 
@@ -261,24 +264,68 @@ export interface RunningBot {
 }
 
 /**
- * Starts the companion on Telegram: lock, stores, getMe (a rejected token throws
- * TelegramTokenRejectedError before anything else happens), recovery of what a crash
- * interrupted, long polling, the heartbeat. SIGINT/SIGTERM stop it in order: no more updates,
- * the turn in flight finished (bounded), the schedule stopped, the stores flushed, the lock
- * released.
+ * A stop signal came before the bot was listening. Start-up was abandoned where it stood (what
+ * recovery had begun is done after the next start) and the lock released; `start` exits 0.
+ */
+export class StartCancelledError extends Error {
+  override readonly name = "StartCancelledError";
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`stopped by ${signal} before listening`);
+  }
+}
+
+/** Exit code of a second SIGINT/SIGTERM while stopping (docs/running.md, Exit codes). */
+export const EXIT_SECOND_SIGNAL = 130;
+/** How long a second signal waits for the lock to be removed before exiting anyway (a hung disk must not hold it). */
+const SECOND_SIGNAL_EXIT_MS = 500;
+
+/**
+ * Starts the companion on Telegram: lock, stores, the API key checked (ModelKeyRejectedError
+ * when the API rejects it), getMe within TELEGRAM_CONNECT_TIMEOUT_MS (TelegramTokenRejectedError,
+ * TelegramUnreachableError), recovery of what a crash interrupted, long polling, the heartbeat.
+ * A SIGINT/SIGTERM before it listens abandons start-up (StartCancelledError); once it listens,
+ * one stops it in order: no more updates, the turn in flight finished (bounded), the schedule
+ * stopped, the stores flushed, the lock released. A second signal while stopping exits 130 at
+ * once, removing the lock first if it is still this process's.
  */
 export async function startBot(config: StartConfig, env: BotEnvironment): Promise<RunningBot> {
   const { clock, logger } = env;
-  const runtime = await openRuntime({
-    core: config.core,
-    model: config.model,
-    purpose: "start",
-    clock,
-    logger,
-  });
+  const signals = env.signals ?? [];
+  const starting = new AbortController();
+  // One removal of the lock for every caller, so a second signal's exit waits for the one a stop began.
+  let releaseLock: (() => Promise<void>) | undefined;
+  let stopping: Promise<number> | undefined;
+  let listening: RunningBot | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping || starting.signal.aborted) {
+      logger.warn({ signal }, "second signal while stopping; exiting now");
+      exitAfterReleasing(releaseLock);
+      return;
+    }
+    logger.info({ signal }, "signal received");
+    if (listening) void listening.stop(0);
+    else starting.abort(new StartCancelledError(signal));
+  };
+  const forgetSignals = () => {
+    for (const signal of signals) process.off(signal, onSignal);
+  };
+  for (const signal of signals) process.on(signal, onSignal);
+
+  let runtime: Runtime;
+  try {
+    runtime = await openRuntime({ core: config.core, model: config.model, purpose: "start", clock, logger });
+  } catch (error) {
+    forgetSignals();
+    throw error;
+  }
+  let releasing: Promise<void> | undefined;
+  releaseLock = () => {
+    releasing ??= runtime.lock.release();
+    return releasing;
+  };
   let companion: Companion | undefined;
   let schedule: HeartbeatSchedule | undefined;
-  let stopping: Promise<number> | undefined;
+  let channel: TelegramChannel | undefined;
   let resolveDone: (code: number) => void = () => {};
   const done = new Promise<number>((resolve) => {
     resolveDone = resolve;
@@ -287,14 +334,13 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
   const stop = (code = 0): Promise<number> => {
     stopping ??= (async () => {
       logger.info({ code }, "stopping");
-      for (const signal of env.signals ?? []) process.off(signal, onSignal);
       await channel
-        .stop(STOP_BUDGET.channelGraceMs)
+        ?.stop(STOP_BUDGET.channelGraceMs)
         .catch((err: unknown) => logger.warn({ err }, "channel stop failed"));
       await restarts;
       await schedule?.stop().catch((err: unknown) => logger.warn({ err }, "schedule stop failed"));
       await companion?.close().catch((err: unknown) => logger.warn({ err }, "companion close failed"));
-      await runtime.lock.release();
+      await releaseLock();
       logger.info("stopped");
       resolveDone(code);
       return code;
@@ -315,65 +361,97 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       .then(() => restartSchedule(zone))
       .catch((err: unknown) => logger.error({ err }, "could not move the heartbeat to the new time zone"));
   };
-  let updates: TelegramUpdatesState;
-  try {
-    updates = await TelegramUpdatesState.open(config.core.dataDir, clock.now());
-  } catch (error) {
-    await runtime.lock.release();
-    throw error;
-  }
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      logger.warn({ signal }, "second signal while stopping; exiting now");
-      process.exit(130);
-    }
-    logger.info({ signal }, "signal received");
-    void stop(0);
-  };
 
-  const channel = new TelegramChannel({
-    token: config.telegram.token,
-    ownerId: config.telegram.ownerId,
-    apiRoot: config.telegram.apiRoot,
-    companion: {
-      receive: (input) => (companion as Companion).receive(input),
-      reply: () => (companion as Companion).reply(),
-    },
-    messages: runtime.messages,
-    updates,
-    commands: buildCommandHandlers(runtime, {
-      exclusive: (work) => (companion ? companion.exclusive(work) : work()),
-      onTimezoneChange: queueRestart,
-    }),
-    clock,
-    logger,
-    onFatal: (error) => {
-      logger.error({ err: error }, "cannot carry on; stopping so a restart can pick up where this left off");
-      void stop(1);
-    },
-  });
-
-  try {
-    const me = await channel.verify();
+  const startUp = async (signal: AbortSignal): Promise<TelegramChannel> => {
+    const keyWarning = await runtime.llm.checkKey(signal);
+    if (keyWarning)
+      logger.warn(
+        { setting: keyWarning.setting },
+        `${keyWarning.message} (starting anyway; each reply tries the API again)`,
+      );
+    else logger.info({ model: config.model.model }, "the model API accepted the key");
+    const updates = await TelegramUpdatesState.open(config.core.dataDir, clock.now());
+    signal.throwIfAborted();
+    const started = new TelegramChannel({
+      token: config.telegram.token,
+      ownerId: config.telegram.ownerId,
+      apiRoot: config.telegram.apiRoot,
+      companion: {
+        receive: (input) => (companion as Companion).receive(input),
+        reply: () => (companion as Companion).reply(),
+      },
+      messages: runtime.messages,
+      updates,
+      commands: buildCommandHandlers(runtime, {
+        exclusive: (work) => (companion ? companion.exclusive(work) : work()),
+        onTimezoneChange: queueRestart,
+      }),
+      clock,
+      logger,
+      onFatal: (error) => {
+        logger.error(
+          { err: error },
+          "cannot carry on; stopping so a restart can pick up where this left off",
+        );
+        void stop(1);
+      },
+    });
+    channel = started;
+    const me = await started.verify({ timeoutMs: config.telegram.connectTimeoutMs, signal });
     logger.info({ bot: me.username }, "telegram accepted the token");
-    companion = buildCompanion(runtime, channel.outbound, { closeTimeoutMs: STOP_BUDGET.companionCloseMs });
-    for (const signal of env.signals ?? []) process.on(signal, onSignal);
+    companion = buildCompanion(runtime, started.outbound, { closeTimeoutMs: STOP_BUDGET.companionCloseMs });
     const recovering = companion.recover().catch((err: unknown) => logger.error({ err }, "recovery failed"));
-    await channel.start();
+    await started.start(signal);
+    signal.throwIfAborted();
     schedule = startHeartbeat(runtime, companion);
     void recovering;
+    return started;
+  };
+
+  try {
+    const started = await unlessAborted(startUp(starting.signal), starting.signal);
+    listening = {
+      runtime,
+      companion: companion as Companion,
+      channel: started,
+      done,
+      stop,
+      nextHeartbeat: (now) => (stopping ? null : (schedule?.nextRun(now) ?? null)),
+    };
+    return listening;
   } catch (error) {
-    for (const signal of env.signals ?? []) process.off(signal, onSignal);
+    if (starting.signal.aborted) {
+      // Abandoned, not finished: nothing here is waited for, so the process can exit at once.
+      logger.info("stopped before listening; what start-up had begun is done after the next start");
+      void channel?.stop(0).catch(() => undefined);
+      void companion?.close().catch(() => undefined);
+      await releaseLock();
+      throw starting.signal.reason;
+    }
+    forgetSignals();
+    await channel?.stop(0).catch(() => undefined);
     await companion?.close().catch(() => undefined);
-    await runtime.lock.release();
+    await releaseLock();
     throw error;
   }
-  return {
-    runtime,
-    companion,
-    channel,
-    done,
-    stop,
-    nextHeartbeat: (now) => (stopping ? null : (schedule?.nextRun(now) ?? null)),
-  };
+}
+
+/**
+ * Settles with `work`, or rejects with the signal's reason as soon as it aborts. `work` is
+ * always followed, so its own rejection after an abort is never an unhandled one.
+ */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    if (signal.aborted) onAbort();
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** Exits with EXIT_SECOND_SIGNAL once the lock is removed (if it is still ours), or after a moment if that hangs. */
+function exitAfterReleasing(releaseLock: (() => Promise<void>) | undefined): void {
+  const exit = () => process.exit(EXIT_SECOND_SIGNAL);
+  setTimeout(exit, SECOND_SIGNAL_EXIT_MS);
+  void (releaseLock?.() ?? Promise.resolve()).then(exit, exit);
 }

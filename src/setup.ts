@@ -1,13 +1,31 @@
 import { chmod, readFile, writeFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { Writable } from "node:stream";
-import { Api, GrammyError } from "grammy";
-import { isValidTimezone, machineTimezone, parseQuietHours } from "./config.ts";
+import { Api } from "grammy";
+import {
+  firstContact,
+  TelegramTokenRejectedError,
+  TelegramUnreachableError,
+} from "./channels/telegram/first-contact.ts";
+import { systemClock } from "./clock.ts";
+import {
+  ConfigError,
+  isValidTimezone,
+  loadConfigParts,
+  loadModelSettings,
+  loadTelegramReach,
+  type ModelSettings,
+  machineTimezone,
+  parseQuietHours,
+  type TelegramReach,
+} from "./config.ts";
+import { ModelClient, ModelKeyRejectedError } from "./mind/llm.ts";
 
 /**
  * The first run (`npm run setup`): asks for each setting in turn, checks the bot token with
- * Telegram (getMe), can find the person's numeric id by waiting for them to message the bot,
- * and writes `.env` readable by its owner only. It only ever runs with a person at a terminal.
+ * Telegram (getMe, bounded like `start`'s), can find the person's numeric id by waiting for them
+ * to message the bot, checks the API key as `start` does, and writes `.env` readable by its
+ * owner only. It only ever runs with a person at a terminal.
  */
 
 /** How setup talks to the person; the terminal in real use, a script in tests. */
@@ -63,8 +81,11 @@ export class SetupAbandonedError extends Error {
 /** Runs the questions and writes `.env`; returns the exit code. */
 export async function runSetup(options: SetupOptions): Promise<number> {
   const { prompter, env } = options;
-  const apiRoot = env.TELEGRAM_API_ROOT?.trim() || undefined;
   try {
+    const settings = readCheckSettings(env, prompter);
+    if (settings === null) return 2;
+    const { reach, model } = settings;
+    const apiRoot = reach.apiRoot;
     prompter.say("Setting up presence. Press Enter to keep a value shown in [brackets].\n\n");
 
     prompter.say(
@@ -82,7 +103,7 @@ export async function runSetup(options: SetupOptions): Promise<number> {
                 : "That doesn't look like a bot token (digits, a colon, then letters).",
           };
         }
-        return checkToken(answer, apiRoot);
+        return checkToken(answer, reach);
       },
       { secret: true, ...(env.TELEGRAM_BOT_TOKEN ? { fallback: env.TELEGRAM_BOT_TOKEN } : {}) },
     );
@@ -112,7 +133,8 @@ export async function runSetup(options: SetupOptions): Promise<number> {
     const apiKey = await askUntil<string>(
       prompter,
       `Anthropic API key${env.ANTHROPIC_API_KEY ? " [keep current]" : ""}: `,
-      (answer) => (answer.length >= 8 ? { value: answer } : { problem: "The API key is required." }),
+      (answer) =>
+        answer.length >= 8 ? checkKey(answer, model, prompter) : { problem: "The API key is required." },
       { secret: true, ...(env.ANTHROPIC_API_KEY ? { fallback: env.ANTHROPIC_API_KEY } : {}) },
     );
     prompter.say("\n");
@@ -163,23 +185,65 @@ export async function runSetup(options: SetupOptions): Promise<number> {
   }
 }
 
-/** getMe with the token: the bot's username, or the sentence to show when Telegram says no. */
+/**
+ * The settings setup checks the token and the key against (where Telegram and the API are, which
+ * model), or null after saying what is wrong with them: checking against wrong ones would mislead.
+ */
+function readCheckSettings(
+  env: SetupOptions["env"],
+  prompter: SetupPrompter,
+): { reach: TelegramReach; model: ModelSettings } | null {
+  try {
+    return loadConfigParts({ reach: loadTelegramReach, model: loadModelSettings }, env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    prompter.say(
+      `${error.message}\nSetup checks the bot token and the API key with these settings: fix them first, then run \`npm run setup\` again.\n`,
+    );
+    return null;
+  }
+}
+
+/** getMe with the token, bounded as at start: the bot's username, or the sentence to show when Telegram says no. */
 async function checkToken(
   token: string,
-  apiRoot: string | undefined,
+  reach: TelegramReach,
 ): Promise<Checked<{ token: string; username: string }>> {
   try {
-    const me = await new Api(token, apiRoot ? { apiRoot } : {}).getMe();
+    const me = await firstContact(token, { apiRoot: reach.apiRoot, timeoutMs: reach.connectTimeoutMs });
     return { value: { token, username: me.username } };
   } catch (error) {
-    if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
+    if (error instanceof TelegramTokenRejectedError) {
       return {
         problem:
           "Telegram rejected this token. Copy it again from @BotFather (/mybots → your bot → API Token).",
       };
     }
+    if (error instanceof TelegramUnreachableError) {
+      return { problem: `Could not check the token: ${error.message}` };
+    }
+    throw error;
+  }
+}
+
+/**
+ * The key checked as `start` checks it: one the API rejects is asked for again; one that could
+ * not be checked (API down, a proxy without the models endpoint) is kept, with a word on why.
+ */
+async function checkKey(
+  apiKey: string,
+  settings: ModelSettings,
+  prompter: SetupPrompter,
+): Promise<Checked<string>> {
+  try {
+    const warning = await new ModelClient({ ...settings, apiKey }, { clock: systemClock }).checkKey();
+    if (warning)
+      prompter.say(`  Note: ${warning.message}. The key is kept; presence checks it again when it starts.\n`);
+    return { value: apiKey };
+  } catch (error) {
+    if (!(error instanceof ModelKeyRejectedError)) throw error;
     return {
-      problem: `Could not reach Telegram to check the token (${error instanceof Error ? error.message : String(error)}).`,
+      problem: `Anthropic rejected this key (${error.status}${error.detail ? `: ${error.detail}` : ""}). Copy it again from the Anthropic Console (Settings → API keys), or create a new one there.`,
     };
   }
 }

@@ -6,6 +6,7 @@ import {
   loadCoreConfig,
   loadModelConfig,
   loadTelegramConfig,
+  loadTelegramReach,
   parseQuietHours,
 } from "../src/config.ts";
 import { DOCUMENTED_CHECKIN_RULES } from "./support/core-config.ts";
@@ -105,6 +106,14 @@ describe("parts", () => {
     ).toEqual(["TELEGRAM_BOT_TOKEN", "TELEGRAM_OWNER_ID", "ANTHROPIC_API_KEY"]);
     expect(() => loadTelegramConfig({})).toThrow(/@BotFather/);
     expect(() => loadTelegramConfig({})).toThrow(/reads your numeric id when you message your bot/);
+  });
+
+  it("bounds Telegram's first contact at 30 s unless TELEGRAM_CONNECT_TIMEOUT_MS says otherwise", () => {
+    expect(loadTelegramReach({})).toEqual({ apiRoot: undefined, connectTimeoutMs: 30_000 });
+    expect(loadTelegramReach({ TELEGRAM_CONNECT_TIMEOUT_MS: "2000" }).connectTimeoutMs).toBe(2_000);
+    expect(() => loadTelegramReach({ TELEGRAM_CONNECT_TIMEOUT_MS: "30s" })).toThrow(
+      /TELEGRAM_CONNECT_TIMEOUT_MS: must be a whole number from 1000 to 600000, got "30s"/,
+    );
   });
 
   it("reads the model settings with their defaults", () => {

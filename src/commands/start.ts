@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
-import { HttpError } from "grammy";
-import { TelegramTokenRejectedError } from "../channels/telegram/bot.ts";
+import { TelegramTokenRejectedError, TelegramUnreachableError } from "../channels/telegram/first-contact.ts";
 import { systemClock } from "../clock.ts";
 import {
   ConfigError,
@@ -10,7 +9,8 @@ import {
   loadTelegramConfig,
 } from "../config.ts";
 import { createLogger } from "../log.ts";
-import { type StartConfig, startBot } from "../main.ts";
+import { StartCancelledError, type StartConfig, startBot } from "../main.ts";
+import { ModelKeyRejectedError } from "../mind/llm.ts";
 import { runSetup, terminalPrompter } from "../setup.ts";
 import { type CommandIO, defineCommand } from "./command.ts";
 
@@ -24,8 +24,10 @@ export const EXIT_GRACE_MS = 1_000;
 /**
  * `start` (`npm start`): the companion on Telegram until SIGINT/SIGTERM. Configuration
  * mistakes are one message and exit 2 — in a terminal, an offer to run setup first; a token
- * Telegram rejects is exit 2 too; another process on the same data is refused by the command
- * line (DataLockedError), like every writing command.
+ * Telegram rejects or an API key the Anthropic API rejects is exit 2 too; Telegram unreachable
+ * within TELEGRAM_CONNECT_TIMEOUT_MS is exit 1; a stop signal before listening is exit 0;
+ * another process on the same data is refused by the command line (DataLockedError), like
+ * every writing command.
  */
 export const startCommand = defineCommand({
   name: "start",
@@ -34,8 +36,8 @@ export const startCommand = defineCommand({
   help: [
     "Runs the bot until stopped with Ctrl-C or SIGTERM (pm2 stop). Settings come from .env or the",
     "environment: TELEGRAM_BOT_TOKEN, TELEGRAM_OWNER_ID, ANTHROPIC_API_KEY, and optionally",
-    "TELEGRAM_API_ROOT, ANTHROPIC_BASE_URL, PRESENCE_DATA_DIR, PRESENCE_TIMEZONE, PRESENCE_QUIET_HOURS,",
-    "PRESENCE_HEARTBEAT_CRON. Run `npm run setup` to write .env interactively.",
+    "TELEGRAM_API_ROOT, TELEGRAM_CONNECT_TIMEOUT_MS, ANTHROPIC_BASE_URL, PRESENCE_DATA_DIR, PRESENCE_TIMEZONE,",
+    "PRESENCE_QUIET_HOURS, PRESENCE_HEARTBEAT_CRON. Run `npm run setup` to write .env interactively.",
   ].join("\n"),
   options: {},
   async run(_args, io) {
@@ -46,23 +48,29 @@ export const startCommand = defineCommand({
     try {
       bot = await startBot(config, { clock: systemClock, logger, signals: ["SIGINT", "SIGTERM"] });
     } catch (error) {
-      if (error instanceof TelegramTokenRejectedError) {
-        io.stderr(`presence: ${error.message}\n`);
-        return 2;
-      }
-      if (error instanceof HttpError) {
-        io.stderr(
-          `presence: could not reach Telegram at ${config.telegram.apiRoot ?? "https://api.telegram.org"} (${error.message}). Check the network${config.telegram.apiRoot ? " and TELEGRAM_API_ROOT" : ""}.\n`,
-        );
-        return 1;
-      }
-      throw error;
+      const code = startFailure(error);
+      if (code === undefined) throw error;
+      if (!(error instanceof StartCancelledError)) io.stderr(`presence: ${(error as Error).message}\n`);
+      setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
+      return code;
     }
     const code = await bot.done;
     setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
     return code;
   },
 });
+
+/**
+ * The exit code for a start-up that did not reach listening, when it is one `start` expects:
+ * 2 for what only the person can fix (pm2 does not restart it), 1 for what a restart may fix
+ * (pm2 restarts it with a growing wait), 0 for a stop signal that came first.
+ */
+function startFailure(error: unknown): number | undefined {
+  if (error instanceof StartCancelledError) return 0;
+  if (error instanceof TelegramTokenRejectedError || error instanceof ModelKeyRejectedError) return 2;
+  if (error instanceof TelegramUnreachableError) return 1;
+  return undefined;
+}
 
 /**
  * Reads every setting `start` needs, reporting all problems at once. In a terminal, offers

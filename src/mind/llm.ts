@@ -52,6 +52,42 @@ export class ModelRequestError extends Error {
   }
 }
 
+/**
+ * The API refused ANTHROPIC_API_KEY (401 or 403) when `start` or `setup` checked it: no reply
+ * can be made until the key is changed, so starting would only fail the person's first message.
+ */
+export class ModelKeyRejectedError extends Error {
+  override readonly name = "ModelKeyRejectedError";
+  readonly setting = "ANTHROPIC_API_KEY";
+
+  constructor(
+    /** 401 (the key is not valid) or 403 (the key may not do this). */
+    readonly status: number,
+    /** The API's own words, when it gave any. */
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `the Anthropic API rejected ANTHROPIC_API_KEY (${status}${detail ? `: ${detail}` : ""}). ${
+        status === 403
+          ? "The key is not allowed to use the API or this model: check its workspace in the Anthropic Console, or create a new key"
+          : "Create a new key in the Anthropic Console (Settings → API keys)"
+      }, put it in .env as ANTHROPIC_API_KEY (or run \`npm run setup\`), then start again.`,
+      options,
+    );
+  }
+}
+
+/** What the key check could not confirm: one sentence for the log or the terminal, and the setting it concerns. */
+export interface KeyCheckWarning {
+  /** Says what could not be confirmed and why; the caller adds what happens next. */
+  message: string;
+  setting: string | undefined;
+}
+
+/** The key check must not hold up `start` for a model call's whole time limit. */
+export const KEY_CHECK_TIMEOUT_MS = 10_000;
+
 /** What the client needs besides its configuration. */
 export interface ModelClientDeps {
   clock: Clock;
@@ -98,6 +134,44 @@ export class ModelClient {
     }
     await this.#report(message, purpose, params.model);
     return message;
+  }
+
+  /**
+   * Checks ANTHROPIC_API_KEY with a call that costs no tokens: retrieving PRESENCE_MODEL from
+   * the models endpoint (GET /v1/models/{id}), which also catches a mistyped model name. A key
+   * the API rejects (401/403) throws ModelKeyRejectedError. Anything else is not fatal and comes
+   * back as a warning (null when all is well): an API that is down, overloaded or rate-limited
+   * is already handled per turn, and a 404 may be a proxy without this endpoint. One attempt,
+   * no SDK retries, at most KEY_CHECK_TIMEOUT_MS; `signal` abandons it.
+   */
+  async checkKey(signal?: AbortSignal): Promise<KeyCheckWarning | null> {
+    const model = this.config.model;
+    const timeout = Math.min(KEY_CHECK_TIMEOUT_MS, this.config.timeoutMs);
+    try {
+      await this.#sdk.models.retrieve(model, null, { maxRetries: 0, timeout, ...(signal ? { signal } : {}) });
+      return null;
+    } catch (error) {
+      signal?.throwIfAborted();
+      if (error instanceof Anthropic.APIError && (error.status === 401 || error.status === 403)) {
+        throw new ModelKeyRejectedError(error.status, apiErrorDetail(error), { cause: error });
+      }
+      if (error instanceof Anthropic.NotFoundError) {
+        const detail = apiErrorDetail(error);
+        return {
+          setting: "PRESENCE_MODEL",
+          message: `the models endpoint does not know PRESENCE_MODEL "${model}" (404${detail ? `: ${detail}` : ""}): check the name, or ignore this if ANTHROPIC_BASE_URL is a proxy without that endpoint`,
+        };
+      }
+      const classified = classifyModelError(error, model);
+      const problem =
+        error instanceof Anthropic.APIConnectionTimeoutError
+          ? `the API did not answer within ${timeout / 1000} s`
+          : classified.message;
+      return {
+        setting: classified instanceof ModelRequestError ? classified.setting : undefined,
+        message: `could not check ANTHROPIC_API_KEY: ${problem}`,
+      };
+    }
   }
 
   async #report(message: Anthropic.Message, purpose: CallPurpose, requestedModel: string): Promise<void> {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { ModelConfig } from "../../src/config.ts";
+import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL, type ModelConfig } from "../../src/config.ts";
 import { minCacheableTokens } from "../../src/mind/prompts.ts";
 import { estimateTokens } from "../../src/mind/tokens.ts";
 
@@ -20,6 +20,8 @@ import { estimateTokens } from "../../src/mind/tokens.ts";
  * api.failNext("slow", 1, { delayMs: 5_000 });          // answers late (the SDK's timeout fires)
  * api.failNext("reset", 1);                             // the connection is dropped mid-request
  * api.requests[0].body.system;                          // every request body, faults included
+ * api.modelLookups;                                     // ids asked for at GET /v1/models/{id} (the key check)
+ * api.failLookups("403");                               // every lookup answers so until failLookups(undefined)
  * api.problems;                                         // requests the real API would have rejected
  * await api.close();
  * ```
@@ -30,6 +32,9 @@ import { estimateTokens } from "../../src/mind/tokens.ts";
  * by a `tool_result` with the same id in the next user turn, `tool_choice` naming a defined tool, and
  * a scripted answer that obeys the forced `tool_choice` (a forced tool must be used; `none` must not
  * use tools). A violation is answered with a 400 `invalid_request_error` and listed in `problems`.
+ *
+ * The models endpoint (`GET /v1/models/{id}`, what `start` and `setup` check the key with) checks
+ * the key the same way and answers the ids in `models` (404 `not_found_error` for any other).
  *
  * Usage: a scripted `usage` is returned as given; otherwise it is estimated from the request with
  * the project's token estimator, and prompt caching is simulated: the prefix up to the last
@@ -97,7 +102,12 @@ export interface MessagesApiFakeOptions {
   /** The key the fake expects as a Bearer token; default "test-key". */
   apiKey?: string;
   handler?: FakeHandler;
+  /** Model ids the models endpoint knows; default the project's two default models. */
+  models?: string[];
 }
+
+/** What the models endpoint can be told to answer instead: a key without permission, an overload. */
+export type LookupFault = "403" | "529";
 
 export interface MessagesApiFake {
   /** The base URL to give the SDK (ANTHROPIC_BASE_URL); requests go to `${url}/v1/messages`. */
@@ -113,6 +123,10 @@ export interface MessagesApiFake {
   failNext(kind: FaultKind, count?: number, options?: FaultOptions): void;
   /** Number of scripted answers not used yet. */
   pending(): number;
+  /** Model ids asked for at `GET /v1/models/{id}`, in order, whatever was answered. */
+  modelLookups: string[];
+  /** Every models lookup from now on gets this fault; undefined answers normally again. */
+  failLookups(fault: LookupFault | undefined): void;
   close(): Promise<void>;
 }
 
@@ -165,6 +179,9 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
   const cachedPrefixes = new Set<string>();
   let handler = options.handler;
   let messageCounter = 0;
+  const models = new Set(options.models ?? [DEFAULT_MODEL, DEFAULT_REFLECT_MODEL]);
+  const modelLookups: string[] = [];
+  let lookupFault: LookupFault | undefined;
 
   const server = createServer((req, res) => {
     void serve(req, res).catch((error: unknown) => {
@@ -174,7 +191,11 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
-    const path = (req.url ?? "").split("?")[0];
+    const path = (req.url ?? "").split("?")[0] ?? "";
+    if (req.method === "GET" && path.startsWith(MODELS_PATH)) {
+      lookUpModel(req, res, decodeURIComponent(path.slice(MODELS_PATH.length)));
+      return;
+    }
     if (req.method !== "POST" || path !== "/v1/messages") {
       sendError(res, 404, "not_found_error", `fake: no route for ${req.method} ${req.url}`);
       return;
@@ -211,6 +232,33 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
     if (scripted.delayMs) await sleep(scripted.delayMs);
     if (res.destroyed) return;
     sendJson(res, 200, buildMessage(body, scripted));
+  }
+
+  /** GET /v1/models/{id}: the model's record, as the real endpoint gives it, or its errors. */
+  function lookUpModel(req: IncomingMessage, res: ServerResponse, id: string): void {
+    modelLookups.push(id);
+    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+      sendError(res, 401, "authentication_error", "invalid x-api-key");
+    } else if (lookupFault === "403") {
+      sendError(
+        res,
+        403,
+        "permission_error",
+        "Your API key does not have permission to use the specified resource.",
+      );
+    } else if (lookupFault === "529") {
+      sendError(res, 529, "overloaded_error", "Overloaded");
+    } else if (!models.has(id)) {
+      sendError(res, 404, "not_found_error", `model: ${id}`);
+    } else {
+      sendJson(res, 200, {
+        type: "model",
+        id,
+        display_name: id,
+        created_at: "2026-01-01T00:00:00Z",
+        lifecycle: "active",
+      });
+    }
   }
 
   function reject(record: RecordedRequest, res: ServerResponse, index: number, why: string): void {
@@ -329,6 +377,10 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
       for (let i = 0; i < count; i++) faults.push({ kind, options: faultOptions });
     },
     pending: () => queue.length,
+    modelLookups,
+    failLookups: (fault) => {
+      lookupFault = fault;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -336,6 +388,9 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
       }),
   };
 }
+
+/** Where the models endpoint lives; the model id follows. */
+const MODELS_PATH = "/v1/models/";
 
 /** The request's prompt as the cache sees it: tools, then system, then messages, in order. */
 function promptShape(body: MessagesRequestBody): {

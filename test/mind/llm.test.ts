@@ -3,6 +3,7 @@ import { SettableClock } from "../../src/clock.ts";
 import type { ModelConfig } from "../../src/config.ts";
 import {
   ModelClient,
+  ModelKeyRejectedError,
   ModelRequestError,
   ModelUnavailableError,
   type UsageRecord,
@@ -131,5 +132,41 @@ describe("ModelClient", () => {
     await expect(client.create(request, "reply")).resolves.toMatchObject({
       content: [{ text: "still here" }],
     });
+  });
+});
+
+describe("ModelClient.checkKey", () => {
+  it("accepts a key the models endpoint accepts, with one lookup of PRESENCE_MODEL and no tokens", async () => {
+    const usage: UsageRecord[] = [];
+    const client = new ModelClient(config(), { clock, onUsage: (u) => void usage.push(u) });
+    expect(await client.checkKey()).toBeNull();
+    expect(api.modelLookups).toEqual(["claude-sonnet-5-5"]);
+    expect(api.requests).toHaveLength(0);
+    expect(usage).toEqual([]);
+  });
+
+  it("throws ModelKeyRejectedError naming ANTHROPIC_API_KEY for 401 and 403, without retrying", async () => {
+    const rejected = await new ModelClient(config({ apiKey: "wrong" }), { clock }).checkKey().catch((e) => e);
+    expect(rejected).toBeInstanceOf(ModelKeyRejectedError);
+    expect(rejected).toMatchObject({ status: 401, setting: "ANTHROPIC_API_KEY" });
+    expect(api.modelLookups).toHaveLength(1);
+    api.failLookups("403");
+    const forbidden = await new ModelClient(config(), { clock }).checkKey().catch((e) => e);
+    expect(forbidden).toBeInstanceOf(ModelKeyRejectedError);
+    expect(String(forbidden)).toMatch(/rejected ANTHROPIC_API_KEY \(403: .*\)\. The key is not allowed/);
+  });
+
+  it("only warns for a model the endpoint does not know, an overloaded API, or none at all", async () => {
+    const typo = await new ModelClient(config({ model: "claude-sonet" }), { clock }).checkKey();
+    expect(typo).toEqual({
+      setting: "PRESENCE_MODEL",
+      message: expect.stringContaining('PRESENCE_MODEL "claude-sonet" (404: model: claude-sonet)'),
+    });
+    api.failLookups("529");
+    const overloaded = await new ModelClient(config(), { clock }).checkKey();
+    expect(overloaded?.message).toMatch(/^could not check ANTHROPIC_API_KEY: .*529/);
+    expect(api.modelLookups).toHaveLength(2);
+    const nowhere = await new ModelClient(config({ baseURL: "http://127.0.0.1:1" }), { clock }).checkKey();
+    expect(nowhere?.message).toMatch(/^could not check ANTHROPIC_API_KEY: could not reach the model API/);
   });
 });

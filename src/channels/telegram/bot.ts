@@ -2,6 +2,7 @@ import { Bot, type Context, GrammyError } from "grammy";
 import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
 import type { Clock } from "../../clock.ts";
 import { pendingMessages } from "../../companion/pending-messages.ts";
+import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS } from "../../config.ts";
 import type { Logger } from "../../log.ts";
 import { type IncomingInput, RecipientBlockedError } from "../../port.ts";
 import type { Message } from "../../store/message.ts";
@@ -9,17 +10,13 @@ import type { MessageLog } from "../../store/messages.ts";
 import type { ChannelCompanion } from "../channel.ts";
 import type { CommandHandlers } from "../command-handlers.ts";
 import { BOT_COMMANDS, commandOf, type SlashCommand } from "../commands.ts";
+import { firstContact, TELEGRAM_API_ROOT } from "./first-contact.ts";
 import { describeMessage, imageMediaType } from "./incoming.ts";
 import { TelegramOutbound } from "./outbound.ts";
 import { pollingHealthTransformer } from "./polling-health.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryTransformer } from "./retry.ts";
 import { DEFAULT_TRANSPORT_TIMEOUTS, type TransportTimeouts, telegramFetch } from "./transport.ts";
 import type { TelegramUpdatesState } from "./updates-state.ts";
-
-/** Telegram refused the token at getMe: the person must fix TELEGRAM_BOT_TOKEN. */
-export class TelegramTokenRejectedError extends Error {
-  override readonly name = "TelegramTokenRejectedError";
-}
 
 export interface TelegramChannelOptions {
   token: string;
@@ -49,7 +46,6 @@ export interface TelegramChannelOptions {
   onFatal(error: unknown): void;
 }
 
-const TELEGRAM_API_ROOT = "https://api.telegram.org";
 /** Telegram's recommended long-poll length. */
 const POLL_TIMEOUT_SECONDS = 30;
 /** How long stopping waits for Telegram to confirm the last handled update. */
@@ -146,29 +142,34 @@ export class TelegramChannel {
     });
   }
 
-  /** Asks Telegram who the bot is; a rejected token becomes TelegramTokenRejectedError. */
-  async verify(): Promise<UserFromGetMe> {
-    try {
-      await this.bot.init();
-      return this.bot.botInfo;
-    } catch (error) {
-      if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
-        throw new TelegramTokenRejectedError(
-          `Telegram rejected TELEGRAM_BOT_TOKEN (${error.description}). Copy the token again from @BotFather (/mybots → your bot → API Token) and put it in .env.`,
-        );
-      }
-      throw error;
+  /**
+   * Asks Telegram who the bot is, once: a rejected token becomes TelegramTokenRejectedError,
+   * no answer within `timeoutMs` TelegramUnreachableError (see firstContact).
+   */
+  async verify(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<UserFromGetMe> {
+    if (!this.bot.isInited()) {
+      this.bot.botInfo = await firstContact(this.#options.token, {
+        apiRoot: this.#apiRoot,
+        timeoutMs: options.timeoutMs ?? DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS,
+        logger: this.#options.logger,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     }
+    return this.bot.botInfo;
   }
 
-  /** Registers the command menu and starts long polling; resolves once polling runs. */
-  async start(): Promise<void> {
+  /**
+   * Registers the command menu and starts long polling; resolves once polling runs. An aborted
+   * `signal` (a stop before listening) keeps polling from starting.
+   */
+  async start(signal?: AbortSignal): Promise<void> {
     const me = await this.verify();
     try {
       await this.bot.api.setMyCommands([...BOT_COMMANDS]);
     } catch (err) {
       this.#options.logger.warn({ err }, "could not register the command menu; commands still work");
     }
+    signal?.throwIfAborted();
     await new Promise<void>((resolve, reject) => {
       let polling = false;
       this.#polling = this.bot

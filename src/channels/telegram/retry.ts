@@ -99,7 +99,8 @@ type AbortSignalLike = {
   removeEventListener(type: "abort", listener: () => void): void;
 };
 
-function abortableSleep(ms: number, signal?: AbortSignalLike): Promise<void> {
+/** Waits `ms`, or rejects as soon as the signal aborts. */
+export function abortableSleep(ms: number, signal?: AbortSignalLike): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(new Error("aborted while waiting to retry"));
