@@ -5,7 +5,11 @@ import { Api } from "grammy";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CommandHandlers } from "../../../src/channels/command-handlers.ts";
 import { BOT_COMMANDS } from "../../../src/channels/commands.ts";
-import { TelegramChannel, type TelegramChannelOptions, UNHEARD_REPLY } from "../../../src/channels/telegram/bot.ts";
+import {
+  TelegramChannel,
+  type TelegramChannelOptions,
+  UNHEARD_REPLY,
+} from "../../../src/channels/telegram/bot.ts";
 import { TelegramTokenRejectedError } from "../../../src/channels/telegram/first-contact.ts";
 import { TelegramUpdatesState } from "../../../src/channels/telegram/updates-state.ts";
 import { SettableClock } from "../../../src/clock.ts";
