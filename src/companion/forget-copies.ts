@@ -2,6 +2,7 @@ import { readTextIfExists, removeDurable } from "../store/files.ts";
 import type { NotesStore } from "../store/notes.ts";
 import { keptCopies } from "../store/person-files.ts";
 import type { Trace, TraceRecord } from "../store/trace.ts";
+import { mentionMatcher } from "../text.ts";
 
 /**
  * /forget promises the words are gone, so the copies kept beside the mind go too: trace
@@ -37,16 +38,6 @@ export async function forgetCopies(
     notes: await stores.notes.deleteLines(mentions),
     otherFiles: await forgetInKeptCopies(stores.dataDir, mentions),
   };
-}
-
-/** Whether a piece of text mentions `text`, ignoring case and runs of whitespace. */
-export function mentionMatcher(text: string): (candidate: string) => boolean {
-  const needle = normalize(text);
-  return (candidate) => needle !== "" && normalize(candidate).includes(needle);
-}
-
-function normalize(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim();
 }
 
 /** Whether any string inside the record (at any depth) mentions the text. */

@@ -232,6 +232,19 @@ describe("forgetting", () => {
     expect(mind.read().scratchpad.understanding_known).toBe("- (user) has a dog");
   });
 
+  it("forget takes retired items too, and a blank text forgets nothing", async () => {
+    const mind = await remembering();
+    await mind.update((m) => {
+      const scan = m.memory.find((item) => item.id === "m1");
+      if (scan) Object.assign(scan, { retiredAt: "2026-11-21T10:00:00.000Z", retiredWhy: "closed" });
+    });
+    expect((await mind.forget(" \n ")).memory).toEqual([]);
+    expect(mind.read().memory).toHaveLength(2);
+    const result = await mind.forget("SCAN");
+    expect(result.memory.map((i) => i.id)).toEqual(["m1"]);
+    expect(mind.read().memory.map((i) => i.id)).toEqual(["m2"]);
+  });
+
   it("deleteAll rewrites the file as a fresh mind, keeping only the token ledger", async () => {
     const mind = await remembering();
     const leftover = join(dataDir, ".mind.json.0123ab.tmp");
