@@ -58,10 +58,17 @@ export const heartbeatStateSchema = z.object({
   checkinsSent: z.array(isoUtc).default([]),
   /** Telegram said the person blocked the bot; cleared when they write again. */
   blocked: z.boolean().default(false),
-  /** Today's token spend passed the budget; cleared when the day turns. */
-  budgetExceeded: z.boolean().default(false),
+  // `budgetExceeded`, kept here by earlier versions, is computed at each tick from the usage
+  // ledger instead (PreCheckState); an old file still holding it loads, and the key is dropped.
 });
 export type HeartbeatState = z.infer<typeof heartbeatStateSchema>;
+
+/**
+ * What the pre-check reads: the kept state, plus whether today's token spend has passed the
+ * budget, which the caller computes from the usage ledger at each tick (never stored, so it
+ * turns with the person's day by itself). Left out, the budget is taken as not spent.
+ */
+export type PreCheckState = HeartbeatState & { budgetExceeded?: boolean };
 
 /** Nothing set, nothing sent: a fresh install. */
 export const emptyHeartbeatState: HeartbeatState = heartbeatStateSchema.parse({});
@@ -146,7 +153,7 @@ export function shouldFireHeartbeat(
   awareness: AwarenessContext,
   now: Date,
   settings: HeartbeatSettings,
-  state: HeartbeatState,
+  state: PreCheckState,
 ): HeartbeatDecision {
   const zone = effectiveTimezone(settings, state);
   const local = DateTime.fromJSDate(now, { zone });

@@ -146,6 +146,17 @@ export function initialMindState(now: Date): MindState {
   };
 }
 
+/**
+ * Adds a heartbeat decision to a mind being updated, keeping the last DECISIONS_KEPT: the one
+ * place decisions are trimmed, for a decision recorded alone and for one that lands with the
+ * check-in it sent.
+ */
+export function addDecision(mind: MindState, decision: Decision): void {
+  mind.decisions.push({ ...decision });
+  if (mind.decisions.length > DECISIONS_KEPT)
+    mind.decisions.splice(0, mind.decisions.length - DECISIONS_KEPT);
+}
+
 /** What /forget removed, so the person can be told exactly. */
 export interface ForgetResult {
   memory: MemoryItem[];
@@ -249,11 +260,7 @@ export class MindStore {
 
   /** Records a heartbeat decision, keeping the last DECISIONS_KEPT. */
   recordDecision(decision: Decision): Promise<void> {
-    return this.update((mind) => {
-      mind.decisions.push({ ...decision });
-      if (mind.decisions.length > DECISIONS_KEPT)
-        mind.decisions.splice(0, mind.decisions.length - DECISIONS_KEPT);
-    });
+    return this.update((mind) => addDecision(mind, decision));
   }
 
   /** The most recent heartbeat decision, for /why and status. */

@@ -125,6 +125,20 @@ describe("MindStore", () => {
     await mind.update(() => undefined);
     expect(JSON.parse(await readFile(mind.file, "utf8")).futureField).toEqual({ kept: true });
   });
+
+  it("loads a heartbeat state that still holds budgetExceeded, and drops it on the next write", async () => {
+    await MindStore.open(dataDir, clock);
+    const older = initialMindState(clock.now());
+    const heartbeat = { ...older.heartbeat, blocked: true, budgetExceeded: true };
+    await writeFile(join(dataDir, "mind.json"), JSON.stringify({ ...older, heartbeat }));
+    const mind = await MindStore.open(dataDir, clock);
+    expect(mind.read().heartbeat.blocked).toBe(true);
+    expect(mind.read().heartbeat).not.toHaveProperty("budgetExceeded");
+    await mind.update(() => undefined);
+    const written = JSON.parse(await readFile(mind.file, "utf8"));
+    expect(written.heartbeat.blocked).toBe(true);
+    expect(written.heartbeat).not.toHaveProperty("budgetExceeded");
+  });
 });
 
 describe("the usage ledger", () => {
