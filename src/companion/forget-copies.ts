@@ -1,4 +1,4 @@
-import { readTextIfExists, removeDurable } from "../store/files.ts";
+import { parseJsonOrNull, readTextIfExists, removeDurable } from "../store/files.ts";
 import type { NotesStore } from "../store/notes.ts";
 import { keptCopies } from "../store/person-files.ts";
 import type { Trace, TraceRecord } from "../store/trace.ts";
@@ -72,12 +72,4 @@ async function forgetInKeptCopies(
     }
   }
   return deleted;
-}
-
-function parseJsonOrNull(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }
