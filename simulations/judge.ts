@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
 import type { ModelClient } from "../src/mind/llm.ts";
+import { toolInputSchema } from "../src/mind/tool-schema.ts";
 import type { JudgeGrade, RunResult } from "./result.ts";
 import { renderTranscript } from "./transcript.ts";
 
@@ -10,27 +11,23 @@ import { renderTranscript } from "./transcript.ts";
  * and makes it grade through a forced tool, so the answer is a number and a sentence.
  */
 
+const JUDGE_SYSTEM = `You review transcripts of a companion app that talks with one person and sometimes checks in on its own. Judge the companion only: did it read the situation (silence, time of day, weekends, what was already answered, changes of topic and tone), back off when it should, and never nag or repeat itself? Held-back check-ins are decisions not to write; they are never seen by the person.`;
+
+const gradeSchema = z.object({
+  score: z
+    .number()
+    .int()
+    .min(1)
+    .max(5)
+    .describe("1 = tone-deaf or pushy, 3 = acceptable, 5 = what a perceptive, caring friend would do"),
+  verdict: z.string().min(1).describe("two or three sentences: what was right, what was off"),
+});
+
 const GRADE_TOOL: Anthropic.Tool = {
   name: "grade_run",
   description: "Grade how contextually appropriate the companion was over the whole transcript.",
-  input_schema: {
-    type: "object",
-    properties: {
-      score: {
-        type: "integer",
-        minimum: 1,
-        maximum: 5,
-        description: "1 = tone-deaf or pushy, 3 = acceptable, 5 = what a perceptive, caring friend would do",
-      },
-      verdict: { type: "string", description: "two or three sentences: what was right, what was off" },
-    },
-    required: ["score", "verdict"],
-  },
+  input_schema: toolInputSchema(gradeSchema),
 };
-
-const JUDGE_SYSTEM = `You review transcripts of a companion app that talks with one person and sometimes checks in on its own. Judge the companion only: did it read the situation (silence, time of day, weekends, what was already answered, changes of topic and tone), back off when it should, and never nag or repeat itself? Held-back check-ins are decisions not to write; they are never seen by the person.`;
-
-const gradeSchema = z.object({ score: z.number().int().min(1).max(5), verdict: z.string().min(1) });
 
 /** The reviewer did not answer with a usable grade. */
 export class JudgeError extends Error {

@@ -1,5 +1,6 @@
 import { DateTime } from "luxon";
 import { formatQuietHours } from "../src/config.ts";
+import { formatDuration } from "../src/text.ts";
 import { EVENT_KINDS, type SimEvent, type SimEventKind } from "./events.ts";
 import type { CallFigures, Metrics, Reask } from "./metrics.ts";
 import type { RunResult } from "./result.ts";
@@ -303,7 +304,7 @@ function eventTable(day: DayRow, metrics: Metrics): string {
 
 function reaskNote(reask: Reask, hours: number, zone: string): string {
   const minutes = Math.round((Date.parse(reask.at) - Date.parse(reask.answeredAt)) / 60_000);
-  const ago = `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
+  const ago = formatDuration(minutes);
   const answered = readIn(new Date(reask.answeredAt), zone).time;
   const verdict = reask.withinWindow
     ? `inside the ${hours} h window: a failure`

@@ -400,11 +400,12 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     const me = await started.verify({ timeoutMs: config.telegram.connectTimeoutMs, signal });
     logger.info({ bot: me.username }, "telegram accepted the token");
     companion = buildCompanion(runtime, started.outbound, { closeTimeoutMs: STOP_BUDGET.companionCloseMs });
-    const recovering = companion.recover().catch((err: unknown) => logger.error({ err }, "recovery failed"));
+    // Recovery runs beside long polling, not before it: it may wait on the model, and the
+    // person's new messages must not wait for that. close() waits for it (bounded) like any turn.
+    void companion.recover().catch((err: unknown) => logger.error({ err }, "recovery failed"));
     await started.start(signal);
     signal.throwIfAborted();
     schedule = startHeartbeat(runtime, companion);
-    void recovering;
     return started;
   };
 

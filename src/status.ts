@@ -7,6 +7,7 @@ import { activeMemory } from "./mind/memory.ts";
 import type { Message } from "./store/message.ts";
 import type { MessageLog } from "./store/messages.ts";
 import type { Decision, MindState, MindStore } from "./store/mind.ts";
+import { plural } from "./text.ts";
 
 /**
  * What the companion's data says right now, in one place for the `status` command and
@@ -254,7 +255,7 @@ export function formatStatus(status: Status, timezone: string = status.timezone)
       : `${local(status.nextCheckin)} at the earliest (${timezone})`;
   const lines = [
     `Check-ins: ${checkins}`,
-    `Unanswered: ${status.unansweredCount === 0 ? "none" : `${status.unansweredCount} message${status.unansweredCount === 1 ? "" : "s"} since you last wrote`}`,
+    `Unanswered: ${status.unansweredCount === 0 ? "none" : `${plural(status.unansweredCount, "message")} since you last wrote`}`,
     `Next check-in: ${next}`,
     `Tokens today: ${tokens}${keptThroughWipe}`,
     `Last check-in decision: ${decision === null ? "none yet" : `${local(decision.ts)}, ${decisionSentence(decision)}`}`,
@@ -267,8 +268,4 @@ export function formatStatus(status: Status, timezone: string = status.timezone)
   }
   if (status.pendingReflections > 0) lines.push(`Reflections waiting: ${status.pendingReflections}`);
   return lines.join("\n");
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }

@@ -603,14 +603,12 @@ describe("the companion checking in", () => {
     h.clock.advanceMinutes(90);
     const held = await h.companion.heartbeat();
     expect(held).toMatchObject({ status: "held", decision: { reason: "budget" } });
-    expect(h.mind.read().heartbeat.budgetExceeded).toBe(true);
     expect(h.api.requests).toHaveLength(1);
     h.api.enqueue(textReply("Of course!"));
     expect(await h.companion.reply(said("One more thing"))).toMatchObject({ status: "sent" });
     h.clock.set("2026-03-05T09:07:00.000Z");
     h.api.setHandler(checkinModel({ send: false, why: "new day, nothing to say", topic: "" }));
     expect(await h.companion.heartbeat()).toMatchObject({ decision: { reason: "model-declined" } });
-    expect(h.mind.read().heartbeat.budgetExceeded).toBe(false);
   });
 
   it("stops check-ins when the person blocked the bot, until they write again", async () => {

@@ -1,6 +1,7 @@
 import type { Message } from "../store/message.ts";
+import { formatDuration, plural } from "../text.ts";
 import type { AwarenessContext, Trigger } from "./context.ts";
-import { formatDuration, inZone, localStamp } from "./time.ts";
+import { inZone, localStamp } from "./time.ts";
 import { topicDomain, topicName } from "./topics.ts";
 
 /** Quotes are cut to these lengths: enough to recognise a message, short enough for every prompt. */
@@ -24,10 +25,6 @@ function quote(message: Message, max: number): string {
   const cut = flat.slice(0, max);
   const atWord = cut.lastIndexOf(" ") > max * 0.6 ? cut.slice(0, cut.lastIndexOf(" ")) : cut;
   return `"${atWord.replace(/[\s,.;:!?—-]+$/u, "")}…"`;
-}
-
-function plural(count: number, word: string): string {
-  return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
 function topicList(topics: readonly string[]): string {

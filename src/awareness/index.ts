@@ -15,7 +15,7 @@ export {
   type Trigger,
 } from "./context.ts";
 export { formatAwarenessForPrompt } from "./format.ts";
-export { elapsedMinutes, formatDuration } from "./time.ts";
+export { elapsedMinutes } from "./time.ts";
 export { detectTone, type ExchangeTone, exchangeTone, messageTone, toneScore } from "./tone.ts";
 export {
   canonicalTopic,

@@ -1,3 +1,4 @@
+import { STOP_WORDS } from "../text.ts";
 import type { Domain } from "./context.ts";
 
 /**
@@ -503,31 +504,28 @@ export const IDIOMS: readonly string[] = [
 ];
 
 /**
- * Words that never name a subject on their own: function words and the small talk of
- * chat. The fallback skips them when it looks for what an unknown subject is about.
+ * Words that never name a subject on their own: the shared function words and the small
+ * talk of chat. The fallback skips them when it looks for what an unknown subject is about.
  */
-export const STOPWORDS: ReadonlySet<string> = new Set(
-  `a about above after again against all almost already also although always am among an and another any
-  anyone anything anyway anyways are around as at away back be because been before being below between both
-  but by can cannot could did do does doing done down during each either else enough even ever every
-  everything few for from further get gets getting give go goes going gone good got great had has have having
-  he her here hers herself him himself his how however i if in into is it its itself just keep kind know
-  known last later least less let like little lot lots made make makes making many may maybe me might mine
-  more most much must my myself need needs never new next nice no nor not nothing now of off often oh ok okay
-  on once one only or other our ours ourselves out over own part pretty quite rather really right said same
-  say says see seem seems she should since so some something sometimes soon still such sure take tell than
-  thank thanks that the their theirs them themselves then there these they thing things think this those
-  though through thus till to today tomorrow tonight too took toward try trying under until up upon us very
-  want wanted was way we well went were what whatever when where whether which while who whom whose why will
-  with within without would yeah yep yes yet you your yours yourself yourselves hey hi hello morning
-  afternoon evening night day days week weeks time times minute minutes hour hours looking look looks
-  doing done how's what's that's it's i'm i've i'll i'd you're you've you'll don't doesn't didn't can't
-  couldn't won't wouldn't shouldn't isn't aren't wasn't weren't haven't hasn't hadn't let's there's here's
-  gonna wanna gotta lol haha hahaha hmm hm mhm ugh wow cool awesome fine sorry please stuff guess mean
-  means feel feeling going went come came coming tell told ask asked seems seemed able quick quickly bit
-  actually probably definitely totally literally basically honestly today's yesterday currently
-  again first second third start started starting end ended finish finished reminder remind reminding
-  message messages question questions idea ideas chat talk talking talked problem problems behind beside
-  besides across along among inside outside ahead instead everyone everybody someone somebody somewhere
-  anywhere nowhere everywhere enjoy glad wish hope hoping`.split(/\s+/),
-);
+export const STOPWORDS: ReadonlySet<string> = new Set([
+  ...STOP_WORDS,
+  ...`a above after against almost already although always am among an another anyone anything anyway anyways
+  around as at away back be because before below between by cannot do done down during either else enough
+  even ever every everything few further get gets getting give go goes going gone good got great having
+  hers herself himself however i if in is it itself keep kind know known last later least less let like
+  little lot lots made make makes making may maybe me might mine must my myself need needs never new next
+  nice no nor nothing now of often oh ok okay on one or other ours ourselves part pretty quite rather
+  right said say says see seem seems since so something sometimes soon still sure take tell thank thanks
+  theirs themselves these thing things think those though through thus till to today tomorrow tonight took
+  toward try trying until up upon us want wanted way we well went whatever whether while whose within
+  without yeah yep yes yet yourself yourselves hey hi hello morning afternoon evening night day days week
+  weeks time times minute minutes hour hours looking look looks done how's what's that's i'd you've you'll
+  don't doesn't didn't can't couldn't won't wouldn't shouldn't isn't aren't wasn't weren't haven't hasn't
+  hadn't let's there's here's gonna wanna gotta lol haha hahaha hmm hm mhm ugh wow cool awesome fine sorry
+  please stuff guess mean means feel feeling going went come came coming tell told ask asked seems seemed
+  able quick quickly bit actually probably definitely totally literally basically honestly today's
+  yesterday currently first second third start started starting end ended finish finished reminder remind
+  reminding message messages question questions idea ideas chat talk talking talked problem problems
+  behind beside besides across along among inside outside ahead instead everyone everybody someone
+  somebody somewhere anywhere nowhere everywhere enjoy glad wish hope hoping`.split(/\s+/),
+]);

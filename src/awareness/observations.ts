@@ -1,5 +1,6 @@
+import { formatDuration, plural } from "../text.ts";
 import type { AwarenessContext, Domain } from "./context.ts";
-import { formatDuration, localStamp } from "./time.ts";
+import { localStamp } from "./time.ts";
 import { messageIsQuestion, messageTopics, topicName } from "./topics.ts";
 
 /** A reply later than this is worth stating: the person has been left waiting. */
@@ -16,10 +17,6 @@ export interface Observed {
   readonly answeredBeforeAsked: readonly { topic: string; answeredMs: number }[];
   /** Whether the person sounded warm earlier in the window than their last message. */
   readonly warmBefore: boolean;
-}
-
-function plural(count: number, word: string): string {
-  return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
 /**

@@ -13,18 +13,6 @@ export function elapsedMinutes(fromMs: number, toMs: number): number {
   return Math.max(0, Math.floor((toMs - fromMs) / MS_PER_MINUTE));
 }
 
-/** "45m", "5h 43m", "2h", "3d 4h": how long, the way a person says it. */
-export function formatDuration(minutes: number): string {
-  if (minutes < 60) return `${minutes}m`;
-  if (minutes < 24 * 60) {
-    const rest = minutes % 60;
-    return rest === 0 ? `${Math.floor(minutes / 60)}h` : `${Math.floor(minutes / 60)}h ${rest}m`;
-  }
-  const days = Math.floor(minutes / (24 * 60));
-  const hours = Math.floor((minutes % (24 * 60)) / 60);
-  return hours === 0 ? `${days}d` : `${days}d ${hours}h`;
-}
-
 /** The instant as the person's wall clock shows it. */
 export function inZone(ms: number, zone: string): DateTime {
   return DateTime.fromMillis(ms, { zone, locale: "en-US" });

@@ -4,6 +4,7 @@ import type { ForgottenCopies } from "../companion/forget-copies.ts";
 import { formatQuietHours, type QuietHours } from "../config.ts";
 import { activeMemory, type MemoryItem } from "../mind/memory.ts";
 import type { MindStore } from "../store/mind.ts";
+import { plural } from "../text.ts";
 import {
   BOT_COMMANDS,
   type CommandName,
@@ -52,10 +53,6 @@ export interface CommandHandlerDeps {
 
 /** /forget leaves the conversation log as it is: the person's own record, removed only by /wipe. */
 const LOG_KEEPS_IT = "Our past messages still contain it; /wipe removes everything.";
-
-function plural(count: number, one: string, many = `${one}s`): string {
-  return `${count} ${count === 1 ? one : many}`;
-}
 
 export const START_TEXT = [
   "Hi. I'm a companion for one person: you.",

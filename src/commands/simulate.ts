@@ -2,6 +2,7 @@ import { relative } from "node:path";
 import { loadScenarios, progressLine, runBatch, summaryTable } from "../../simulations/run.ts";
 import { ScenarioError } from "../../simulations/scenario.ts";
 import { loadModelConfig } from "../config.ts";
+import { plural } from "../text.ts";
 import { defineCommand, UsageError } from "./command.ts";
 
 /**
@@ -46,7 +47,7 @@ export const simulateCommand = defineCommand({
     if (values.live || values.judge) loadModelConfig(io.env);
     const started = performance.now();
     io.stderr(
-      `simulating ${scenarios.length} scenario${scenarios.length === 1 ? "" : "s"} (${values.live ? "live model" : "naive model, offline"})\n`,
+      `simulating ${plural(scenarios.length, "scenario")} (${values.live ? "live model" : "naive model, offline"})\n`,
     );
     const results = await runBatch(scenarios, {
       live: values.live === true,

@@ -30,11 +30,6 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   const zone = effectiveTimezone(settings, mind.heartbeat);
   const spent = store.tokensOnLocalDay(now, zone);
   const budgetExceeded = model.dailyTokenBudget > 0 && spent >= model.dailyTokenBudget;
-  if (budgetExceeded !== mind.heartbeat.budgetExceeded) {
-    await store.update((draft) => {
-      draft.heartbeat.budgetExceeded = budgetExceeded;
-    });
-  }
   const held = (reason: string, detail: string, extra: Partial<Decision> = {}) =>
     hold(store, { ts: now.toISOString(), fire: false, reason, detail, ...extra });
 
@@ -149,14 +144,12 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   return { status: "sent", message: delivered.message, decision };
 }
 
-/** Records a check-in held back; a block also stops check-ins until the person writes again. */
+/**
+ * Records a check-in held back. A block was already marked by the outbox when the channel
+ * refused the message (heartbeat.blocked), for replies and check-ins alike.
+ */
 async function hold(store: MindStore, decision: Decision): Promise<HeartbeatOutcome> {
   await store.recordDecision(decision);
-  if (decision.reason === "blocked") {
-    await store.update((mind) => {
-      mind.heartbeat.blocked = true;
-    });
-  }
   return { status: "held", decision };
 }
 

@@ -1,7 +1,8 @@
-import { readTextIfExists, removeDurable } from "../store/files.ts";
+import { parseJsonOrNull, readTextIfExists, removeDurable } from "../store/files.ts";
 import type { NotesStore } from "../store/notes.ts";
 import { keptCopies } from "../store/person-files.ts";
 import type { Trace, TraceRecord } from "../store/trace.ts";
+import { mentionMatcher } from "../text.ts";
 
 /**
  * /forget promises the words are gone, so the copies kept beside the mind go too: trace
@@ -39,16 +40,6 @@ export async function forgetCopies(
   };
 }
 
-/** Whether a piece of text mentions `text`, ignoring case and runs of whitespace. */
-export function mentionMatcher(text: string): (candidate: string) => boolean {
-  const needle = normalize(text);
-  return (candidate) => needle !== "" && normalize(candidate).includes(needle);
-}
-
-function normalize(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim();
-}
-
 /** Whether any string inside the record (at any depth) mentions the text. */
 function quotes(value: TraceRecord | unknown, mentions: (candidate: string) => boolean): boolean {
   if (typeof value === "string") return mentions(value);
@@ -81,12 +72,4 @@ async function forgetInKeptCopies(
     }
   }
   return deleted;
-}
-
-function parseJsonOrNull(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }

@@ -7,7 +7,7 @@ import { type Delivery, type OutboundPort, type OutgoingMessage, RecipientBlocke
 import type { Annotations, Channel, Message } from "../store/message.ts";
 import type { MessageLog } from "../store/messages.ts";
 import {
-  DECISIONS_KEPT,
+  addDecision,
   type Decision,
   type MindState,
   type MindStore,
@@ -269,7 +269,5 @@ export class Outbox {
 /** A check-in counts towards the day's limit and its decision record names the message, for /why. */
 function recordCheckin(mind: MindState, intent: OutboxIntent, message: Message): void {
   mind.heartbeat = withCheckinSent(mind.heartbeat, new Date(intent.createdAt));
-  mind.decisions.push({ ...intent.decision, messageId: message.id } as Decision);
-  if (mind.decisions.length > DECISIONS_KEPT)
-    mind.decisions.splice(0, mind.decisions.length - DECISIONS_KEPT);
+  addDecision(mind, { ...intent.decision, messageId: message.id } as Decision);
 }

@@ -2,6 +2,7 @@ import { DateTime } from "luxon";
 import { z } from "zod";
 import type { AwarenessContext } from "../awareness/context.ts";
 import { type CoreConfig, formatQuietHours, isValidTimezone, type QuietHours } from "../config.ts";
+import { plural } from "../text.ts";
 
 /**
  * The heartbeat pre-check: before any model is called, decide whether a check-in may go
@@ -57,10 +58,17 @@ export const heartbeatStateSchema = z.object({
   checkinsSent: z.array(isoUtc).default([]),
   /** Telegram said the person blocked the bot; cleared when they write again. */
   blocked: z.boolean().default(false),
-  /** Today's token spend passed the budget; cleared when the day turns. */
-  budgetExceeded: z.boolean().default(false),
+  // `budgetExceeded`, kept here by earlier versions, is computed at each tick from the usage
+  // ledger instead (PreCheckState); an old file still holding it loads, and the key is dropped.
 });
 export type HeartbeatState = z.infer<typeof heartbeatStateSchema>;
+
+/**
+ * What the pre-check reads: the kept state, plus whether today's token spend has passed the
+ * budget, which the caller computes from the usage ledger at each tick (never stored, so it
+ * turns with the person's day by itself). Left out, the budget is taken as not spent.
+ */
+export type PreCheckState = HeartbeatState & { budgetExceeded?: boolean };
 
 /** Nothing set, nothing sent: a fresh install. */
 export const emptyHeartbeatState: HeartbeatState = heartbeatStateSchema.parse({});
@@ -145,7 +153,7 @@ export function shouldFireHeartbeat(
   awareness: AwarenessContext,
   now: Date,
   settings: HeartbeatSettings,
-  state: HeartbeatState,
+  state: PreCheckState,
 ): HeartbeatDecision {
   const zone = effectiveTimezone(settings, state);
   const local = DateTime.fromJSDate(now, { zone });
@@ -174,41 +182,37 @@ export function shouldFireHeartbeat(
   if (unanswered >= settings.maxUnanswered) {
     return hold(
       "unanswered-limit",
-      `${count(unanswered, "message is", "messages are")} unanswered (limit ${settings.maxUnanswered}).`,
+      `${plural(unanswered, "message is", "messages are")} unanswered (limit ${settings.maxUnanswered}).`,
     );
   }
   const weekend = local.weekday >= 6;
   if (weekend && unanswered >= settings.weekendMaxUnanswered) {
     return hold(
       "weekend-limit",
-      `It is ${local.toFormat("cccc")} and ${count(unanswered, "message is", "messages are")} unanswered (weekend limit ${settings.weekendMaxUnanswered}).`,
+      `It is ${local.toFormat("cccc")} and ${plural(unanswered, "message is", "messages are")} unanswered (weekend limit ${settings.weekendMaxUnanswered}).`,
     );
   }
   const sinceUser = awareness.user.timeSinceLastMessage;
   if (sinceUser !== null && sinceUser < settings.recentMinutes) {
     return hold(
       "recent-conversation",
-      `The person wrote ${count(sinceUser, "minute", "minutes")} ago (a conversation counts as recent for ${settings.recentMinutes}).`,
+      `The person wrote ${plural(sinceUser, "minute", "minutes")} ago (a conversation counts as recent for ${settings.recentMinutes}).`,
     );
   }
   const sinceSelf = awareness.self.timeSinceLastMessage;
   if (sinceSelf !== null && sinceSelf < settings.minGapMinutes) {
     return hold(
       "too-soon",
-      `The last message went out ${count(sinceSelf, "minute", "minutes")} ago (minimum gap ${settings.minGapMinutes}).`,
+      `The last message went out ${plural(sinceSelf, "minute", "minutes")} ago (minimum gap ${settings.minGapMinutes}).`,
     );
   }
   const sentToday = checkinsToday(state, now, zone);
   if (sentToday >= settings.maxCheckinsPerDay) {
     return hold(
       "daily-limit",
-      `${count(sentToday, "check-in", "check-ins")} already sent today (limit ${settings.maxCheckinsPerDay}).`,
+      `${plural(sentToday, "check-in", "check-ins")} already sent today (limit ${settings.maxCheckinsPerDay}).`,
     );
   }
   if (state.budgetExceeded) return hold("budget", "Today's token budget is spent.");
   return { fire: true, reason: "ok", detail: "Nothing holds a check-in back." };
-}
-
-function count(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
 }

@@ -1,5 +1,4 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import type { NotesStore } from "../store/notes.ts";
 import { guardOutgoing } from "./leak-guard.ts";
@@ -8,6 +7,9 @@ import { NOTES_TOOL_NAMES, runNotesTool } from "./notes-tools.ts";
 import {
   CHECKIN_TOOL_IN_REPLY,
   CHECKIN_TOOL_NAMES,
+  type CheckinDecision,
+  checkinDecisionSchema,
+  checkinMessageSchema,
   DECIDE_CHECKIN_TOOL,
   WRITE_MESSAGE_TOOL,
   writeCheckinText,
@@ -173,14 +175,6 @@ function withNudge(messages: readonly Anthropic.MessageParam[], raw: string): An
   ];
 }
 
-/** The model's structured check-in decision. */
-export const checkinDecisionSchema = z.object({
-  send: z.boolean(),
-  why: z.string(),
-  topic: z.string(),
-});
-export type CheckinDecision = z.infer<typeof checkinDecisionSchema>;
-
 /** How a check-in generation ended. */
 export type CheckinGeneration =
   | { stage: "declined"; decision: CheckinDecision; usage: UsageRecord[] }
@@ -250,7 +244,7 @@ export async function generateCheckin(
   const written = await deps.llm.create(writeParams, "heartbeat-write");
   usage.push(usageRecord(written, "heartbeat-write", params.model, deps.clock.now()));
   const writeUse = toolUses(written).find((u) => u.name === WRITE_MESSAGE_TOOL.name);
-  const message = z.object({ message: z.string() }).safeParse(writeUse?.input);
+  const message = checkinMessageSchema.safeParse(writeUse?.input);
   const raw = message.success ? message.data.message : textOf(written);
   const guarded = guardOutgoing(raw, "checkin");
   if (guarded.text === null) return { stage: "empty", decision, raw, removed: guarded.removed, usage };

@@ -2,6 +2,7 @@ import { stemmer } from "stemmer";
 import { z } from "zod";
 import type { PriorMemory } from "../awareness/context.ts";
 import { canonicalTopic } from "../awareness/topics.ts";
+import { normalizeSpacing, STOP_WORDS } from "../text.ts";
 import { estimateTokens } from "./tokens.ts";
 
 /**
@@ -105,7 +106,9 @@ export function applyMemoryOps(
       const text = op.text.trim();
       const same = next.find(
         (item) =>
-          item.retiredAt === undefined && item.kind === op.kind && normalize(item.text) === normalize(text),
+          item.retiredAt === undefined &&
+          item.kind === op.kind &&
+          normalizeSpacing(item.text) === normalizeSpacing(text),
       );
       if (same) {
         same.reinforcedAt = at;
@@ -255,32 +258,8 @@ export function withoutPriorContext(items: readonly MemoryItem[], prior: PriorMe
   return items.filter((item) => !shown.has(item.text));
 }
 
-/** Deletes for real the items whose text contains `text` (case and spacing ignored), retired ones too. */
-export function forgetMatching(
-  items: readonly MemoryItem[],
-  text: string,
-): { kept: MemoryItem[]; forgotten: MemoryItem[] } {
-  const needle = normalize(text);
-  if (needle === "") return { kept: [...items], forgotten: [] };
-  const matches = (item: MemoryItem) => normalize(item.text).includes(needle);
-  return { kept: items.filter((item) => !matches(item)), forgotten: items.filter(matches) };
-}
-
-function normalize(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim();
-}
-
-const STOPWORDS = new Set(
-  `the and for are but not you your yours with this that have has had was were will would could should
-  they them their there then than what when where which who whom why how about into onto from over under
-  just also very really some any all each more most much many such only own same too can did does doing
-  been being its it's i'm i've i'll you're we're she he her his him our out off again once here both`.split(
-    /\s+/,
-  ),
-);
-
 /** Stemmed content words (three letters or more, stop words left out). */
 function contentWords(text: string): Set<string> {
   const words = text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
-  return new Set(words.filter((w) => w.length >= 3 && !STOPWORDS.has(w)).map((w) => stemmer(w)));
+  return new Set(words.filter((w) => w.length >= 3 && !STOP_WORDS.has(w)).map((w) => stemmer(w)));
 }

@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
 import { InvalidNoteKeyError, type NotesStore, NoteTooLargeError } from "../store/notes.ts";
+import { toolInputSchema } from "./tool-schema.ts";
 
 /**
  * The keyed notes as tools for the reply call: things worth keeping verbatim (a plan, a
@@ -9,41 +10,38 @@ import { InvalidNoteKeyError, type NotesStore, NoteTooLargeError } from "../stor
  * — a bad key is refused with the rule, never quietly rewritten into another file name.
  */
 
-const keyProperty = {
-  type: "string",
-  description:
+const noteKey = z
+  .string()
+  .describe(
     'The note\'s key: 1-64 characters, letters, digits, "_" or "-" only (no slashes, dots or spaces).',
-};
+  );
+// The key's rule is checked by the store, whose refusal names it; the schema only says it.
+const listInput = z.object({});
+const readInput = z.object({ key: noteKey });
+const writeInput = z.object({ key: noteKey, text: z.string().describe("The whole note (markdown).") });
 
 /** The three tool definitions, in a fixed order so the cached prompt prefix never changes. */
 export const NOTES_TOOLS: Anthropic.Tool[] = [
   {
     name: "notes_list",
-    description: "List your keyed notes (key, size, last change). Look here before writing a new one.",
-    input_schema: { type: "object", properties: {} },
+    description: "List your keyed notes (key and size). Look here before writing a new one.",
+    input_schema: toolInputSchema(listInput),
   },
   {
     name: "notes_read",
     description: "Read one keyed note in full.",
-    input_schema: { type: "object", properties: { key: keyProperty }, required: ["key"] },
+    input_schema: toolInputSchema(readInput),
   },
   {
     name: "notes_write",
     description:
       "Create or replace a keyed note. For what you want to keep word for word and need only now and then; what you need every turn belongs in your understanding instead.",
-    input_schema: {
-      type: "object",
-      properties: { key: keyProperty, text: { type: "string", description: "The whole note (markdown)." } },
-      required: ["key", "text"],
-    },
+    input_schema: toolInputSchema(writeInput),
   },
 ];
 
 /** The names of the notes tools, for telling them apart from other tools in a tool loop. */
 export const NOTES_TOOL_NAMES: ReadonlySet<string> = new Set(NOTES_TOOLS.map((t) => t.name));
-
-const readInput = z.object({ key: z.string() });
-const writeInput = z.object({ key: z.string(), text: z.string() });
 
 /** A tool result: the content to return in the `tool_result` block and whether it reports an error. */
 export interface NotesToolResult {

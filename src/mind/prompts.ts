@@ -1,6 +1,8 @@
 import type Anthropic from "@anthropic-ai/sdk";
+import { z } from "zod";
 import type { Persona } from "./persona.ts";
 import { estimateTokens } from "./tokens.ts";
+import { toolInputSchema } from "./tool-schema.ts";
 
 /**
  * The stable part of every prompt: tool definitions, the protocol (how this mind works)
@@ -61,24 +63,29 @@ If they mention self-harm, suicide, a medical emergency or being in danger, resp
 warmth and encourage them to contact local emergency services or a crisis line now. You
 are not a therapist or a doctor, and you never pretend to be.`;
 
+/** What decide_checkin takes: send or not, why (for the companion's own record), and about what. */
+export const checkinDecisionSchema = z.object({
+  send: z.boolean().describe("true to write a message now, false to stay quiet"),
+  why: z.string().describe("one or two sentences: your reason, for your own record"),
+  topic: z
+    .string()
+    .describe(
+      'the one topic the message would be about, in a word or two (e.g. "sleep", "the move"); empty when not sending',
+    ),
+});
+export type CheckinDecision = z.infer<typeof checkinDecisionSchema>;
+
+/** What write_message takes: the message and nothing else. */
+export const checkinMessageSchema = z.object({
+  message: z.string().describe("the message text, exactly as it should be sent"),
+});
+
 /** The decision step of a check-in: structured, so no reasoning can reach the person. */
 export const DECIDE_CHECKIN_TOOL: Anthropic.Tool = {
   name: "decide_checkin",
   description:
     "Only at a check-in moment: decide whether to write to the person now. Nothing you put here is shown to them.",
-  input_schema: {
-    type: "object",
-    properties: {
-      send: { type: "boolean", description: "true to write a message now, false to stay quiet" },
-      why: { type: "string", description: "one or two sentences: your reason, for your own record" },
-      topic: {
-        type: "string",
-        description:
-          'the one topic the message would be about, in a word or two (e.g. "sleep", "the move"); empty when not sending',
-      },
-    },
-    required: ["send", "why", "topic"],
-  },
+  input_schema: toolInputSchema(checkinDecisionSchema),
 };
 
 /** The writing step of a check-in: the message is a field, so nothing else can come out. */
@@ -86,13 +93,7 @@ export const WRITE_MESSAGE_TOOL: Anthropic.Tool = {
   name: "write_message",
   description:
     "Only after deciding to check in: the exact message the person will receive, and nothing else.",
-  input_schema: {
-    type: "object",
-    properties: {
-      message: { type: "string", description: "the message text, exactly as it should be sent" },
-    },
-    required: ["message"],
-  },
+  input_schema: toolInputSchema(checkinMessageSchema),
 };
 
 /** The names of the tools that belong to check-ins; a reply that calls them is told so. */

@@ -26,6 +26,7 @@ import {
 } from "./scratchpad.ts";
 import { applyThreadOps, recentThreadNotes, threadOpSchema } from "./threads.ts";
 import { estimateTokens } from "./tokens.ts";
+import { toolInputSchema } from "./tool-schema.ts";
 
 /**
  * Reflection: after an exchange, the cheaper model looks at what the companion understood
@@ -90,20 +91,12 @@ export const reflectionUpdateSchema = z.object({
 });
 export type ReflectionUpdate = z.infer<typeof reflectionUpdateSchema>;
 
-function toolSchema(): Anthropic.Tool.InputSchema {
-  const { $schema: _, ...schema } = z.toJSONSchema(reflectionUpdateSchema, { io: "input" }) as Record<
-    string,
-    unknown
-  >;
-  return { ...schema, type: "object" };
-}
-
 /** The one tool reflection is forced to call. Its definition never changes between calls. */
 export const REFLECT_TOOL: Anthropic.Tool = {
   name: "update_mind",
   description:
     'Record what changed in your understanding after this exchange. Pass only what changed; with nothing to change, call it with no arguments. For each scratchpad field a value replaces it, "APPEND: text" adds a line to it, "CLEAR" empties it.',
-  input_schema: toolSchema(),
+  input_schema: toolInputSchema(reflectionUpdateSchema),
 };
 
 /** How reflection is asked to behave, whatever the persona. */

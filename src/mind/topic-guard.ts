@@ -1,8 +1,10 @@
 import { answeredTopicsSince, unansweredAskedTopics } from "../awareness/build.ts";
 import type { AwarenessContext } from "../awareness/context.ts";
+import { elapsedMinutes } from "../awareness/time.ts";
 import { detectTone } from "../awareness/tone.ts";
 import { canonicalTopic, detectTopics, isQuestion, knownTopics, messageTopics } from "../awareness/topics.ts";
 import type { Annotations, Message } from "../store/message.ts";
+import { formatDuration } from "../text.ts";
 
 /**
  * The check-in's topic, checked in code rather than hoped for in the prompt: a model that
@@ -61,11 +63,11 @@ export function guardTopic(
   const answeredTopic = topics.find((t) => answered.has(t));
   if (answeredTopic !== undefined) {
     const when = visible.findLast((m) => m.role === "user" && messageTopics(m).includes(answeredTopic));
-    const ago = when ? ` ${formatAgo(now.getTime() - Date.parse(when.ts))} ago` : "";
+    const ago = when ? ` ${formatDuration(elapsedMinutes(Date.parse(when.ts), now.getTime()))} ago` : "";
     return {
       allow: false,
       reason: "already-answered",
-      detail: `the person already talked about ${named}${ago} (within ${hours} h)`,
+      detail: `the person already talked about ${named}${ago} (within ${formatDuration(hours * 60)})`,
       topics,
     };
   }
@@ -82,12 +84,4 @@ export function guardTopic(
     };
   }
   return { allow: true, topics };
-}
-
-function formatAgo(ms: number): string {
-  const minutes = Math.max(0, Math.round(ms / 60_000));
-  if (minutes < 60) return `${minutes} min`;
-  const h = Math.floor(minutes / 60);
-  const m = minutes % 60;
-  return m === 0 ? `${h} h` : `${h} h ${m} min`;
 }

@@ -223,13 +223,7 @@ export async function removeDurable(path: string): Promise<void> {
 export async function removeLeftoverTemps(path: string): Promise<void> {
   const dir = dirname(path);
   const prefix = `.${basename(path)}.`;
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (error) {
-    if (isErrnoCode(error, "ENOENT")) return;
-    throw error;
-  }
+  const names = await namesInDir(dir);
   const leftovers = names.filter((name) => name.startsWith(prefix) && isTempFileName(name));
   await Promise.all(leftovers.map((name) => rm(join(dir, name), { force: true })));
 }
@@ -242,6 +236,28 @@ export async function unlinkIfExists(path: string): Promise<boolean> {
   } catch (error) {
     if (isErrnoCode(error, "ENOENT")) return false;
     throw new DataWriteError(path, error);
+  }
+}
+
+/**
+ * The names in a directory, or none when there is no such directory (nothing there, or a file
+ * where it would be): a store's folder that was never written holds nothing to list.
+ */
+export async function namesInDir(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (error) {
+    if (isErrnoCode(error, "ENOENT", "ENOTDIR")) return [];
+    throw error;
+  }
+}
+
+/** The JSON value a text holds, or null when it is not JSON (a torn or foreign line, a damaged file). */
+export function parseJsonOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
 }
 

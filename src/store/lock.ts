@@ -6,6 +6,7 @@ import {
   DataWriteError,
   ensurePrivateDir,
   isErrnoCode,
+  parseJsonOrNull,
   readTextIfExists,
   unlinkIfExists,
   writePrivateTemp,
@@ -135,12 +136,8 @@ async function createExclusively(path: string, contents: string): Promise<boolea
 }
 
 function parseLockInfo(text: string): LockInfo | null {
-  try {
-    const result = lockInfoSchema.safeParse(JSON.parse(text));
-    return result.success ? result.data : null;
-  } catch {
-    return null;
-  }
+  const result = lockInfoSchema.safeParse(parseJsonOrNull(text));
+  return result.success ? result.data : null;
 }
 
 /**

@@ -1,4 +1,3 @@
-import { readdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type Adapter, Low } from "lowdb";
 import { DateTime, IANAZone } from "luxon";
@@ -10,7 +9,7 @@ import {
   DurableJsonFile,
   ensurePrivateDir,
   fsyncDir,
-  isErrnoCode,
+  namesInDir,
   removeDurable,
   removeLeftoverTemps,
   unlinkIfExists,
@@ -369,14 +368,7 @@ export class MessageLog {
   }
 
   async #archiveMonths(): Promise<string[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.archiveDir);
-    } catch (error) {
-      if (isErrnoCode(error, "ENOENT")) return [];
-      throw error;
-    }
-    return names
+    return (await namesInDir(this.archiveDir))
       .map((name) => ARCHIVE_FILE.exec(name)?.[1])
       .filter((month): month is string => month !== undefined)
       .sort();

@@ -5,9 +5,10 @@ import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import { emptyHeartbeatState, heartbeatStateSchema } from "../heartbeat/policy.ts";
 import { type UsageRecord, usageTotal } from "../mind/llm.ts";
-import { forgetMatching, type MemoryItem, memoryItemSchema } from "../mind/memory.ts";
+import { type MemoryItem, memoryItemSchema } from "../mind/memory.ts";
 import { initialScratchpad, SCRATCHPAD_FIELDS, scratchpadSchema } from "../mind/scratchpad.ts";
 import { initialThreads, threadsSchema } from "../mind/threads.ts";
+import { mentionMatcher } from "../text.ts";
 import { DataFileError, DurableJsonFile, ensurePrivateDir, removeLeftoverTemps } from "./files.ts";
 import { annotationsSchema } from "./message.ts";
 import { PERSON_FILES } from "./person-files.ts";
@@ -145,6 +146,17 @@ export function initialMindState(now: Date): MindState {
   };
 }
 
+/**
+ * Adds a heartbeat decision to a mind being updated, keeping the last DECISIONS_KEPT: the one
+ * place decisions are trimmed, for a decision recorded alone and for one that lands with the
+ * check-in it sent.
+ */
+export function addDecision(mind: MindState, decision: Decision): void {
+  mind.decisions.push({ ...decision });
+  if (mind.decisions.length > DECISIONS_KEPT)
+    mind.decisions.splice(0, mind.decisions.length - DECISIONS_KEPT);
+}
+
 /** What /forget removed, so the person can be told exactly. */
 export interface ForgetResult {
   memory: MemoryItem[];
@@ -248,11 +260,7 @@ export class MindStore {
 
   /** Records a heartbeat decision, keeping the last DECISIONS_KEPT. */
   recordDecision(decision: Decision): Promise<void> {
-    return this.update((mind) => {
-      mind.decisions.push({ ...decision });
-      if (mind.decisions.length > DECISIONS_KEPT)
-        mind.decisions.splice(0, mind.decisions.length - DECISIONS_KEPT);
-    });
+    return this.update((mind) => addDecision(mind, decision));
   }
 
   /** The most recent heartbeat decision, for /why and status. */
@@ -281,12 +289,10 @@ export class MindStore {
    * too), scratchpad lines and thread notes. Returns what was removed.
    */
   forget(text: string): Promise<ForgetResult> {
-    const needle = text.toLowerCase().replace(/\s+/g, " ").trim();
-    const mentions = (line: string) =>
-      needle !== "" && line.toLowerCase().replace(/\s+/g, " ").includes(needle);
+    const mentions = mentionMatcher(text);
     return this.update((mind) => {
-      const { kept, forgotten } = forgetMatching(mind.memory, text);
-      mind.memory = kept;
+      const forgotten = mind.memory.filter((item) => mentions(item.text));
+      mind.memory = mind.memory.filter((item) => !mentions(item.text));
       const scratchpadLines: string[] = [];
       for (const field of SCRATCHPAD_FIELDS) {
         const lines = mind.scratchpad[field.key].split("\n");

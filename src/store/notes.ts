@@ -1,10 +1,11 @@
 import { isUtf8 } from "node:buffer";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
   ensurePrivateDir,
   fsyncDir,
   isErrnoCode,
+  namesInDir,
   readTextIfExists,
   removeDurable,
   removeLeftoverTemps,
@@ -72,14 +73,7 @@ export class NotesStore {
 
   /** Every note, sorted by key. */
   async list(): Promise<NoteSummary[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch (error) {
-      if (isErrnoCode(error, "ENOENT")) return [];
-      throw error;
-    }
-    const keys = names
+    const keys = (await namesInDir(this.dir))
       .filter((name) => name.endsWith(".md"))
       .map((name) => name.slice(0, -3))
       .filter((key) => NOTE_KEY_PATTERN.test(key))

@@ -1,6 +1,6 @@
-import { readdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { damagedCopyTime, isErrnoCode, isTempFileName, removeDurable } from "./files.ts";
+import { damagedCopyTime, isErrnoCode, isTempFileName, namesInDir, removeDurable } from "./files.ts";
 
 /**
  * The one list of where the person's words can be in the data directory. The stores name
@@ -47,12 +47,12 @@ export async function keptCopies(dataDir: string): Promise<KeptCopy[]> {
     }
   };
   for (const dir of WRITTEN_DIRS) {
-    for (const name of await namesIn(join(dataDir, dir))) {
+    for (const name of await namesInDir(join(dataDir, dir))) {
       if (isTempFileName(name)) await add(join(dataDir, dir, name), "temp");
       else if (damagedCopyTime(name) !== null) await add(join(dataDir, dir, name), "damaged");
     }
   }
-  for (const name of await namesIn(join(dataDir, PERSON_FILES.exports))) {
+  for (const name of await namesInDir(join(dataDir, PERSON_FILES.exports))) {
     await add(join(dataDir, PERSON_FILES.exports, name), "export");
   }
   return copies.sort((a, b) => a.path.localeCompare(b.path));
@@ -73,13 +73,4 @@ export async function removeDeadWritersTemps(dataDir: string): Promise<void> {
 export async function removeKeptCopies(dataDir: string): Promise<void> {
   for (const copy of await keptCopies(dataDir)) await removeDurable(copy.path);
   await removeDurable(join(dataDir, PERSON_FILES.exports));
-}
-
-async function namesIn(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir);
-  } catch (error) {
-    if (isErrnoCode(error, "ENOENT", "ENOTDIR")) return [];
-    throw error;
-  }
 }

@@ -1,4 +1,4 @@
-import { chmod, readdir, rename } from "node:fs/promises";
+import { chmod, rename } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import type { Clock } from "../clock.ts";
@@ -11,7 +11,9 @@ import {
   fsyncDir,
   isErrnoCode,
   keepDamagedCopy,
+  namesInDir,
   PRIVATE_FILE_MODE,
+  parseJsonOrNull,
   readTextIfExists,
   removeDurable,
   removeLeftoverTemps,
@@ -205,11 +207,7 @@ export class Trace {
 
   /** Damaged copies hold the same private text as the trace, so they leave on the same schedule. */
   async #removeExpiredCopies(cutoff: number): Promise<void> {
-    const names = await readdir(dirname(this.file)).catch((error: unknown) => {
-      if (isErrnoCode(error, "ENOENT")) return [];
-      throw error;
-    });
-    for (const name of names) {
+    for (const name of await namesInDir(dirname(this.file))) {
       const made =
         damagedCopyTime(name, basename(this.file)) ?? damagedCopyTime(name, basename(this.rotatedFile));
       if (made !== null && made.getTime() < cutoff) await removeDurable(join(dirname(this.file), name));
@@ -229,12 +227,8 @@ export class Trace {
 
 /** One line as a record, or null for a torn or foreign line (a crash mid-write leaves one). */
 function parseLine(line: string): TraceRecord | null {
-  try {
-    const result = traceRecordSchema.safeParse(JSON.parse(line));
-    return result.success ? result.data : null;
-  } catch {
-    return null;
-  }
+  const result = traceRecordSchema.safeParse(parseJsonOrNull(line));
+  return result.success ? result.data : null;
 }
 
 function parseLines(text: string): TraceRecord[] {

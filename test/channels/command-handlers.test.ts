@@ -185,7 +185,7 @@ describe("CommandHandlers", () => {
       ts: "2026-03-10T13:22:00.000Z",
       fire: false,
       reason: "already-answered",
-      detail: "the person already talked about other:move 3 h ago (within 6 h)",
+      detail: "the person already talked about other:move 3h ago (within 6h)",
       topic: "other:move",
     });
     const why = text(await handlers.run("why", ""));

@@ -11,6 +11,7 @@ import {
   heartbeatSettingsFromConfig,
   heartbeatStateSchema,
   isInQuietHours,
+  type PreCheckState,
   shouldFireHeartbeat,
   withCheckinSent,
 } from "../../src/heartbeat/policy.ts";
@@ -90,7 +91,7 @@ function awareness(
   };
 }
 
-function state(patch: Partial<HeartbeatState> = {}): HeartbeatState {
+function state(patch: Partial<PreCheckState> = {}): PreCheckState {
   return { ...emptyHeartbeatState, ...patch };
 }
 
@@ -114,7 +115,7 @@ describe("shouldFireHeartbeat", () => {
   const rules: {
     reason: HeartbeatReason;
     shape?: Shape;
-    state?: (now: Date) => Partial<HeartbeatState>;
+    state?: (now: Date) => Partial<PreCheckState>;
     weekend?: boolean;
   }[] = [
     {
@@ -135,7 +136,7 @@ describe("shouldFireHeartbeat", () => {
   function decideWith(active: typeof rules) {
     const now = active.some((r) => r.weekend) ? SATURDAY_AFTERNOON : TUESDAY_AFTERNOON;
     const shape: Shape = Object.assign({}, ...active.map((r) => r.shape ?? {}).reverse());
-    const patch: Partial<HeartbeatState> = Object.assign({}, ...active.map((r) => r.state?.(now) ?? {}));
+    const patch: Partial<PreCheckState> = Object.assign({}, ...active.map((r) => r.state?.(now) ?? {}));
     return shouldFireHeartbeat(awareness(now, shape), now, settings, state(patch));
   }
 
@@ -283,7 +284,6 @@ describe("heartbeat state", () => {
       timezone: null,
       checkinsSent: [],
       blocked: false,
-      budgetExceeded: false,
     });
     expect(emptyHeartbeatState).toEqual(heartbeatStateSchema.parse({}));
   });

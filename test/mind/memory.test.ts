@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
   applyMemoryOps,
-  forgetMatching,
   type MemoryItem,
   type MemoryOpContext,
   priorMemoryFor,
@@ -196,18 +195,5 @@ describe("memory operations", () => {
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.reason).toMatch(reason);
     expect(items).toEqual([weekends, interview]);
-  });
-});
-
-describe("forgetMatching", () => {
-  it("removes matching items, retired ones too, and returns them", () => {
-    const retired = { ...interview, retiredAt: hoursAgo(1), retiredWhy: "closed" as const };
-    const { kept, forgotten } = forgetMatching([weekends, retired, fiveK], "JOB interview");
-    expect(forgotten.map((i) => i.id)).toEqual(["m2"]);
-    expect(kept.map((i) => i.id)).toEqual(["m1", "m3"]);
-  });
-
-  it("an empty text forgets nothing", () => {
-    expect(forgetMatching([weekends], "  ").forgotten).toEqual([]);
   });
 });

@@ -22,6 +22,13 @@ describe("the notes tools", () => {
     expect(JSON.stringify(NOTES_TOOLS)).toContain("no slashes, dots or spaces");
   });
 
+  it("promise in notes_list's description only what a listing holds", async () => {
+    await notes.write("plan", "- pack boots");
+    const listing = await runNotesTool(notes, "notes_list", {});
+    expect(listing.content).toBe("plan (12 bytes)");
+    expect(NOTES_TOOLS[0]?.description).toMatch(/\(key and size\)/);
+  });
+
   it("write, list and read a note", async () => {
     expect(await runNotesTool(notes, "notes_list", {})).toEqual({
       content: "(no notes yet)",

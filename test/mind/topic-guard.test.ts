@@ -43,8 +43,7 @@ describe("guardTopic", () => {
     const log = [at(0, "user", "Morning! Already had two big glasses of water.")];
     const result = verdict("water", log, 3 * 60);
     expect(result).toMatchObject({ allow: false, reason: "already-answered" });
-    if (!result.allow)
-      expect(result.detail).toBe("the person already talked about water 3 h ago (within 6 h)");
+    if (!result.allow) expect(result.detail).toBe("the person already talked about water 3h ago (within 6h)");
   });
 
   it("allows the topic again once the answer is older than the window", () => {
@@ -68,7 +67,7 @@ describe("guardTopic", () => {
     const result = verdict("the move", log, 3 * 60);
     expect(result).toMatchObject({ allow: false, reason: "already-answered" });
     if (!result.allow) {
-      expect(result.detail).toBe("the person already talked about the move 3 h ago (within 6 h)");
+      expect(result.detail).toBe("the person already talked about the move 3h ago (within 6h)");
       expect(result.detail).not.toContain("other:");
     }
   });

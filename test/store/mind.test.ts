@@ -125,6 +125,20 @@ describe("MindStore", () => {
     await mind.update(() => undefined);
     expect(JSON.parse(await readFile(mind.file, "utf8")).futureField).toEqual({ kept: true });
   });
+
+  it("loads a heartbeat state that still holds budgetExceeded, and drops it on the next write", async () => {
+    await MindStore.open(dataDir, clock);
+    const older = initialMindState(clock.now());
+    const heartbeat = { ...older.heartbeat, blocked: true, budgetExceeded: true };
+    await writeFile(join(dataDir, "mind.json"), JSON.stringify({ ...older, heartbeat }));
+    const mind = await MindStore.open(dataDir, clock);
+    expect(mind.read().heartbeat.blocked).toBe(true);
+    expect(mind.read().heartbeat).not.toHaveProperty("budgetExceeded");
+    await mind.update(() => undefined);
+    const written = JSON.parse(await readFile(mind.file, "utf8"));
+    expect(written.heartbeat.blocked).toBe(true);
+    expect(written.heartbeat).not.toHaveProperty("budgetExceeded");
+  });
 });
 
 describe("the usage ledger", () => {
@@ -230,6 +244,19 @@ describe("forgetting", () => {
     expect(file.toLowerCase()).not.toContain("alvarez");
     expect(file).toContain("Walks the dog at seven");
     expect(mind.read().scratchpad.understanding_known).toBe("- (user) has a dog");
+  });
+
+  it("forget takes retired items too, and a blank text forgets nothing", async () => {
+    const mind = await remembering();
+    await mind.update((m) => {
+      const scan = m.memory.find((item) => item.id === "m1");
+      if (scan) Object.assign(scan, { retiredAt: "2026-11-21T10:00:00.000Z", retiredWhy: "closed" });
+    });
+    expect((await mind.forget(" \n ")).memory).toEqual([]);
+    expect(mind.read().memory).toHaveLength(2);
+    const result = await mind.forget("SCAN");
+    expect(result.memory.map((i) => i.id)).toEqual(["m1"]);
+    expect(mind.read().memory.map((i) => i.id)).toEqual(["m2"]);
   });
 
   it("deleteAll rewrites the file as a fresh mind, keeping only the token ledger", async () => {

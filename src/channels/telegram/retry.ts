@@ -34,7 +34,9 @@ const NOT_RETRIED = new Set(["getUpdates", "sendChatAction"]);
 /**
  * A grammY transformer that retries 429 (honouring retry_after), 5xx and dropped connections
  * with exponential backoff, within the policy's bounds. Written here rather than taken from
- * @grammyjs/auto-retry because that plugin retries network errors without any bound.
+ * @grammyjs/auto-retry (2.x), which cannot give these bounds: it retries a network error
+ * (grammY's HttpError) in a loop that `maxRetryAttempts` does not count, so without end, or,
+ * with `rethrowHttpErrors`, not at all; and it would repeat a send whose answer was lost.
  *
  * A send whose answer was lost after the request went out (cut off, or none in time) may be in
  * the chat already, so it is repeated once at most: a second such loss ends the call, and the

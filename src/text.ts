@@ -1,0 +1,51 @@
+/**
+ * Small text helpers every room uses, kept here once so the same words are matched, counted
+ * and spelled the same way everywhere. Pure: no I/O, no clock.
+ */
+
+/**
+ * Whether a piece of text mentions `text`, ignoring case and runs of whitespace; a blank
+ * `text` mentions nothing. The one matcher /forget uses for the mind (memory items,
+ * scratchpad lines, thread notes), notes, trace records and kept copies, so what the person
+ * is told was forgotten is the same everywhere.
+ */
+export function mentionMatcher(text: string): (candidate: string) => boolean {
+  const needle = normalizeSpacing(text);
+  return (candidate) => needle !== "" && normalizeSpacing(candidate).includes(needle);
+}
+
+/** Lower case, each run of whitespace one space, trimmed: how two texts are compared as "the same words". */
+export function normalizeSpacing(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, " ").trim();
+}
+
+/** "1 message", "3 messages", "2 memories": the count with the word in the form it takes. */
+export function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/** "45m", "5h 43m", "2h", "3d 4h": how long, the way a person says it. */
+export function formatDuration(minutes: number): string {
+  if (minutes < 60) return `${minutes}m`;
+  if (minutes < 24 * 60) {
+    const rest = minutes % 60;
+    return rest === 0 ? `${Math.floor(minutes / 60)}h` : `${Math.floor(minutes / 60)}h ${rest}m`;
+  }
+  const days = Math.floor(minutes / (24 * 60));
+  const hours = Math.floor((minutes % (24 * 60)) / 60);
+  return hours === 0 ? `${days}d` : `${days}d ${hours}h`;
+}
+
+/**
+ * English function words: they say nothing about what a text is about, so memory ranking
+ * does not count them as shared words and the topic fallback never takes one for a subject
+ * (the awareness lexicon adds the small talk of chat on top).
+ */
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  `the and for are but not you your yours with this that have has had was were will would could should
+  they them their there then than what when where which who whom why how about into onto from over under
+  just also very really some any all each more most much many such only own same too can did does doing
+  been being its it's i'm i've i'll you're we're she he her his him our out off again once here both`.split(
+    /\s+/,
+  ),
+);
