@@ -974,6 +974,28 @@ describe("pendingMessages", () => {
 });
 
 describe("the companion's housekeeping", () => {
+  it("stops waiting for a turn in flight at the close bound, counted on its timers", async () => {
+    const h = await harness({ virtualTimers: true, companion: { closeTimeoutMs: 2_000 } });
+    h.api.failNext("slow", 1, { delayMs: 1_000 });
+    h.api.setHandler(() => textReply("Sorry, slow today."));
+    let replied = false;
+    const reply = h.companion.reply(said("still there?")).finally(() => {
+      replied = true;
+    });
+    await vi.waitFor(() => expect(h.api.requests).toHaveLength(1));
+    let closed = false;
+    const closing = h.companion.close().then(() => {
+      closed = true;
+    });
+    await h.virtual.advanceTo(new Date("2026-03-04T09:00:01.999Z"));
+    await new Promise((r) => setImmediate(r));
+    expect(closed).toBe(false);
+    await h.virtual.advanceTo(new Date("2026-03-04T09:00:02.000Z"));
+    await closing;
+    expect(replied).toBe(false);
+    await reply;
+  });
+
   it("applies a single-phase reflection that came with the reply", async () => {
     const h = await harness({ model: { reflectMode: "single-phase" } });
     h.api.enqueue(
