@@ -6,7 +6,7 @@ import { defaultAwarenessSettings } from "../src/awareness/context.ts";
 import { detectTopics } from "../src/awareness/topics.ts";
 import type { CommandHandlers } from "../src/channels/command-handlers.ts";
 import { commandOf } from "../src/channels/commands.ts";
-import { SettableClock } from "../src/clock.ts";
+import { SettableClock, VirtualTimers } from "../src/clock.ts";
 import { type Companion, type HeartbeatOutcome, usageLedger } from "../src/companion.ts";
 import { type CoreConfig, formatQuietHours, loadCoreConfig, type ModelConfig } from "../src/config.ts";
 import { heartbeatReasonSchema } from "../src/heartbeat/policy.ts";
@@ -27,7 +27,8 @@ import type { Scenario } from "./scenario.ts";
 
 /**
  * Lives one scenario with the real companion: the same code the bot runs, with only the
- * clock (a SettableClock moved from event to event), the channel (a port that records)
+ * clock (a SettableClock moved from event to event, its timers firing on the way, so a retry
+ * or a back-off waits in virtual time too), the channel (a port that records)
  * and, offline, the model (the naive model behind the Messages API fake) simulated. The
  * person's `/tz` goes through the bot's own command handlers. Everything is written to a
  * fresh data directory (locked, as the bot locks it), removed afterwards.
@@ -143,6 +144,7 @@ class SimulationRun {
     readonly plan: Plan,
     readonly options: HarnessOptions,
     readonly clock: SettableClock,
+    readonly timers: VirtualTimers,
     readonly parts: RunParts,
   ) {}
 
@@ -150,6 +152,7 @@ class SimulationRun {
     const { scenario } = plan;
     const logger = options.logger ?? silentLogger;
     const clock = new SettableClock(plan.start);
+    const timers = new VirtualTimers(clock);
     const core = scenarioCoreConfig(scenario, dataDir);
     const model: ModelConfig = {
       ...options.model.config,
@@ -174,6 +177,7 @@ class SimulationRun {
       core,
       model,
       clock,
+      timers,
       logger,
       lock,
       messages,
@@ -186,7 +190,7 @@ class SimulationRun {
     const companion = buildCompanion(runtime, port, { defaultChannel: "simulation" });
     const followedZones: string[] = [];
     const commands = buildCommandHandlers(runtime, { onTimezoneChange: (zone) => followedZones.push(zone) });
-    return new SimulationRun(plan, options, clock, {
+    return new SimulationRun(plan, options, clock, timers, {
       runtime,
       port,
       companion,
@@ -213,7 +217,7 @@ class SimulationRun {
       this.#agenda.add({ at: c.at, order: 0, kind: "tz", from: c.from, to: c.to });
 
     for (let item = this.#agenda.next(); item !== undefined; item = this.#agenda.next()) {
-      this.clock.set(item.at);
+      await this.timers.advanceTo(item.at, () => this.parts.companion.idle());
       switch (item.kind) {
         case "tz":
           await this.#travel(item.from, item.to);

@@ -1,5 +1,4 @@
-import type { Clock } from "./clock.ts";
-import { BackgroundWork } from "./companion/background-work.ts";
+import type { Clock, Timers } from "./clock.ts";
 import { checkinTurn, type HeartbeatOutcome } from "./companion/checkin-turn.ts";
 import { Outbox } from "./companion/outbox.ts";
 import { pendingMessages } from "./companion/pending-messages.ts";
@@ -9,18 +8,19 @@ import { ReplyRetry, type ReplyRetryOptions } from "./companion/reply-retry.ts";
 import { type ReplyOutcome, replyTurn } from "./companion/reply-turn.ts";
 import type { TurnContext } from "./companion/turn-context.ts";
 import type { CoreConfig, ModelConfig } from "./config.ts";
+import { InFlight, settledWithin } from "./in-flight.ts";
 import type { Logger } from "./log.ts";
 import type { PendingImage } from "./mind/compose.ts";
 import type { ModelClient } from "./mind/llm.ts";
 import type { PersonaSource } from "./mind/persona.ts";
 import { Reflector } from "./mind/reflection-queue.ts";
 import type { IncomingInput, OutboundPort } from "./port.ts";
+import { SerialQueue } from "./serial-queue.ts";
 import type { Channel, Message } from "./store/message.ts";
 import type { MessageLog } from "./store/messages.ts";
 import type { MindStore } from "./store/mind.ts";
 import type { NotesStore } from "./store/notes.ts";
 import type { Trace } from "./store/trace.ts";
-import { TurnLock } from "./turn-lock.ts";
 
 export type { HeartbeatOutcome } from "./companion/checkin-turn.ts";
 export { STALE_CHECKIN_MS } from "./companion/outbox.ts";
@@ -47,6 +47,8 @@ export { createLedgerModelClient, usageLedger } from "./companion/usage-ledger.t
 /** Everything the companion is built from; main.ts wires the real ones, tests the fakes. */
 export interface CompanionDeps {
   clock: Clock;
+  /** Every wait (the retry, reflection's back-off, close's bound) goes through these. */
+  timers: Timers;
   core: CoreConfig;
   model: ModelConfig;
   log: MessageLog;
@@ -103,9 +105,11 @@ export function createCompanion(deps: CompanionDeps): Companion {
 
 class CompanionImpl implements Companion {
   readonly #deps: CompanionDeps;
-  readonly #lock = new TurnLock();
+  /** One turn at a time: a reply and a check-in both read the log, call the model and write back. */
+  readonly #lock = new SerialQueue();
   readonly #images = new Map<string, PendingImage>();
-  readonly #background: BackgroundWork;
+  /** Work started off the turn path (reflection, a retried reply), for idle() and close(). */
+  readonly #background: InFlight;
   readonly #trace: QuietTrace;
   readonly #outbox: Outbox;
   readonly #retry: ReplyRetry;
@@ -116,7 +120,7 @@ class CompanionImpl implements Companion {
   constructor(deps: CompanionDeps) {
     this.#deps = deps;
     const options = deps.options ?? {};
-    this.#background = new BackgroundWork(deps.logger);
+    this.#background = new InFlight((error) => deps.logger.error({ err: error }, "background work failed"));
     this.#trace = quietTrace(deps.trace, deps.logger);
     this.#reflection = new ReflectionSchedule({
       ...deps,
@@ -215,13 +219,7 @@ class CompanionImpl implements Companion {
     this.#retry.stop();
     this.#reflection.stop();
     const timeout = this.#deps.options?.closeTimeoutMs ?? 10_000;
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), timeout);
-    });
-    const result = await Promise.race([this.idle().then(() => "idle" as const), expired]);
-    clearTimeout(timer);
-    if (result === "timeout")
+    if (!(await settledWithin(this.idle(), timeout, this.#deps.timers)))
       this.#deps.logger.warn({ timeoutMs: timeout }, "closed with work still in flight");
   }
 

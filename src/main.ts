@@ -2,7 +2,7 @@ import { join, relative } from "node:path";
 import { CommandHandlers } from "./channels/command-handlers.ts";
 import { TelegramChannel } from "./channels/telegram/bot.ts";
 import { TelegramUpdatesState } from "./channels/telegram/updates-state.ts";
-import type { Clock } from "./clock.ts";
+import type { Clock, Timers } from "./clock.ts";
 import { forgetCopies } from "./companion/forget-copies.ts";
 import {
   type Companion,
@@ -17,6 +17,7 @@ import type { Logger } from "./log.ts";
 import type { ModelClient } from "./mind/llm.ts";
 import { personaFromDir } from "./mind/persona.ts";
 import type { OutboundPort } from "./port.ts";
+import { SerialQueue } from "./serial-queue.ts";
 import { formatStatus, readStatus } from "./status.ts";
 import { readTextIfExists } from "./store/files.ts";
 import { acquireDataLock, type DataLock } from "./store/lock.ts";
@@ -37,6 +38,8 @@ export interface Runtime {
   core: CoreConfig;
   model: ModelConfig;
   clock: Clock;
+  /** The waits that belong with `clock`: the machine's in production, virtual in simulations. */
+  timers: Timers;
   logger: Logger;
   lock: DataLock;
   messages: MessageLog;
@@ -55,9 +58,10 @@ export async function openRuntime(options: {
   model: ModelConfig;
   purpose: string;
   clock: Clock;
+  timers: Timers;
   logger: Logger;
 }): Promise<Runtime> {
-  const { core, model, clock, logger } = options;
+  const { core, model, clock, timers, logger } = options;
   const lock = await acquireDataLock(core.dataDir, options.purpose, clock);
   try {
     const messages = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone, logger });
@@ -65,7 +69,7 @@ export async function openRuntime(options: {
     const notes = new NotesStore({ dataDir: core.dataDir });
     const trace = new Trace({ dataDir: core.dataDir, clock, logger });
     const llm = createLedgerModelClient(model, { clock, mind, logger });
-    return { core, model, clock, logger, lock, messages, mind, notes, trace, llm };
+    return { core, model, clock, timers, logger, lock, messages, mind, notes, trace, llm };
   } catch (error) {
     await lock.release();
     throw error;
@@ -76,6 +80,7 @@ export async function openRuntime(options: {
 export function buildCompanion(runtime: Runtime, port: OutboundPort, options?: CompanionOptions): Companion {
   return createCompanion({
     clock: runtime.clock,
+    timers: runtime.timers,
     core: runtime.core,
     model: runtime.model,
     log: runtime.messages,
@@ -244,6 +249,8 @@ export interface StartConfig {
 /** How the running bot reports and where it gets time; the real process passes its own. */
 export interface BotEnvironment {
   clock: Clock;
+  /** The waits that belong with `clock` (systemTimers with systemClock). */
+  timers: Timers;
   logger: Logger;
   /**
    * Signals that stop the bot (gracefully once it listens); they stay handled until the process
@@ -289,7 +296,7 @@ const SECOND_SIGNAL_EXIT_MS = 500;
  * once, removing the lock first if it is still this process's.
  */
 export async function startBot(config: StartConfig, env: BotEnvironment): Promise<RunningBot> {
-  const { clock, logger } = env;
+  const { clock, timers, logger } = env;
   const signals = env.signals ?? [];
   const starting = new AbortController();
   // One removal of the lock for every caller, so a second signal's exit waits for the one a stop began.
@@ -313,7 +320,14 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
 
   let runtime: Runtime;
   try {
-    runtime = await openRuntime({ core: config.core, model: config.model, purpose: "start", clock, logger });
+    runtime = await openRuntime({
+      core: config.core,
+      model: config.model,
+      purpose: "start",
+      clock,
+      timers,
+      logger,
+    });
   } catch (error) {
     forgetSignals();
     throw error;
@@ -337,7 +351,7 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       await channel
         ?.stop(STOP_BUDGET.channelGraceMs)
         .catch((err: unknown) => logger.warn({ err }, "channel stop failed"));
-      await restarts;
+      await restarts.idle();
       await schedule?.stop().catch((err: unknown) => logger.warn({ err }, "schedule stop failed"));
       await companion?.close().catch((err: unknown) => logger.warn({ err }, "companion close failed"));
       await releaseLock();
@@ -355,10 +369,10 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     logger.info({ timezone: zone }, "heartbeat follows the new time zone");
   };
   // Restarts run one after another, so two quick /tz never leave a schedule nobody stops.
-  let restarts: Promise<void> = Promise.resolve();
+  const restarts = new SerialQueue();
   const queueRestart = (zone: string) => {
-    restarts = restarts
-      .then(() => restartSchedule(zone))
+    restarts
+      .run(() => restartSchedule(zone))
       .catch((err: unknown) => logger.error({ err }, "could not move the heartbeat to the new time zone"));
   };
 
@@ -387,6 +401,7 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
         onTimezoneChange: queueRestart,
       }),
       clock,
+      timers,
       logger,
       onFatal: (error) => {
         logger.error(

@@ -1,16 +1,20 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SettableClock } from "../src/clock.ts";
+import { SettableClock, systemTimers, VirtualTimers } from "../src/clock.ts";
 import {
   type Companion,
   type CompanionOptions,
   createCompanion,
   createLedgerModelClient,
+  DEFAULT_NOTICE_AFTER_MS,
+  DEFAULT_NOTICE_TEXT,
+  DEFAULT_RETRY_DELAYS_MS,
   pendingMessages,
 } from "../src/companion.ts";
 import type { ModelConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
 import type { MemoryItem } from "../src/mind/memory.ts";
 import { loadPersona, personaFromDir } from "../src/mind/persona.ts";
+import { RETRY_BACKOFF_MS } from "../src/mind/reflection-queue.ts";
 import {
   type Delivery,
   type IncomingInput,
@@ -42,6 +46,8 @@ interface Harness {
   companion: Companion;
   api: MessagesApiFake;
   clock: SettableClock;
+  /** Timers on `clock`; the companion waits on them when built with `virtualTimers`. */
+  virtual: VirtualTimers;
   log: MessageLog;
   mind: MindStore;
   trace: Trace;
@@ -73,11 +79,14 @@ async function harness(
     companion?: CompanionOptions;
     dataDir?: string;
     api?: MessagesApiFake;
+    /** Waits on `virtual` (moved with advanceTo) instead of the machine's timers. */
+    virtualTimers?: boolean;
   } = {},
 ): Promise<Harness> {
   const api = options.api ?? (await startMessagesApiFake());
   const dataDir = options.dataDir ?? (await tempDataDir());
   const clock = new SettableClock(START);
+  const virtual = new VirtualTimers(clock);
   const core = testCoreConfig(dataDir);
   const model = fakeModelConfig(api, { reflectMode: "off", ...options.model });
   const log = await MessageLog.open({ dataDir, clock, timeZone: core.timezone });
@@ -89,6 +98,7 @@ async function harness(
   const portState: PortState = {};
   const companion = createCompanion({
     clock,
+    timers: options.virtualTimers ? virtual : systemTimers,
     core,
     model,
     log,
@@ -120,7 +130,7 @@ async function harness(
     logger: silentLogger,
     options: { retryDelaysMs: [20], closeTimeoutMs: 2_000, ...options.companion },
   });
-  const h = { companion, api, clock, log, mind, trace, sent, parts, port: portState, dataDir };
+  const h = { companion, api, clock, virtual, log, mind, trace, sent, parts, port: portState, dataDir };
   open.push(h);
   return h;
 }
@@ -359,6 +369,26 @@ describe("the companion when the model is unavailable", () => {
       "Here now — how did it go?",
     ]);
     expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+  });
+
+  it("with the default waits, in virtual time: the notice with the attempt just past a minute, then the answer", async () => {
+    const h = await harness({
+      virtualTimers: true,
+      companion: { retryDelaysMs: DEFAULT_RETRY_DELAYS_MS, noticeAfterMs: DEFAULT_NOTICE_AFTER_MS },
+    });
+    h.api.failNext("529", 4);
+    h.api.setHandler(() => textReply("Here now — how did it go?"));
+    expect(await h.companion.reply(said("Big interview today"))).toMatchObject({ status: "deferred" });
+    expect(h.virtual.next()?.toISOString()).toBe("2026-03-04T09:00:05.000Z");
+    await h.virtual.advanceTo(new Date("2026-03-04T09:10:00.000Z"), () => h.companion.idle());
+    // Attempts at 0 s, 5 s, 20 s and 61 s fail; the fourth is past a minute, so it says the notice; 61 + 120 s answers.
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["529", "529", "529", "529", "answered"]);
+    expect(h.log.recent().map((m) => [m.ts, m.text])).toEqual([
+      ["2026-03-04T09:00:00.000Z", "Big interview today"],
+      ["2026-03-04T09:01:01.000Z", DEFAULT_NOTICE_TEXT],
+      ["2026-03-04T09:03:01.000Z", "Here now — how did it go?"],
+    ]);
+    expect(h.virtual.next()).toBeNull();
   });
 
   it("answers quickly without any notice when the model comes back within a minute", async () => {
@@ -942,6 +972,28 @@ describe("pendingMessages", () => {
 });
 
 describe("the companion's housekeeping", () => {
+  it("stops waiting for a turn in flight at the close bound, counted on its timers", async () => {
+    const h = await harness({ virtualTimers: true, companion: { closeTimeoutMs: 2_000 } });
+    h.api.failNext("slow", 1, { delayMs: 1_000 });
+    h.api.setHandler(() => textReply("Sorry, slow today."));
+    let replied = false;
+    const reply = h.companion.reply(said("still there?")).finally(() => {
+      replied = true;
+    });
+    await vi.waitFor(() => expect(h.api.requests).toHaveLength(1));
+    let closed = false;
+    const closing = h.companion.close().then(() => {
+      closed = true;
+    });
+    await h.virtual.advanceTo(new Date("2026-03-04T09:00:01.999Z"));
+    await new Promise((r) => setImmediate(r));
+    expect(closed).toBe(false);
+    await h.virtual.advanceTo(new Date("2026-03-04T09:00:02.000Z"));
+    await closing;
+    expect(replied).toBe(false);
+    await reply;
+  });
+
   it("applies a single-phase reflection that came with the reply", async () => {
     const h = await harness({ model: { reflectMode: "single-phase" } });
     h.api.enqueue(
@@ -979,6 +1031,28 @@ describe("the companion's housekeeping", () => {
     expect(lastUserText(h.api.requests[1]?.body as MessagesRequestBody)).toContain("<leaving_window>");
     expect(h.mind.read().flushedThrough).toBeDefined();
     expect(h.mind.read().reflectionQueue).toEqual([]);
+  });
+
+  it("retries a reflection the model could not take after its back-off, in virtual time", async () => {
+    const h = await harness({ model: { reflectMode: "two-phase" }, virtualTimers: true });
+    h.api.setHandler((body) => {
+      if (body.tool_choice?.name === "update_mind") {
+        return toolReply("update_mind", { understanding_known: "(user) Bakes sourdough on Sundays" });
+      }
+      h.api.failNext("529", 1); // the request after the reply's own: the reflection
+      return textReply("What kind of bread?");
+    });
+    expect(await h.companion.reply(said("Baking today"))).toMatchObject({ status: "sent" });
+    await h.companion.idle();
+    const retryAt = new Date(h.clock.now().getTime() + (RETRY_BACKOFF_MS[0] as number));
+    expect(h.mind.read().reflectionQueue).toMatchObject([{ attempts: 1, notBefore: retryAt.toISOString() }]);
+    expect(h.virtual.next()).toEqual(retryAt);
+    await h.virtual.advanceTo(new Date(retryAt.getTime() - 1), () => h.companion.idle());
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["answered", "529"]);
+    await h.virtual.advanceTo(retryAt, () => h.companion.idle());
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["answered", "529", "answered"]);
+    expect(h.mind.read().reflectionQueue).toEqual([]);
+    expect(h.mind.read().scratchpad.understanding_known).toBe("(user) Bakes sourdough on Sundays");
   });
 
   it("reflects after each exchange off the reply path", async () => {

@@ -2,7 +2,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CommandHandlers, CommandReply } from "../src/channels/command-handlers.ts";
-import { SettableClock } from "../src/clock.ts";
+import { SettableClock, systemTimers } from "../src/clock.ts";
 import type { Companion } from "../src/companion.ts";
 import { silentLogger } from "../src/log.ts";
 import {
@@ -61,7 +61,14 @@ async function world(): Promise<World> {
   const clock = new SettableClock("2026-03-04T09:00:00.000Z");
   const core = testCoreConfig(dataDir);
   const model = fakeModelConfig(api, { reflectMode: "two-phase" });
-  const runtime = await openRuntime({ core, model, purpose: "test", clock, logger: silentLogger });
+  const runtime = await openRuntime({
+    core,
+    model,
+    purpose: "test",
+    clock,
+    timers: systemTimers,
+    logger: silentLogger,
+  });
   const sent: OutgoingMessage[] = [];
   const companion = buildCompanion(
     runtime,

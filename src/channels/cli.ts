@@ -2,6 +2,7 @@ import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
+import { InFlight } from "../in-flight.ts";
 import type { Logger } from "../log.ts";
 import type { Delivery, OutboundPort, OutgoingMessage } from "../port.ts";
 import type { ChannelCompanion } from "./channel.ts";
@@ -46,15 +47,10 @@ const GOODBYE = /^\/(quit|exit|bye)$/i;
 /** Runs the conversation until the input ends or the person types /quit; waits for replies in flight. */
 export async function runCliChat(options: CliChatOptions): Promise<void> {
   const { companion, commands, write, logger } = options;
-  const inFlight = new Set<Promise<unknown>>();
-  const track = (turn: Promise<unknown>) => {
-    const tracked = turn.catch((err: unknown) => {
-      logger.error({ err }, "reply failed");
-      write("\n(I couldn't answer just now; I'll answer when you start me again.)\n\n");
-    });
-    inFlight.add(tracked);
-    void tracked.finally(() => inFlight.delete(tracked));
-  };
+  const replies = new InFlight((err: unknown) => {
+    logger.error({ err }, "reply failed");
+    write("\n(I couldn't answer just now; I'll answer when you start me again.)\n\n");
+  });
   write(
     "Talking to presence in the terminal. The same commands work here (/help lists them); /quit ends.\n\n",
   );
@@ -83,10 +79,10 @@ export async function runCliChat(options: CliChatOptions): Promise<void> {
       continue;
     }
     await companion.receive({ text, channel: "cli" });
-    track(companion.reply());
+    replies.track(companion.reply());
   }
   lines.close();
-  await Promise.allSettled([...inFlight]);
+  await replies.settled();
 }
 
 /** Writes an /export file readable by the owner only (in a directory only they can enter); returns its path. */

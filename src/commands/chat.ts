@@ -1,5 +1,5 @@
 import { CliOutbound, runCliChat } from "../channels/cli.ts";
-import { systemClock } from "../clock.ts";
+import { systemClock, systemTimers } from "../clock.ts";
 import { loadConfigParts, loadCoreConfig, loadModelConfig } from "../config.ts";
 import { createLogger } from "../log.ts";
 import { buildCommandHandlers, buildCompanion, exportsDir, openRuntime } from "../main.ts";
@@ -30,7 +30,14 @@ export const chatCommand = defineCommand({
     // The conversation owns the terminal's output: the process log goes to stderr, and only
     // errors unless LOG_LEVEL asks for more (a deferred reply shows up as the notice instead).
     const logger = createLogger(io.env.LOG_LEVEL ? core.logLevel : "error", false, process.stderr);
-    const runtime = await openRuntime({ core, model, purpose: "chat", clock: systemClock, logger });
+    const runtime = await openRuntime({
+      core,
+      model,
+      purpose: "chat",
+      clock: systemClock,
+      timers: systemTimers,
+      logger,
+    });
     const companion = buildCompanion(runtime, new CliOutbound(io.stdout), { defaultChannel: "cli" });
     try {
       await runCliChat({

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { TelegramTokenRejectedError, TelegramUnreachableError } from "../channels/telegram/first-contact.ts";
-import { systemClock } from "../clock.ts";
+import { systemClock, systemTimers } from "../clock.ts";
 import {
   ConfigError,
   loadConfigParts,
@@ -46,7 +46,12 @@ export const startCommand = defineCommand({
     const logger = createLogger(config.core.logLevel);
     let bot: Awaited<ReturnType<typeof startBot>>;
     try {
-      bot = await startBot(config, { clock: systemClock, logger, signals: ["SIGINT", "SIGTERM"] });
+      bot = await startBot(config, {
+        clock: systemClock,
+        timers: systemTimers,
+        logger,
+        signals: ["SIGINT", "SIGTERM"],
+      });
     } catch (error) {
       const code = startFailure(error);
       if (code === undefined) throw error;

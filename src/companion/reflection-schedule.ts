@@ -1,17 +1,20 @@
-import type { Clock } from "../clock.ts";
+import type { Clock, Timer, Timers } from "../clock.ts";
 import type { ModelConfig } from "../config.ts";
+import { InFlight } from "../in-flight.ts";
 import type { Logger } from "../log.ts";
 import type { ExchangeInput, Reflector } from "../mind/reflection-queue.ts";
 import type { MindState } from "../store/mind.ts";
-import type { BackgroundWork } from "./background-work.ts";
 
 /** What decides when reflection runs: the mode setting, the queue's own retry time, and the companion's lifetime. */
 export interface ReflectionScheduleDeps {
   reflector: Reflector;
   model: ModelConfig;
   clock: Clock;
+  /** What the wait before a retry is spent on. */
+  timers: Timers;
   logger: Logger;
-  background: BackgroundWork;
+  /** The companion's background work, which idle() and close() wait for. */
+  background: InFlight;
   /** Run queued reflections right away in the background (tests turn this off to run them by hand). */
   inBackground: boolean;
 }
@@ -23,8 +26,9 @@ export interface ReflectionScheduleDeps {
  */
 export class ReflectionSchedule {
   readonly #deps: ReflectionScheduleDeps;
-  readonly #timers = new Set<NodeJS.Timeout>();
-  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #timers = new Set<Timer>();
+  /** Reflection alone (a turn may wait for it in settle(), so never a reply, which waits for the turn). */
+  readonly #running = new InFlight();
   #stopped = false;
 
   constructor(deps: ReflectionScheduleDeps) {
@@ -65,11 +69,14 @@ export class ReflectionSchedule {
           Math.max(Date.parse(summary.retryAt) - this.#deps.clock.now().getTime(), 1_000),
           3_600_000,
         );
-        const timer = setTimeout(() => {
-          this.#timers.delete(timer);
-          this.#track(this.runPending());
-        }, delay);
-        timer.unref();
+        const timer = this.#deps.timers.after(
+          delay,
+          () => {
+            this.#timers.delete(timer);
+            this.#track(this.runPending());
+          },
+          { keepAlive: false },
+        );
         this.#timers.add(timer);
       }
     } catch (error) {
@@ -90,7 +97,7 @@ export class ReflectionSchedule {
    */
   async settle(): Promise<void> {
     this.#cancelTimers();
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+    await this.#running.settled();
   }
 
   /** After settle(): drains the queue again (a waiting job sets its timer anew), unless closed. */
@@ -99,15 +106,13 @@ export class ReflectionSchedule {
   }
 
   #cancelTimers(): void {
-    for (const timer of this.#timers) clearTimeout(timer);
+    for (const timer of this.#timers) timer.cancel();
     this.#timers.clear();
   }
 
   /** Runs `work` in the background, where both idle() and settle() can see it. */
   #track(work: Promise<unknown>): void {
     this.#deps.background.track(work);
-    const tracked = work.catch(() => undefined);
-    this.#inFlight.add(tracked);
-    void tracked.finally(() => this.#inFlight.delete(tracked));
+    this.#running.track(work);
   }
 }

@@ -1,4 +1,4 @@
-import type { Clock } from "../clock.ts";
+import type { Clock, Timer, Timers } from "../clock.ts";
 import type { Message } from "../store/message.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { Outbox } from "./outbox.ts";
@@ -28,6 +28,8 @@ export interface ReplyRetryOptions {
 /** What the retry needs: the log to see what waits, the outbox to say the notice, and the reply to attempt again. */
 export interface ReplyRetryDeps {
   clock: Clock;
+  /** What the waits between attempts are spent on. */
+  timers: Timers;
   log: MessageLog;
   outbox: Outbox;
   /** Starts another reply turn; called from a timer, so it must not throw. */
@@ -45,7 +47,7 @@ export class ReplyRetry {
   readonly #noticeAfterMs: number;
   readonly #noticeText: string;
   #attempt = 0;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: Timer | undefined;
   #stopped = false;
 
   constructor(deps: ReplyRetryDeps, options: ReplyRetryOptions) {
@@ -65,17 +67,17 @@ export class ReplyRetry {
     if (this.#stopped) return 0;
     const delay = this.#delays[Math.min(this.#attempt, this.#delays.length - 1)] ?? 60_000;
     this.#attempt += 1;
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
+    this.#timer?.cancel();
+    this.#timer = this.#deps.timers.after(delay, () => {
       this.#timer = undefined;
       this.#deps.attempt();
-    }, delay);
+    });
     return delay;
   }
 
   /** Drops the waiting attempt and starts the backoff over: the messages were answered (or none wait). */
   cancel(): void {
-    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
     this.#attempt = 0;
   }

@@ -1,5 +1,6 @@
 import cron from "node-cron";
 import { isValidTimezone } from "../config.ts";
+import { InFlight } from "../in-flight.ts";
 import type { Logger } from "../log.ts";
 import { parseCron } from "./cron.ts";
 import { nextFireTime } from "./schedule.ts";
@@ -35,7 +36,7 @@ export function startHeartbeatSchedule(options: HeartbeatScheduleOptions): Heart
   if (!isValidTimezone(timezone)) {
     throw new RangeError(`unknown time zone "${timezone}" (use an IANA name such as Europe/Berlin)`);
   }
-  let inFlight: Promise<void> | null = null;
+  const ticks = new InFlight();
   let stopped = false;
 
   const tick = async (at: Date): Promise<void> => {
@@ -50,10 +51,8 @@ export function startHeartbeatSchedule(options: HeartbeatScheduleOptions): Heart
     expression,
     (context) => {
       const run = tick(context.date);
-      inFlight = run;
-      return run.finally(() => {
-        if (inFlight === run) inFlight = null;
-      });
+      ticks.track(run);
+      return run;
     },
     {
       name: "heartbeat",
@@ -76,7 +75,7 @@ export function startHeartbeatSchedule(options: HeartbeatScheduleOptions): Heart
         await task.stop();
         await task.destroy();
       }
-      await inFlight;
+      await ticks.settled();
     },
     nextRun(now) {
       return stopped ? null : nextFireTime(expression, timezone, now);

@@ -4,6 +4,7 @@ import { detectTopics } from "../awareness/topics.ts";
 import type { Clock } from "../clock.ts";
 import type { ModelConfig } from "../config.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { SerialQueue } from "../serial-queue.ts";
 import type { Message } from "../store/message.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindState, MindStore, ReflectionJob } from "../store/mind.ts";
@@ -73,7 +74,8 @@ export interface ExchangeInput {
 export class Reflector {
   readonly #deps: ReflectorDeps;
   readonly #logger: Logger;
-  #chain: Promise<unknown> = Promise.resolve();
+  /** One reflection at a time: each builds on the state the one before left. */
+  readonly #running = new SerialQueue();
 
   constructor(deps: ReflectorDeps) {
     this.#deps = deps;
@@ -120,9 +122,7 @@ export class Reflector {
    * has to wait, since later ones build on its result.
    */
   runPending(): Promise<ReflectionRunSummary> {
-    const run = this.#chain.then(() => this.#drain());
-    this.#chain = run.catch(() => undefined);
-    return run;
+    return this.#running.run(() => this.#drain());
   }
 
   /**
@@ -130,7 +130,7 @@ export class Reflector {
    * and the same all-or-nothing write as a queued reflection.
    */
   applyInline(exchange: ExchangeInput, input: unknown): Promise<ReflectionOutcome> {
-    const run = this.#chain.then(async () => {
+    return this.#running.run(async () => {
       const messages = await this.#load(exchange.messageIds);
       const job: Exchange = {
         messageIds: [...exchange.messageIds],
@@ -148,8 +148,6 @@ export class Reflector {
       await this.#trace({ kind: "reflect", mode: "single-phase", exchange: job, ...describe(outcome) });
       return outcome;
     });
-    this.#chain = run.catch(() => undefined);
-    return run;
   }
 
   async #drain(): Promise<ReflectionRunSummary> {

@@ -3,6 +3,7 @@ import { type Adapter, Low } from "lowdb";
 import { DateTime, IANAZone } from "luxon";
 import type { Clock } from "../clock.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { SerialQueue } from "../serial-queue.ts";
 import { awarenessSliceStart } from "./awareness-slice.ts";
 import {
   DataFileError,
@@ -95,7 +96,8 @@ export class MessageLog {
   #updateIds = new Set<number>();
   /** Newest archived message and newest archived message from the person, once looked up. */
   #archiveTail: { last: Message | null; lastUser: Message | null } | undefined;
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Every read of the archive and every write, in the order they were asked for. */
+  readonly #queue = new SerialQueue();
 
   private constructor(options: MessageLogOptions, low: Low<MessageLogData>) {
     this.file = join(options.dataDir, PERSON_FILES.messages);
@@ -140,7 +142,7 @@ export class MessageLog {
    * for it.
    */
   append(input: NewMessage): Promise<Message> {
-    return this.#enqueue(async () => {
+    return this.#queue.run(async () => {
       const message = this.#validate({
         ...input,
         id: input.id ?? this.#nextId(),
@@ -151,7 +153,7 @@ export class MessageLog {
       await this.#writeWindow(messages);
       this.#index(message);
       const cutoff = this.#windowStart();
-      void this.#enqueue(() => this.#rollOverQuietly(cutoff));
+      void this.#queue.run(() => this.#rollOverQuietly(cutoff));
       return message;
     });
   }
@@ -162,7 +164,7 @@ export class MessageLog {
    * the clock. Resolves to the updated message, or null when no message has this id.
    */
   update(id: string, patch: MessagePatch): Promise<Message | null> {
-    return this.#enqueue(async () => {
+    return this.#queue.run(async () => {
       for (const field of ["id", "ts", "role"]) {
         if (field in patch) throw new InvalidMessageError(`a message's ${field} cannot be changed`);
       }
@@ -199,21 +201,21 @@ export class MessageLog {
 
   /** Resolves once every write started so far is done, archiving included (before exiting). */
   async flush(): Promise<void> {
-    await this.#enqueue(async () => undefined);
+    await this.#queue.run(async () => undefined);
   }
 
   /** The message with this id, wherever it is kept. */
   get(id: string): Promise<Message | null> {
     const inWindow = this.#byId.get(id);
     if (inWindow) return Promise.resolve(inWindow);
-    return this.#enqueue(() => this.#findInArchives((m) => m.id === id));
+    return this.#queue.run(() => this.#findInArchives((m) => m.id === id));
   }
 
   /** The logged message for a Telegram message, so an edit can update its text. */
   findByTelegram(chatId: number, messageId: number): Promise<Message | null> {
     const inWindow = this.#byTelegram.get(telegramKey(chatId, messageId));
     if (inWindow) return Promise.resolve(inWindow);
-    return this.#enqueue(() =>
+    return this.#queue.run(() =>
       this.#findInArchives((m) => m.telegram?.chatId === chatId && m.telegram.messageId === messageId),
     );
   }
@@ -232,14 +234,14 @@ export class MessageLog {
     const messages = this.#low.data.messages;
     const last = messages[messages.length - 1];
     if (last) return Promise.resolve(last);
-    return this.#enqueue(async () => (await this.#loadArchiveTail()).last);
+    return this.#queue.run(async () => (await this.#loadArchiveTail()).last);
   }
 
   /** The person's newest message, however old, or null when they never wrote. */
   lastUserMessage(): Promise<Message | null> {
     const inWindow = this.#low.data.messages.findLast((m) => m.role === "user");
     if (inWindow) return Promise.resolve(inWindow);
-    return this.#enqueue(async () => (await this.#loadArchiveTail()).lastUser);
+    return this.#queue.run(async () => (await this.#loadArchiveTail()).lastUser);
   }
 
   /** The messages kept in memory (the recent window), oldest first. */
@@ -263,7 +265,7 @@ export class MessageLog {
     if (fromMs !== undefined && first && timeOf(first) <= fromMs) {
       return window.filter((m) => inRange(m, fromMs, nowMs));
     }
-    return this.#enqueue(async () => {
+    return this.#queue.run(async () => {
       const from = await this.#archivedSliceStart(nowMs, windowHours);
       return (await this.#messagesSince(from)).filter((m) => inRange(m, from, nowMs));
     });
@@ -271,12 +273,12 @@ export class MessageLog {
 
   /** The whole history as one time-sorted log: archive months, then the window. */
   all(): Promise<Message[]> {
-    return this.#enqueue(() => this.#messagesSince(Number.NEGATIVE_INFINITY));
+    return this.#queue.run(() => this.#messagesSince(Number.NEGATIVE_INFINITY));
   }
 
   /** Deletes the whole log for real, window and archive (/wipe). The log is empty afterwards. */
   deleteAll(): Promise<void> {
-    return this.#enqueue(async () => {
+    return this.#queue.run(async () => {
       await removeDurable(this.archiveDir);
       await unlinkIfExists(this.file);
       await removeLeftoverTemps(this.file);
@@ -285,12 +287,6 @@ export class MessageLog {
       this.#archiveTail = { last: null, lastUser: null };
       this.#reindex();
     });
-  }
-
-  #enqueue<R>(operation: () => Promise<R>): Promise<R> {
-    const run = this.#queue.then(operation, operation);
-    this.#queue = run.catch(() => undefined);
-    return run;
   }
 
   #validate(candidate: Record<string, unknown>): Message {

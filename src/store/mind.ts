@@ -8,6 +8,7 @@ import { type UsageRecord, usageTotal } from "../mind/llm.ts";
 import { type MemoryItem, memoryItemSchema } from "../mind/memory.ts";
 import { initialScratchpad, SCRATCHPAD_FIELDS, scratchpadSchema } from "../mind/scratchpad.ts";
 import { initialThreads, threadsSchema } from "../mind/threads.ts";
+import { SerialQueue } from "../serial-queue.ts";
 import { mentionMatcher } from "../text.ts";
 import { DataFileError, DurableJsonFile, ensurePrivateDir, removeLeftoverTemps } from "./files.ts";
 import { annotationsSchema } from "./message.ts";
@@ -171,7 +172,8 @@ export class MindStore {
   readonly #low: Low<MindState>;
   readonly #clock: Clock;
   readonly #readOnly: boolean;
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Writes in the order they were asked for, each on the state the one before left. */
+  readonly #queue = new SerialQueue();
 
   private constructor(file: string, low: Low<MindState>, clock: Clock, readOnly: boolean) {
     this.file = file;
@@ -207,7 +209,7 @@ export class MindStore {
    * changes. Updates run one at a time, in call order.
    */
   update<R>(fn: (draft: MindState) => R | Promise<R>): Promise<R> {
-    return this.#enqueue(async () => {
+    return this.#queue.run(async () => {
       const draft = structuredClone(this.#low.data);
       const result = await fn(draft);
       const checked = mindStateSchema.safeParse(draft);
@@ -276,7 +278,7 @@ export class MindStore {
    * still holds, with the time of the wipe so /status can say why the count outlived it.
    */
   deleteAll(): Promise<void> {
-    return this.#enqueue(async () => {
+    return this.#queue.run(async () => {
       const { usage, usageDaily } = this.#low.data;
       const now = this.#clock.now();
       await this.#write({ ...initialMindState(now), usage, usageDaily, wipedAt: now.toISOString() });
@@ -326,12 +328,6 @@ export class MindStore {
       this.#low.data = previous;
       throw error;
     }
-  }
-
-  #enqueue<R>(operation: () => Promise<R>): Promise<R> {
-    const run = this.#queue.then(operation, operation);
-    this.#queue = run.catch(() => undefined);
-    return run;
   }
 }
 

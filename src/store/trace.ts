@@ -3,6 +3,7 @@ import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import type { Clock } from "../clock.ts";
 import { type Logger, silentLogger } from "../log.ts";
+import { SerialQueue } from "../serial-queue.ts";
 import {
   appendPrivate,
   DataWriteError,
@@ -69,7 +70,8 @@ export class Trace {
   #oldestMs: number | null = null;
   #lastSweepMs = Number.NEGATIVE_INFINITY;
   #swept = false;
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Appends and rewrites in call order, so a line never lands in a file being rewritten. */
+  readonly #queue = new SerialQueue();
 
   constructor(options: TraceOptions) {
     this.file = join(options.dataDir, PERSON_FILES.trace);
@@ -82,7 +84,7 @@ export class Trace {
 
   /** Adds one record as one line; resolves once it is written. Records are written in call order. */
   append(record: NewTraceRecord): Promise<TraceRecord> {
-    return this.#enqueue(async () => {
+    return this.#queue.run(async () => {
       const parsed = traceRecordSchema.parse({ ...record, ts: record.ts ?? this.#clock.now().toISOString() });
       if (!this.#swept) await this.#prepare();
       const nowMs = this.#clock.now().getTime();
@@ -113,7 +115,7 @@ export class Trace {
    * Lines it cannot read are kept aside first, like any repair.
    */
   deleteWhere(matches: (record: TraceRecord) => boolean): Promise<number> {
-    return this.#enqueue(async () => {
+    return this.#queue.run(async () => {
       if (!this.#swept) await this.#prepare();
       return this.#rewrite((record) => !matches(record));
     });
@@ -121,7 +123,7 @@ export class Trace {
 
   /** Deletes the trace for real (/wipe). */
   deleteAll(): Promise<void> {
-    return this.#enqueue(async () => {
+    return this.#queue.run(async () => {
       await removeDurable(this.file);
       await removeDurable(this.rotatedFile);
       await removeLeftoverTemps(this.file);
@@ -129,12 +131,6 @@ export class Trace {
       this.#bytes = 0;
       this.#oldestMs = null;
     });
-  }
-
-  #enqueue<R>(operation: () => Promise<R>): Promise<R> {
-    const run = this.#queue.then(operation, operation);
-    this.#queue = run.catch(() => undefined);
-    return run;
   }
 
   /** First write of this process: private directory and file, then a sweep that also drops a torn last line. */

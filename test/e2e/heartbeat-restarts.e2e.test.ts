@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { SettableClock } from "../../src/clock.ts";
+import { SettableClock, systemTimers } from "../../src/clock.ts";
 import type { HeartbeatScheduleOptions } from "../../src/heartbeat/scheduler.ts";
 import { silentLogger } from "../../src/log.ts";
 import { OWNER_ID, waitFor } from "./harness.ts";
@@ -42,6 +42,7 @@ describe("the heartbeat schedule across quick /tz changes", () => {
       { PRESENCE_TIMEZONE: "UTC", PRESENCE_HEARTBEAT_CRON: "0 9 * * *" },
       {
         clock: new SettableClock("2026-03-10T10:30:00Z"),
+        timers: systemTimers,
         logger: silentLogger,
       },
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SettableClock } from "../../src/clock.ts";
+import { SettableClock, systemTimers } from "../../src/clock.ts";
 import { silentLogger } from "../../src/log.ts";
 import { OWNER_ID, waitFor } from "./harness.ts";
 import { inProcessBotPerTest } from "./in-process.ts";
@@ -16,7 +16,7 @@ describe("the heartbeat schedule", () => {
     const clock = new SettableClock("2026-03-10T10:30:00Z");
     const running = await presence.start(
       { PRESENCE_TIMEZONE: "UTC", PRESENCE_HEARTBEAT_CRON: "0 9 * * *" },
-      { clock, logger: silentLogger },
+      { clock, timers: systemTimers, logger: silentLogger },
     );
     const now = clock.now();
     const next = () => running.nextHeartbeat(now)?.toISOString();

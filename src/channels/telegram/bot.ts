@@ -1,8 +1,9 @@
 import { Bot, type Context, GrammyError } from "grammy";
 import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
-import type { Clock } from "../../clock.ts";
+import type { Clock, Timer, Timers } from "../../clock.ts";
 import { pendingMessages } from "../../companion/pending-messages.ts";
 import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS } from "../../config.ts";
+import { InFlight, settledWithin } from "../../in-flight.ts";
 import type { Logger } from "../../log.ts";
 import { type IncomingInput, RecipientBlockedError } from "../../port.ts";
 import type { Message } from "../../store/message.ts";
@@ -29,6 +30,8 @@ export interface TelegramChannelOptions {
   updates: TelegramUpdatesState;
   commands: CommandHandlers;
   clock: Clock;
+  /** What the settle before a reply, the typing refresh and stop()'s bounds wait on. */
+  timers: Timers;
   logger: Logger;
   retryPolicy?: RetryPolicy;
   /** Long-poll timeout; Telegram's recommended 30 s unless told otherwise. */
@@ -98,18 +101,22 @@ export class TelegramChannel {
   readonly #pollTimeoutSeconds: number;
   /** Every request to Telegram goes through it, grammY's and the photo downloads alike. */
   readonly #fetch: typeof fetch;
-  readonly #inFlight = new Set<Promise<unknown>>();
+  /** Replies started outside the update loop, which stop() waits for. */
+  readonly #replies: InFlight;
   #polling: Promise<void> | undefined;
   /**
    * The reply waiting for the person to finish a burst: `pause` restarts with each message,
    * `bound` runs from the first; whichever ends first starts the reply. With its "typing…".
    */
-  #settling: { pause: NodeJS.Timeout; bound: NodeJS.Timeout; stopWorking: () => void } | undefined;
+  #settling: { pause: Timer; bound: Timer; stopWorking: () => void } | undefined;
   /** Set when an update could not be logged: from then on nothing may confirm it to Telegram. */
   #halted = false;
 
   constructor(options: TelegramChannelOptions) {
     this.#options = options;
+    this.#replies = new InFlight((err: unknown) => {
+      options.logger.error({ err }, "reply failed; it will be retried after a restart");
+    });
     this.#apiRoot = options.apiRoot ?? TELEGRAM_API_ROOT;
     this.#pollTimeoutSeconds = options.pollTimeoutSeconds ?? POLL_TIMEOUT_SECONDS;
     this.#fetch = telegramFetch({
@@ -124,6 +131,7 @@ export class TelegramChannel {
     this.outbound = new TelegramOutbound({
       api: this.bot.api,
       chatId: options.ownerId,
+      timers: options.timers,
       logger: options.logger,
     });
     this.bot.use((ctx, next) => this.#once(ctx.update.update_id, next));
@@ -196,10 +204,11 @@ export class TelegramChannel {
   async stop(graceMs: number): Promise<void> {
     if (!this.#halted) {
       const stopping = this.bot.isRunning() ? this.bot.stop() : Promise.resolve();
-      await settleWithin([stopping, this.#polling ?? Promise.resolve()], CONFIRM_OFFSET_MS);
+      const polling = this.#polling ?? Promise.resolve();
+      await settledWithin(Promise.allSettled([stopping, polling]), CONFIRM_OFFSET_MS, this.#options.timers);
     }
     this.#replyNow();
-    await settleWithin([...this.#inFlight], graceMs);
+    await this.#replies.settledWithin(graceMs, this.#options.timers);
   }
 
   async #once(updateId: number, handle: () => Promise<void>): Promise<void> {
@@ -315,13 +324,14 @@ export class TelegramChannel {
    * the short wait again. Messages that arrive during the reply itself join the companion's next turn.
    */
   #replyOnceSettled(): void {
-    const pause = setTimeout(() => this.#replyNow(), this.#options.replySettleMs ?? REPLY_SETTLE_MS);
+    const { timers } = this.#options;
+    const pause = timers.after(this.#options.replySettleMs ?? REPLY_SETTLE_MS, () => this.#replyNow());
     if (this.#settling) {
-      clearTimeout(this.#settling.pause);
+      this.#settling.pause.cancel();
       this.#settling.pause = pause;
       return;
     }
-    const bound = setTimeout(() => this.#replyNow(), this.#options.replySettleMaxMs ?? REPLY_SETTLE_MAX_MS);
+    const bound = timers.after(this.#options.replySettleMaxMs ?? REPLY_SETTLE_MAX_MS, () => this.#replyNow());
     this.#settling = { pause, bound, stopWorking: this.outbound.showWorking() };
   }
 
@@ -330,10 +340,10 @@ export class TelegramChannel {
     const settling = this.#settling;
     if (!settling) return;
     this.#settling = undefined;
-    clearTimeout(settling.pause);
-    clearTimeout(settling.bound);
+    settling.pause.cancel();
+    settling.bound.cancel();
     settling.stopWorking();
-    this.#track(this.#options.companion.reply());
+    this.#replies.track(this.#options.companion.reply());
   }
 
   /**
@@ -381,14 +391,6 @@ export class TelegramChannel {
       return undefined;
     }
   }
-
-  #track(turn: Promise<unknown>): void {
-    const tracked = turn.catch((err: unknown) => {
-      this.#options.logger.error({ err }, "reply failed; it will be retried after a restart");
-    });
-    this.#inFlight.add(tracked);
-    void tracked.finally(() => this.#inFlight.delete(tracked));
-  }
 }
 
 /** What the person reads when a command failed: what broke, in Telegram's words when it was Telegram. */
@@ -407,17 +409,4 @@ export function describeFailure(error: unknown): Record<string, unknown> {
   }
   if (error instanceof Error) return { name: error.name, message: error.message };
   return { message: String(error) };
-}
-
-/** Waits for the promises, but not longer than `ms`. */
-async function settleWithin(promises: Promise<unknown>[], ms: number): Promise<void> {
-  if (promises.length === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.allSettled(promises),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]);
-  clearTimeout(timer);
 }

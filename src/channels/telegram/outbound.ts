@@ -1,5 +1,6 @@
 import { type Api, GrammyError, InputFile } from "grammy";
 import type { MessageEntity } from "grammy/types";
+import type { Timer, Timers } from "../../clock.ts";
 import type { Logger } from "../../log.ts";
 import {
   type Delivery,
@@ -8,6 +9,7 @@ import {
   RecipientBlockedError,
   type SendProgress,
 } from "../../port.ts";
+import { SerialQueue } from "../../serial-queue.ts";
 import { type FormattedText, formatMarkdown } from "./format.ts";
 import { splitFormatted } from "./split.ts";
 
@@ -19,6 +21,8 @@ export interface TelegramOutboundOptions {
   api: Api;
   /** The owner's private chat: the only chat this companion speaks in. */
   chatId: number;
+  /** What the typing indicator's refresh waits on. */
+  timers: Timers;
   logger: Logger;
   typingRefreshMs?: number;
 }
@@ -32,13 +36,16 @@ export interface TelegramOutboundOptions {
 export class TelegramOutbound implements OutboundPort {
   readonly #api: Api;
   readonly #chatId: number;
+  readonly #timers: Timers;
   readonly #logger: Logger;
   readonly #typingRefreshMs: number;
-  #queue: Promise<unknown> = Promise.resolve();
+  /** Sends from different turns never interleave: each waits for the one before. */
+  readonly #sends = new SerialQueue();
 
   constructor(options: TelegramOutboundOptions) {
     this.#api = options.api;
     this.#chatId = options.chatId;
+    this.#timers = options.timers;
     this.#logger = options.logger;
     this.#typingRefreshMs = options.typingRefreshMs ?? TYPING_REFRESH_MS;
   }
@@ -53,7 +60,7 @@ export class TelegramOutbound implements OutboundPort {
       message.kind === "notice" ? { text: message.text, entities: [] } : formatMarkdown(message.text);
     const parts = splitFormatted(formatted);
     if (parts.length === 0) return Promise.reject(new Error("refusing to send an empty message"));
-    return this.#serial(async () => {
+    return this.#sends.run(async () => {
       let first: Delivery = {};
       for (const [index, part] of parts.entries()) {
         if (index < (message.partsDelivered ?? 0)) continue;
@@ -67,7 +74,7 @@ export class TelegramOutbound implements OutboundPort {
 
   /** Sends a file (the /export), in turn with the messages. */
   sendDocument(fileName: string, contents: Uint8Array, caption?: string): Promise<Delivery> {
-    return this.#serial(async () => {
+    return this.#sends.run(async () => {
       const sent = await this.#call(() =>
         this.#api.sendDocument(this.#chatId, new InputFile(contents, fileName), caption ? { caption } : {}),
       );
@@ -80,15 +87,20 @@ export class TelegramOutbound implements OutboundPort {
    * are only logged: a missing indicator must never cost the reply.
    */
   showWorking(): () => void {
+    let timer: Timer | undefined;
+    let stopped = false;
     const tick = () => {
+      if (stopped) return;
       this.#api.sendChatAction(this.#chatId, "typing").catch((err: unknown) => {
         this.#logger.debug({ err }, "typing indicator not shown");
       });
+      timer = this.#timers.after(this.#typingRefreshMs, tick, { keepAlive: false });
     };
     tick();
-    const timer = setInterval(tick, this.#typingRefreshMs);
-    timer.unref();
-    return () => clearInterval(timer);
+    return () => {
+      stopped = true;
+      timer?.cancel();
+    };
   }
 
   async #sendPart(part: FormattedText): Promise<number> {
@@ -121,12 +133,6 @@ export class TelegramOutbound implements OutboundPort {
       }
       throw error;
     }
-  }
-
-  #serial<T>(operation: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(operation, operation);
-    this.#queue = run.catch(() => undefined);
-    return run;
   }
 }
 

@@ -6,13 +6,15 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CommandHandlers } from "../../../src/channels/command-handlers.ts";
 import { BOT_COMMANDS } from "../../../src/channels/commands.ts";
 import {
+  REPLY_SETTLE_MAX_MS,
+  REPLY_SETTLE_MS,
   TelegramChannel,
   type TelegramChannelOptions,
   UNHEARD_REPLY,
 } from "../../../src/channels/telegram/bot.ts";
 import { TelegramTokenRejectedError } from "../../../src/channels/telegram/first-contact.ts";
 import { TelegramUpdatesState } from "../../../src/channels/telegram/updates-state.ts";
-import { SettableClock } from "../../../src/clock.ts";
+import { SettableClock, systemTimers, VirtualTimers } from "../../../src/clock.ts";
 import { createLogger, type Logger, silentLogger } from "../../../src/log.ts";
 import type { IncomingInput } from "../../../src/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
@@ -125,6 +127,7 @@ async function startChannel(
     updates,
     commands,
     clock,
+    timers: systemTimers,
     logger,
     retryPolicy: FAST_RETRY,
     pollTimeoutSeconds: 1,
@@ -228,6 +231,38 @@ describe("TelegramChannel", () => {
     expect(fake.sent.length).toBeGreaterThan(2);
     // The bound, plus the time to send the reply on a busy machine.
     expect(Math.max(...waited)).toBeLessThan(bound + 700);
+  });
+
+  it("times the settle and its bound on the channel's timers: with the real lengths, in virtual time", async () => {
+    const timers = new VirtualTimers(clock);
+    const { updates } = await startChannel(fake.token, silentLogger, REPLY_SETTLE_MS, { timers });
+    const owner = fake.user(OWNER, "Ada");
+    const start = clock.now().getTime();
+    const second = (s: number) => new Date(start + s * 1_000);
+    /** Once the channel has handled a message, its settle timer is set. */
+    const write = async (text: string) => {
+      const { updateId } = fake.message(owner, { text });
+      await waitFor(() => updates.isHandled(updateId));
+    };
+    // A message a second: each comes inside the 1.5 s settle, so only the 5 s bound starts the reply.
+    for (let i = 1; i <= 5; i += 1) {
+      await write(`m${i}`);
+      await timers.advanceTo(second(i));
+    }
+    await fake.waitForSent(1);
+    expect(fake.sent.map((s) => s.text)).toEqual(["echo: m1 + m2 + m3 + m4 + m5"]);
+    expect(REPLY_SETTLE_MAX_MS).toBe(5_000);
+    // "typing…" from the first message, refreshed at 4 s on the same timers.
+    await waitFor(() => fake.actions.filter((a) => a.action === "typing").length === 2);
+    // Alone, a message waits the settle: not answered at 1.4 s after it, answered at 1.5 s.
+    await write("m6");
+    await timers.advanceTo(second(6.4));
+    // Real time passing fires nothing: the settle waits on the channel's timers only.
+    await new Promise((r) => setTimeout(r, REPLY_SETTLE_MS + 300));
+    expect(fake.sent).toHaveLength(1);
+    await timers.advanceTo(second(6.5));
+    await fake.waitForSent(2);
+    expect(fake.sent[1]?.text).toBe("echo: m6");
   });
 
   it("repeats a send whose answer was cut off and closed, at once: the person gets it at most twice", async () => {

@@ -2,6 +2,7 @@ import { Api } from "grammy";
 import { afterEach, describe, expect, it } from "vitest";
 import { TelegramOutbound } from "../../../src/channels/telegram/outbound.ts";
 import { type RetryPolicy, retryTransformer } from "../../../src/channels/telegram/retry.ts";
+import { systemTimers } from "../../../src/clock.ts";
 import { silentLogger } from "../../../src/log.ts";
 import { RecipientBlockedError } from "../../../src/port.ts";
 import { type BotApiFake, startBotApiFake } from "../../fakes/bot-api.ts";
@@ -33,6 +34,7 @@ async function setup(policy: Partial<RetryPolicy> = {}, typingRefreshMs?: number
   return new TelegramOutbound({
     api,
     chatId: OWNER,
+    timers: systemTimers,
     logger: silentLogger,
     ...(typingRefreshMs ? { typingRefreshMs } : {}),
   });
