@@ -1,8 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { z } from "zod";
-import { isPlausibleCron, isValidTimezone, parseQuietHours, type QuietHours } from "../src/config.ts";
+import { isPlausibleCron, parseQuietHours, type QuietHours } from "../src/config.ts";
 import { MEMORY_TEXT_MAX_CHARS, memoryKindSchema } from "../src/mind/memory.ts";
+import { isKnownZone } from "../src/zones.ts";
 
 /**
  * A scenario is a day (or a week) of one person's life with the companion, written as
@@ -23,7 +24,7 @@ const localDateTime = z
     'a local date-time like "2026-03-07T08:30", optionally with a zone: "2026-03-07T08:30 Asia/Tokyo"',
   );
 
-const zone = z.string().refine(isValidTimezone, "an IANA time zone such as Europe/Berlin");
+const zone = z.string().refine(isKnownZone, "an IANA time zone such as Europe/Berlin");
 
 /** "HH:MM-HH:MM", possibly wrapping past midnight. */
 const clockRange = z

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CronError, parseCron } from "./heartbeat/cron.ts";
+import { isKnownZone, machineZone } from "./zones.ts";
 
 /**
  * Configuration comes from the environment (the command line loads `.env` first, see
@@ -59,21 +60,6 @@ export function formatQuietHours(q: QuietHours): string {
   const hhmm = (m: number) =>
     `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
   return `${hhmm(q.start)}-${hhmm(q.end)}`;
-}
-
-/** True when the zone is a real IANA zone this Node.js knows. */
-export function isValidTimezone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return zone.length > 0;
-  } catch {
-    return false;
-  }
-}
-
-/** The machine's own zone, the default when PRESENCE_TIMEZONE is unset. */
-export function machineTimezone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -211,8 +197,8 @@ export function isPlausibleCron(expression: string): boolean {
 /** Reads the settings every command needs; none of them is secret. */
 export function loadCoreConfig(env: Env = process.env): CoreConfig {
   const r = new Reader(env);
-  const timezone = r.string("PRESENCE_TIMEZONE", machineTimezone());
-  if (!isValidTimezone(timezone)) {
+  const timezone = r.string("PRESENCE_TIMEZONE", machineZone());
+  if (!isKnownZone(timezone)) {
     r.problems.push({
       variable: "PRESENCE_TIMEZONE",
       problem: `"${timezone}" is not an IANA time zone`,

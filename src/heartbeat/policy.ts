@@ -1,7 +1,8 @@
 import { DateTime } from "luxon";
 import { z } from "zod";
 import type { AwarenessContext } from "../awareness/context.ts";
-import { type CoreConfig, formatQuietHours, isValidTimezone, type QuietHours } from "../config.ts";
+import { type CoreConfig, formatQuietHours, type QuietHours } from "../config.ts";
+import { zoneSchema } from "../zones.ts";
 
 /**
  * The heartbeat pre-check: before any model is called, decide whether a check-in may go
@@ -48,11 +49,7 @@ export const heartbeatStateSchema = z.object({
   /** `/quiet HH:MM-HH:MM`: replaces the configured quiet hours. */
   quietHours: quietHoursSchema.nullable().default(null),
   /** `/tz Area/City` while travelling: replaces the configured zone. */
-  timezone: z
-    .string()
-    .refine(isValidTimezone, { message: "must be an IANA time zone such as Europe/Berlin" })
-    .nullable()
-    .default(null),
+  timezone: zoneSchema.nullable().default(null),
   /** When recent check-ins went out; the daily limit counts those in the person's local day. */
   checkinsSent: z.array(isoUtc).default([]),
   /** Telegram said the person blocked the bot; cleared when they write again. */

@@ -1,6 +1,6 @@
 import cron from "node-cron";
-import { isValidTimezone } from "../config.ts";
 import type { Logger } from "../log.ts";
+import { requireKnownZone } from "../zones.ts";
 import { parseCron } from "./cron.ts";
 import { nextFireTime } from "./schedule.ts";
 
@@ -32,9 +32,7 @@ export interface HeartbeatSchedule {
 export function startHeartbeatSchedule(options: HeartbeatScheduleOptions): HeartbeatSchedule {
   const { timezone, onTick, logger } = options;
   const expression = parseCron(options.cron).expression;
-  if (!isValidTimezone(timezone)) {
-    throw new RangeError(`unknown time zone "${timezone}" (use an IANA name such as Europe/Berlin)`);
-  }
+  requireKnownZone(timezone);
   let inFlight: Promise<void> | null = null;
   let stopped = false;
 
