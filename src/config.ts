@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CronError, parseCron } from "./heartbeat/cron.ts";
+import { CronError, type HeartbeatCron, parseCron } from "./heartbeat/schedule.ts";
 import { isKnownZone, machineZone } from "./zones.ts";
 
 /**
@@ -69,7 +69,7 @@ export interface CoreConfig {
   timezone: string;
   dataDir: string;
   quietHours: QuietHours;
-  heartbeatCron: string;
+  heartbeatCron: HeartbeatCron;
   maxUnanswered: number;
   recentMinutes: number;
   weekendMaxUnanswered: number;
@@ -172,27 +172,30 @@ class Reader {
     return v.replace(/\/+$/, "");
   }
 
+  /** A cron expression, checked by the one check (heartbeat/schedule.ts). */
+  cron(name: string, fallback: string): HeartbeatCron {
+    const v = this.raw(name) ?? fallback;
+    try {
+      return parseCron(v);
+    } catch (error) {
+      if (!(error instanceof CronError)) throw error;
+      this.problems.push({
+        variable: name,
+        problem: `must be a cron expression (minute hour day month weekday), got "${v}": ${error.problem}`,
+        example: `"${fallback}"`,
+      });
+      return parseCron(fallback);
+    }
+  }
+
   done<T>(value: T): T {
     if (this.problems.length > 0) throw new ConfigError(this.problems);
     return value;
   }
 }
 
-/** What is wrong with a cron expression the heartbeat scheduler could not run, or null when it can. */
-function cronProblem(expression: string): string | null {
-  try {
-    parseCron(expression);
-    return null;
-  } catch (error) {
-    if (error instanceof CronError) return error.problem;
-    throw error;
-  }
-}
-
-/** Whether the heartbeat scheduler can run the expression: five fields, or six with seconds first. */
-export function isPlausibleCron(expression: string): boolean {
-  return cronProblem(expression) === null;
-}
+/** When check-ins are considered unless PRESENCE_HEARTBEAT_CRON says otherwise: hourly at :07. */
+const DEFAULT_HEARTBEAT_CRON = "7 * * * *";
 
 /** Reads the settings every command needs; none of them is secret. */
 export function loadCoreConfig(env: Env = process.env): CoreConfig {
@@ -214,15 +217,7 @@ export function loadCoreConfig(env: Env = process.env): CoreConfig {
       example: "22:00-08:00",
     });
   }
-  const heartbeatCron = r.string("PRESENCE_HEARTBEAT_CRON", "7 * * * *");
-  const cron = cronProblem(heartbeatCron);
-  if (cron !== null) {
-    r.problems.push({
-      variable: "PRESENCE_HEARTBEAT_CRON",
-      problem: `must be a cron expression (minute hour day month weekday), got "${heartbeatCron}": ${cron}`,
-      example: '"7 * * * *"',
-    });
-  }
+  const heartbeatCron = r.cron("PRESENCE_HEARTBEAT_CRON", DEFAULT_HEARTBEAT_CRON);
   return r.done({
     timezone,
     dataDir: r.string("PRESENCE_DATA_DIR", "./data"),

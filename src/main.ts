@@ -11,7 +11,6 @@ import {
   createLedgerModelClient,
 } from "./companion.ts";
 import type { CoreConfig, ModelConfig, TelegramConfig } from "./config.ts";
-import { CronError } from "./heartbeat/schedule.ts";
 import { type HeartbeatSchedule, startHeartbeatSchedule } from "./heartbeat/scheduler.ts";
 import type { Logger } from "./log.ts";
 import type { ModelClient } from "./mind/llm.ts";
@@ -213,25 +212,18 @@ export const STOP_BUDGET = {
 /** Starts the heartbeat: each tick asks the companion; ticks missed while down are not made up. */
 function startHeartbeat(runtime: Runtime, companion: Companion): HeartbeatSchedule {
   const { core, logger } = runtime;
-  try {
-    return startHeartbeatSchedule({
-      cron: core.heartbeatCron,
-      timezone: runtime.mind.read().heartbeat.timezone ?? core.timezone,
-      logger,
-      onTick: async () => {
-        const outcome = await companion.heartbeat();
-        logger.info(
-          { outcome: outcome.status, ...("decision" in outcome ? { reason: outcome.decision.reason } : {}) },
-          "heartbeat",
-        );
-      },
-    });
-  } catch (error) {
-    if (error instanceof CronError) {
-      throw new Error(`PRESENCE_HEARTBEAT_CRON: ${error.message}`);
-    }
-    throw error;
-  }
+  return startHeartbeatSchedule({
+    cron: core.heartbeatCron,
+    timezone: runtime.mind.read().heartbeat.timezone ?? core.timezone,
+    logger,
+    onTick: async () => {
+      const outcome = await companion.heartbeat();
+      logger.info(
+        { outcome: outcome.status, ...("decision" in outcome ? { reason: outcome.decision.reason } : {}) },
+        "heartbeat",
+      );
+    },
+  });
 }
 
 /** The settings `start` needs, read together so every problem is reported at once. */

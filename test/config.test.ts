@@ -58,7 +58,10 @@ describe("core config", () => {
 
   it("refuses a heartbeat schedule the scheduler could not run, saying why", () => {
     expect(() => loadCoreConfig({ PRESENCE_HEARTBEAT_CRON: "99 * * * *" })).toThrow(
-      /PRESENCE_HEARTBEAT_CRON: .*"99 \* \* \* \*": 99 in the minute field is outside 0-59/,
+      /PRESENCE_HEARTBEAT_CRON: .*"99 \* \* \* \*": "99" in the minute field is not valid \(use 0-59/,
+    );
+    expect(() => loadCoreConfig({ PRESENCE_HEARTBEAT_CRON: "0 0 31 2 *" })).toThrow(
+      /PRESENCE_HEARTBEAT_CRON: .*"0 0 31 2 \*": day of month "31" never occurs/,
     );
     expect(loadCoreConfig({ PRESENCE_HEARTBEAT_CRON: "0 */2 * * 1-5" }).heartbeatCron).toBe("0 */2 * * 1-5");
   });
