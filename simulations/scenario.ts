@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { z } from "zod";
-import { parseQuietHours, type QuietHours } from "../src/config.ts";
+import { parseQuietHours, type QuietHours } from "../src/checkin-settings.ts";
 import { CronError, parseCron } from "../src/heartbeat/schedule.ts";
 import { MEMORY_TEXT_MAX_CHARS, memoryKindSchema } from "../src/mind/memory.ts";
 import { isKnownZone } from "../src/zones.ts";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseQuietHours, type QuietHours } from "./checkin-settings.ts";
 import { CronError, type HeartbeatCron, parseCron } from "./heartbeat/schedule.ts";
 import { isKnownZone, machineZone } from "./zones.ts";
 
@@ -34,33 +35,6 @@ export interface ConfigProblem {
 }
 
 type Env = Record<string, string | undefined>;
-
-/** A time of day as minutes after local midnight. */
-export interface QuietHours {
-  /** Minutes after midnight when quiet starts (inclusive). */
-  start: number;
-  /** Minutes after midnight when quiet ends (exclusive). */
-  end: number;
-}
-
-const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
-
-/** Parses "22:00-08:00"; null when malformed. A range may wrap past midnight; equal ends mean none. */
-export function parseQuietHours(text: string): QuietHours | null {
-  const [from, to, ...rest] = text.trim().split("-");
-  if (from === undefined || to === undefined || rest.length > 0) return null;
-  const a = HHMM.exec(from.trim());
-  const b = HHMM.exec(to.trim());
-  if (!a || !b) return null;
-  return { start: Number(a[1]) * 60 + Number(a[2]), end: Number(b[1]) * 60 + Number(b[2]) };
-}
-
-/** Renders quiet hours back as "HH:MM-HH:MM". */
-export function formatQuietHours(q: QuietHours): string {
-  const hhmm = (m: number) =>
-    `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
-  return `${hhmm(q.start)}-${hhmm(q.end)}`;
-}
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 

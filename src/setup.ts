@@ -7,6 +7,7 @@ import {
   TelegramTokenRejectedError,
   TelegramUnreachableError,
 } from "./channels/telegram/first-contact.ts";
+import { parseQuietHours } from "./checkin-settings.ts";
 import { systemClock } from "./clock.ts";
 import {
   ConfigError,
@@ -14,7 +15,6 @@ import {
   loadModelSettings,
   loadTelegramReach,
   type ModelSettings,
-  parseQuietHours,
   type TelegramReach,
 } from "./config.ts";
 import { ModelClient, ModelKeyRejectedError } from "./mind/llm.ts";

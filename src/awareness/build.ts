@@ -1,4 +1,4 @@
-import type { Message } from "../store/message.ts";
+import type { Message } from "../message.ts";
 import { isKnownZone } from "../zones.ts";
 import type { AwarenessContext, AwarenessSettings, Domain, PriorMemory } from "./context.ts";
 import { type Observed, observe } from "./observations.ts";

@@ -1,4 +1,4 @@
-import type { Message } from "../store/message.ts";
+import type { Message } from "../message.ts";
 import type { AwarenessContext, Trigger } from "./context.ts";
 import { formatDuration, inZone, localStamp } from "./time.ts";
 import { topicDomain, topicName } from "./topics.ts";

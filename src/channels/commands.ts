@@ -1,5 +1,5 @@
 import { DateTime } from "luxon";
-import { parseQuietHours, type QuietHours } from "../config.ts";
+import { parseQuietHours, type QuietHours } from "../checkin-settings.ts";
 import { canonicalZone } from "../zones.ts";
 
 /**

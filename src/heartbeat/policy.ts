@@ -1,8 +1,13 @@
 import { DateTime } from "luxon";
 import { z } from "zod";
 import type { AwarenessContext } from "../awareness/context.ts";
-import { type CoreConfig, formatQuietHours, type QuietHours } from "../config.ts";
-import { zoneSchema } from "../zones.ts";
+import {
+  formatQuietHours,
+  type HeartbeatSettings,
+  type HeartbeatState,
+  type QuietHours,
+} from "../checkin-settings.ts";
+import { type HeartbeatReason, heartbeatReasonSchema } from "../decision.ts";
 
 /**
  * The heartbeat pre-check: before any model is called, decide whether a check-in may go
@@ -12,56 +17,6 @@ import { zoneSchema } from "../zones.ts";
  * sees the awareness block.
  */
 
-/** Why a check-in was held back, or `ok`; the first rule that holds wins, in this order. */
-export const heartbeatReasonSchema = z.enum([
-  "paused",
-  "blocked",
-  "quiet-hours",
-  "unanswered-limit",
-  "weekend-limit",
-  "recent-conversation",
-  "too-soon",
-  "daily-limit",
-  "budget",
-  "ok",
-]);
-export type HeartbeatReason = z.infer<typeof heartbeatReasonSchema>;
-
-const isoUtc = z.iso.datetime({ offset: false });
-const minuteOfDay = z
-  .number()
-  .int()
-  .min(0)
-  .max(24 * 60 - 1);
-
-/** Quiet hours as stored: minutes after local midnight, start inclusive, end exclusive. */
-export const quietHoursSchema = z.object({ start: minuteOfDay, end: minuteOfDay });
-
-/**
- * What the person set and what was sent, kept in the mind's data between ticks. Every field
- * has a default, so state written by an older version (or none at all) still loads.
- */
-export const heartbeatStateSchema = z.object({
-  /** Check-ins are paused until this instant (`/pause 2h`, `/pause until 18:00`); null when not. */
-  pausedUntil: isoUtc.nullable().default(null),
-  /** `/pause` with no time: paused until `/resume`. */
-  pausedIndefinitely: z.boolean().default(false),
-  /** `/quiet HH:MM-HH:MM`: replaces the configured quiet hours. */
-  quietHours: quietHoursSchema.nullable().default(null),
-  /** `/tz Area/City` while travelling: replaces the configured zone. */
-  timezone: zoneSchema.nullable().default(null),
-  /** When recent check-ins went out; the daily limit counts those in the person's local day. */
-  checkinsSent: z.array(isoUtc).default([]),
-  /** Telegram said the person blocked the bot; cleared when they write again. */
-  blocked: z.boolean().default(false),
-  /** Today's token spend passed the budget; cleared when the day turns. */
-  budgetExceeded: z.boolean().default(false),
-});
-export type HeartbeatState = z.infer<typeof heartbeatStateSchema>;
-
-/** Nothing set, nothing sent: a fresh install. */
-export const emptyHeartbeatState: HeartbeatState = heartbeatStateSchema.parse({});
-
 /** The pre-check's answer; `detail` is one sentence for /why and the decision record. */
 export const heartbeatDecisionSchema = z.object({
   fire: z.boolean(),
@@ -70,23 +25,8 @@ export const heartbeatDecisionSchema = z.object({
 });
 export type HeartbeatDecision = z.infer<typeof heartbeatDecisionSchema>;
 
-/** The configured rules; the person's overrides in HeartbeatState win over zone and quiet hours. */
-export interface HeartbeatSettings {
-  timezone: string;
-  quietHours: QuietHours;
-  /** Hold check-ins once this many messages are unanswered. */
-  maxUnanswered: number;
-  /** On Saturday and Sunday, hold once this many are unanswered (0: no weekend check-ins). */
-  weekendMaxUnanswered: number;
-  /** Hold while the person wrote less than this many minutes ago: they are talking, not waiting. */
-  recentMinutes: number;
-  /** Hold while the companion's last message is younger than this. */
-  minGapMinutes: number;
-  maxCheckinsPerDay: number;
-}
-
-/** The pre-check's settings from the environment's configuration. */
-export function heartbeatSettingsFromConfig(core: CoreConfig): HeartbeatSettings {
+/** The pre-check's settings out of the configuration (CoreConfig holds them among others). */
+export function heartbeatSettingsFromConfig(core: HeartbeatSettings): HeartbeatSettings {
   return {
     timezone: core.timezone,
     quietHours: core.quietHours,
