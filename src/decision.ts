@@ -22,6 +22,14 @@ export const heartbeatReasonSchema = z.enum([
 ]);
 export type HeartbeatReason = z.infer<typeof heartbeatReasonSchema>;
 
+/** The pre-check's answer; `detail` is one sentence for /why and the decision record. */
+export const heartbeatDecisionSchema = z.object({
+  fire: z.boolean(),
+  reason: heartbeatReasonSchema,
+  detail: z.string(),
+});
+export type HeartbeatDecision = z.infer<typeof heartbeatDecisionSchema>;
+
 /** The reasons the companion's check-in turn records beyond the pre-check's. */
 export const companionReasonSchema = z.enum([
   "reply-pending",

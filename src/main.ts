@@ -23,7 +23,7 @@ import { MessageLog } from "./store/messages.ts";
 import { MindStore } from "./store/mind.ts";
 import { NotesStore } from "./store/notes.ts";
 import { keptCopies, PERSON_FILES, removeKeptCopies } from "./store/person-files.ts";
-import { Trace, type TraceRecord } from "./store/trace.ts";
+import { Trace, type TraceLine } from "./store/trace.ts";
 
 /**
  * Wiring: configuration → the data lock → stores → model client → companion → channel and
@@ -101,9 +101,9 @@ export function exportsDir(dataDir: string): string {
 export const EXPORT_TRACE_LIMIT = { records: 5_000, bytes: 8 * 1024 * 1024 } as const;
 
 /** The newest trace records that fit the export's budget, oldest first, and a note of what was left out. */
-async function traceForExport(trace: Trace): Promise<{ records: TraceRecord[]; note: string }> {
+async function traceForExport(trace: Trace): Promise<{ records: TraceLine[]; note: string }> {
   const newest = await trace.last(EXPORT_TRACE_LIMIT.records + 1);
-  const records: TraceRecord[] = [];
+  const records: TraceLine[] = [];
   let bytes = 0;
   for (const record of newest.slice(-EXPORT_TRACE_LIMIT.records).reverse()) {
     bytes += Buffer.byteLength(JSON.stringify(record));

@@ -76,7 +76,12 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
     });
     return held(reason, error.message);
   }
-  const base = { kind: "heartbeat", preCheck, shown: composed.prompt.sections, usage: generation.usage };
+  const base = {
+    kind: "heartbeat" as const,
+    preCheck,
+    shown: composed.prompt.sections,
+    usage: generation.usage,
+  };
   switch (generation.stage) {
     case "invalid-decision":
       await context.trace({ ...base, stage: "decide", problem: generation.problem });

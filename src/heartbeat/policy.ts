@@ -1,5 +1,4 @@
 import { DateTime } from "luxon";
-import { z } from "zod";
 import type { AwarenessContext } from "../awareness/context.ts";
 import {
   formatQuietHours,
@@ -7,7 +6,7 @@ import {
   type HeartbeatState,
   type QuietHours,
 } from "../checkin-settings.ts";
-import { type HeartbeatReason, heartbeatReasonSchema } from "../decision.ts";
+import type { HeartbeatDecision, HeartbeatReason } from "../decision.ts";
 
 /**
  * The heartbeat pre-check: before any model is called, decide whether a check-in may go
@@ -16,14 +15,6 @@ import { type HeartbeatReason, heartbeatReasonSchema } from "../decision.ts";
  * subtler (was it already answered? is the topic repeated?) is left to the model, which
  * sees the awareness block.
  */
-
-/** The pre-check's answer; `detail` is one sentence for /why and the decision record. */
-export const heartbeatDecisionSchema = z.object({
-  fire: z.boolean(),
-  reason: heartbeatReasonSchema,
-  detail: z.string(),
-});
-export type HeartbeatDecision = z.infer<typeof heartbeatDecisionSchema>;
 
 /** The pre-check's settings out of the configuration (CoreConfig holds them among others). */
 export function heartbeatSettingsFromConfig(core: HeartbeatSettings): HeartbeatSettings {
