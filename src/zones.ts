@@ -8,7 +8,7 @@ import { z } from "zod";
  */
 
 /** What every message about a zone offers as a good value. */
-export const ZONE_EXAMPLE = "Europe/Berlin";
+const ZONE_EXAMPLE = "Europe/Berlin";
 
 /** True when the zone is one this Node.js knows. */
 export function isKnownZone(zone: string): boolean {
