@@ -1,5 +1,5 @@
 import { canonicalTopic } from "../src/awareness/topics.ts";
-import type { QuietHours } from "../src/config.ts";
+import type { QuietHours } from "../src/checkin-settings.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
 import type { Expectations } from "./scenario.ts";
 import { inRange, readIn, type ZoneTimeline } from "./zones.ts";

@@ -1,5 +1,5 @@
 import { DateTime } from "luxon";
-import { formatQuietHours } from "../src/config.ts";
+import { formatQuietHours } from "../src/checkin-settings.ts";
 import { formatDuration } from "../src/text.ts";
 import { EVENT_KINDS, type SimEvent, type SimEventKind } from "./events.ts";
 import type { CallFigures, Metrics, Reask } from "./metrics.ts";

@@ -1,8 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { z } from "zod";
-import { isPlausibleCron, isValidTimezone, parseQuietHours, type QuietHours } from "../src/config.ts";
+import { parseQuietHours, type QuietHours } from "../src/checkin-settings.ts";
+import { CronError, parseCron } from "../src/heartbeat/schedule.ts";
 import { MEMORY_TEXT_MAX_CHARS, memoryKindSchema } from "../src/mind/memory.ts";
+import { isKnownZone } from "../src/zones.ts";
 
 /**
  * A scenario is a day (or a week) of one person's life with the companion, written as
@@ -23,7 +25,18 @@ const localDateTime = z
     'a local date-time like "2026-03-07T08:30", optionally with a zone: "2026-03-07T08:30 Asia/Tokyo"',
   );
 
-const zone = z.string().refine(isValidTimezone, "an IANA time zone such as Europe/Berlin");
+const zone = z.string().refine(isKnownZone, "an IANA time zone such as Europe/Berlin");
+
+/** A cron expression, checked as PRESENCE_HEARTBEAT_CRON is. */
+const cronExpression = z.string().transform((text, ctx) => {
+  try {
+    return parseCron(text);
+  } catch (error) {
+    if (!(error instanceof CronError)) throw error;
+    ctx.addIssue({ code: "custom", message: `a cron expression like 7 * * * * (${error.problem})` });
+    return z.NEVER;
+  }
+});
 
 /** "HH:MM-HH:MM", possibly wrapping past midnight. */
 const clockRange = z
@@ -160,7 +173,7 @@ export const scenarioSchema = z.strictObject({
   timezone: zone,
   start: localDateTime,
   end: localDateTime,
-  heartbeatCron: z.string().refine(isPlausibleCron, "a cron expression like 7 * * * *").default("7 * * * *"),
+  heartbeatCron: cronExpression.prefault("7 * * * *"),
   quietHours: clockRange.prefault("22:00-08:00"),
   settings: scenarioSettingsSchema.default({}),
   memory: z.array(priorMemorySchema).default([]),

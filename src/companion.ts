@@ -224,13 +224,13 @@ class CompanionImpl implements Companion {
   }
 
   /** Runs a turn so that an unexpected failure (a bug, a full disk) is logged and traced before it reaches the caller. */
-  async #guarded<T>(kind: string, turn: () => Promise<T>): Promise<T> {
+  async #guarded<T>(kind: "reply" | "heartbeat" | "recover", turn: () => Promise<T>): Promise<T> {
     try {
       return await turn();
     } catch (error) {
       this.#deps.logger.error({ err: error, kind }, "turn failed");
       await this.#trace({
-        kind: `${kind}-error`,
+        kind: `${kind}-error` as const,
         error: error instanceof Error ? error.message : String(error),
       });
       throw error;

@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { CronError, parseCron } from "./heartbeat/cron.ts";
+import { parseQuietHours, type QuietHours } from "./checkin-settings.ts";
+import { CronError, type HeartbeatCron, parseCron } from "./heartbeat/schedule.ts";
+import { isKnownZone, machineZone } from "./zones.ts";
 
 /**
  * Configuration comes from the environment (the command line loads `.env` first, see
@@ -34,48 +36,6 @@ export interface ConfigProblem {
 
 type Env = Record<string, string | undefined>;
 
-/** A time of day as minutes after local midnight. */
-export interface QuietHours {
-  /** Minutes after midnight when quiet starts (inclusive). */
-  start: number;
-  /** Minutes after midnight when quiet ends (exclusive). */
-  end: number;
-}
-
-const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
-
-/** Parses "22:00-08:00"; null when malformed. A range may wrap past midnight; equal ends mean none. */
-export function parseQuietHours(text: string): QuietHours | null {
-  const [from, to, ...rest] = text.trim().split("-");
-  if (from === undefined || to === undefined || rest.length > 0) return null;
-  const a = HHMM.exec(from.trim());
-  const b = HHMM.exec(to.trim());
-  if (!a || !b) return null;
-  return { start: Number(a[1]) * 60 + Number(a[2]), end: Number(b[1]) * 60 + Number(b[2]) };
-}
-
-/** Renders quiet hours back as "HH:MM-HH:MM". */
-export function formatQuietHours(q: QuietHours): string {
-  const hhmm = (m: number) =>
-    `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
-  return `${hhmm(q.start)}-${hhmm(q.end)}`;
-}
-
-/** True when the zone is a real IANA zone this Node.js knows. */
-export function isValidTimezone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return zone.length > 0;
-  } catch {
-    return false;
-  }
-}
-
-/** The machine's own zone, the default when PRESENCE_TIMEZONE is unset. */
-export function machineTimezone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
-}
-
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
 /** Settings every command shares: where data lives, the person's zone, the check-in rules. */
@@ -83,7 +43,7 @@ export interface CoreConfig {
   timezone: string;
   dataDir: string;
   quietHours: QuietHours;
-  heartbeatCron: string;
+  heartbeatCron: HeartbeatCron;
   maxUnanswered: number;
   recentMinutes: number;
   weekendMaxUnanswered: number;
@@ -186,33 +146,36 @@ class Reader {
     return v.replace(/\/+$/, "");
   }
 
+  /** A cron expression, checked by the one check (heartbeat/schedule.ts). */
+  cron(name: string, fallback: string): HeartbeatCron {
+    const v = this.raw(name) ?? fallback;
+    try {
+      return parseCron(v);
+    } catch (error) {
+      if (!(error instanceof CronError)) throw error;
+      this.problems.push({
+        variable: name,
+        problem: `must be a cron expression (minute hour day month weekday), got "${v}": ${error.problem}`,
+        example: `"${fallback}"`,
+      });
+      return parseCron(fallback);
+    }
+  }
+
   done<T>(value: T): T {
     if (this.problems.length > 0) throw new ConfigError(this.problems);
     return value;
   }
 }
 
-/** What is wrong with a cron expression the heartbeat scheduler could not run, or null when it can. */
-function cronProblem(expression: string): string | null {
-  try {
-    parseCron(expression);
-    return null;
-  } catch (error) {
-    if (error instanceof CronError) return error.problem;
-    throw error;
-  }
-}
-
-/** Whether the heartbeat scheduler can run the expression: five fields, or six with seconds first. */
-export function isPlausibleCron(expression: string): boolean {
-  return cronProblem(expression) === null;
-}
+/** When check-ins are considered unless PRESENCE_HEARTBEAT_CRON says otherwise: hourly at :07. */
+const DEFAULT_HEARTBEAT_CRON = "7 * * * *";
 
 /** Reads the settings every command needs; none of them is secret. */
 export function loadCoreConfig(env: Env = process.env): CoreConfig {
   const r = new Reader(env);
-  const timezone = r.string("PRESENCE_TIMEZONE", machineTimezone());
-  if (!isValidTimezone(timezone)) {
+  const timezone = r.string("PRESENCE_TIMEZONE", machineZone());
+  if (!isKnownZone(timezone)) {
     r.problems.push({
       variable: "PRESENCE_TIMEZONE",
       problem: `"${timezone}" is not an IANA time zone`,
@@ -228,15 +191,7 @@ export function loadCoreConfig(env: Env = process.env): CoreConfig {
       example: "22:00-08:00",
     });
   }
-  const heartbeatCron = r.string("PRESENCE_HEARTBEAT_CRON", "7 * * * *");
-  const cron = cronProblem(heartbeatCron);
-  if (cron !== null) {
-    r.problems.push({
-      variable: "PRESENCE_HEARTBEAT_CRON",
-      problem: `must be a cron expression (minute hour day month weekday), got "${heartbeatCron}": ${cron}`,
-      example: '"7 * * * *"',
-    });
-  }
+  const heartbeatCron = r.cron("PRESENCE_HEARTBEAT_CRON", DEFAULT_HEARTBEAT_CRON);
   return r.done({
     timezone,
     dataDir: r.string("PRESENCE_DATA_DIR", "./data"),

@@ -11,7 +11,6 @@ import {
   createLedgerModelClient,
 } from "./companion.ts";
 import type { CoreConfig, ModelConfig, TelegramConfig } from "./config.ts";
-import { CronError } from "./heartbeat/schedule.ts";
 import { type HeartbeatSchedule, startHeartbeatSchedule } from "./heartbeat/scheduler.ts";
 import type { Logger } from "./log.ts";
 import type { ModelClient } from "./mind/llm.ts";
@@ -25,7 +24,7 @@ import { MessageLog } from "./store/messages.ts";
 import { MindStore } from "./store/mind.ts";
 import { NotesStore } from "./store/notes.ts";
 import { keptCopies, PERSON_FILES, removeKeptCopies } from "./store/person-files.ts";
-import { Trace, type TraceRecord } from "./store/trace.ts";
+import { Trace, type TraceLine } from "./store/trace.ts";
 
 /**
  * Wiring: configuration → the data lock → stores → model client → companion → channel and
@@ -107,9 +106,9 @@ export function exportsDir(dataDir: string): string {
 export const EXPORT_TRACE_LIMIT = { records: 5_000, bytes: 8 * 1024 * 1024 } as const;
 
 /** The newest trace records that fit the export's budget, oldest first, and a note of what was left out. */
-async function traceForExport(trace: Trace): Promise<{ records: TraceRecord[]; note: string }> {
+async function traceForExport(trace: Trace): Promise<{ records: TraceLine[]; note: string }> {
   const newest = await trace.last(EXPORT_TRACE_LIMIT.records + 1);
-  const records: TraceRecord[] = [];
+  const records: TraceLine[] = [];
   let bytes = 0;
   for (const record of newest.slice(-EXPORT_TRACE_LIMIT.records).reverse()) {
     bytes += Buffer.byteLength(JSON.stringify(record));
@@ -218,25 +217,18 @@ export const STOP_BUDGET = {
 /** Starts the heartbeat: each tick asks the companion; ticks missed while down are not made up. */
 function startHeartbeat(runtime: Runtime, companion: Companion): HeartbeatSchedule {
   const { core, logger } = runtime;
-  try {
-    return startHeartbeatSchedule({
-      cron: core.heartbeatCron,
-      timezone: runtime.mind.read().heartbeat.timezone ?? core.timezone,
-      logger,
-      onTick: async () => {
-        const outcome = await companion.heartbeat();
-        logger.info(
-          { outcome: outcome.status, ...("decision" in outcome ? { reason: outcome.decision.reason } : {}) },
-          "heartbeat",
-        );
-      },
-    });
-  } catch (error) {
-    if (error instanceof CronError) {
-      throw new Error(`PRESENCE_HEARTBEAT_CRON: ${error.message}`);
-    }
-    throw error;
-  }
+  return startHeartbeatSchedule({
+    cron: core.heartbeatCron,
+    timezone: runtime.mind.read().heartbeat.timezone ?? core.timezone,
+    logger,
+    onTick: async () => {
+      const outcome = await companion.heartbeat();
+      logger.info(
+        { outcome: outcome.status, ...("decision" in outcome ? { reason: outcome.decision.reason } : {}) },
+        "heartbeat",
+      );
+    },
+  });
 }
 
 /** The settings `start` needs, read together so every problem is reported at once. */

@@ -1,4 +1,4 @@
-import type { Media } from "./store/message.ts";
+import type { Media } from "./message.ts";
 
 /**
  * The outbound port: how the companion speaks to the person without knowing which

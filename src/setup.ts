@@ -7,19 +7,18 @@ import {
   TelegramTokenRejectedError,
   TelegramUnreachableError,
 } from "./channels/telegram/first-contact.ts";
+import { parseQuietHours } from "./checkin-settings.ts";
 import { systemClock } from "./clock.ts";
 import {
   ConfigError,
-  isValidTimezone,
   loadConfigParts,
   loadModelSettings,
   loadTelegramReach,
   type ModelSettings,
-  machineTimezone,
-  parseQuietHours,
   type TelegramReach,
 } from "./config.ts";
 import { ModelClient, ModelKeyRejectedError } from "./mind/llm.ts";
+import { isKnownZone, machineZone } from "./zones.ts";
 
 /**
  * The first run (`npm run setup`): asks for each setting in turn, checks the bot token with
@@ -139,12 +138,12 @@ export async function runSetup(options: SetupOptions): Promise<number> {
     );
     prompter.say("\n");
 
-    const zoneDefault = env.PRESENCE_TIMEZONE || machineTimezone();
+    const zoneDefault = env.PRESENCE_TIMEZONE || machineZone();
     const timezone = await askUntil<string>(
       prompter,
       `4. Your time zone [${zoneDefault}]: `,
       (answer) =>
-        isValidTimezone(answer)
+        isKnownZone(answer)
           ? { value: answer }
           : { problem: "Use a zone name like Europe/Berlin or America/New_York." },
       { fallback: zoneDefault },

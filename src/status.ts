@@ -1,12 +1,13 @@
 import { DateTime } from "luxon";
 import { decisionSentence } from "./channels/reasons.ts";
 import type { CoreConfig } from "./config.ts";
+import type { Decision } from "./decision.ts";
 import { checkinsToday, isInQuietHours } from "./heartbeat/policy.ts";
-import { nextFireTime } from "./heartbeat/schedule.ts";
+import { type HeartbeatCron, nextFireTime } from "./heartbeat/schedule.ts";
 import { activeMemory } from "./mind/memory.ts";
 import type { Message } from "./store/message.ts";
 import type { MessageLog } from "./store/messages.ts";
-import type { Decision, MindState, MindStore } from "./store/mind.ts";
+import type { MindState, MindStore } from "./store/mind.ts";
 import { plural } from "./text.ts";
 
 /**
@@ -186,7 +187,7 @@ export function unansweredCount(messages: readonly Message[]): number {
 }
 
 function nextCheckin(options: {
-  cron: string;
+  cron: HeartbeatCron;
   timezone: string;
   quiet: CoreConfig["quietHours"];
   now: Date;

@@ -189,7 +189,11 @@ describe("/forget", () => {
       expect.arrayContaining(["messages.json", "trace.jsonl", "mind.json"]),
     );
     expect(await w.runtime.notes.list()).toHaveLength(1);
-    await w.runtime.trace.append({ kind: "heartbeat", stage: "pre-check", reason: "quiet-hours" });
+    await w.runtime.trace.append({
+      kind: "heartbeat",
+      stage: "pre-check",
+      preCheck: { fire: false, reason: "quiet-hours", detail: "inside quiet hours" },
+    });
 
     const reply = text(await w.commands.run("forget", SECRET.toUpperCase()));
 
@@ -209,12 +213,14 @@ describe("/export", () => {
     const w = await world();
     const pad = "x".repeat(1024 * 1024);
     const count = Math.ceil(EXPORT_TRACE_LIMIT.bytes / pad.length) + 2;
-    for (let i = 0; i < count; i += 1) await w.runtime.trace.append({ kind: "reply", n: i, pad });
+    for (let i = 0; i < count; i += 1) {
+      await w.runtime.trace.append({ kind: "reply", outcome: "sent", sent: { id: `a${i}`, text: pad } });
+    }
     const reply = await w.commands.run("export", "");
     if (!("document" in reply)) throw new Error("expected a document");
     expect(reply.document.contents.byteLength).toBeLessThan(EXPORT_TRACE_LIMIT.bytes + 1024 * 1024);
     const exported = JSON.parse(new TextDecoder().decode(reply.document.contents));
-    const numbers = exported.trace.map((r: { n: number }) => r.n);
+    const numbers = exported.trace.map((r: { sent: { id: string } }) => Number(r.sent.id.slice(1)));
     expect(numbers.length).toBeGreaterThan(0);
     expect(numbers.length).toBeLessThan(count);
     expect(numbers.at(-1)).toBe(count - 1);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadCoreConfig } from "../src/config.ts";
+import { parseCron } from "../src/heartbeat/schedule.ts";
 import { buildStatus, formatStatus, unansweredCount } from "../src/status.ts";
 import type { Message } from "../src/store/message.ts";
 import { initialMindState, type MindState } from "../src/store/mind.ts";
@@ -129,7 +130,7 @@ describe("buildStatus: the limits the pre-check applies", () => {
     expect(s).toMatchObject({ nextCheckin: "2026-11-30T08:07:00.000Z", awaitingYou: false });
     const everyFifteenSeconds = buildStatus({
       now: new Date("2026-11-28T12:00:00.000Z"),
-      core: { ...limits, heartbeatCron: "*/15 * * * * *" },
+      core: { ...limits, heartbeatCron: parseCron("*/15 * * * * *") },
       mind: initialMindState(new Date("2026-11-28T12:00:00.000Z")),
       messages: saturday,
       tokensToday: 0,
@@ -138,7 +139,7 @@ describe("buildStatus: the limits the pre-check applies", () => {
     expect(everyFifteenSeconds.nextCheckin).toBe("2026-11-30T08:00:00.000Z");
     const weekendsOnly = buildStatus({
       now: new Date("2026-11-28T12:00:00.000Z"),
-      core: { ...limits, heartbeatCron: "7 * * * 0,6" },
+      core: { ...limits, heartbeatCron: parseCron("7 * * * 0,6") },
       mind: initialMindState(new Date("2026-11-28T12:00:00.000Z")),
       messages: saturday,
       tokensToday: 0,

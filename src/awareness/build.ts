@@ -1,7 +1,8 @@
-import type { Message } from "../store/message.ts";
+import type { Message } from "../message.ts";
+import { isKnownZone } from "../zones.ts";
 import type { AwarenessContext, AwarenessSettings, Domain, PriorMemory } from "./context.ts";
 import { type Observed, observe } from "./observations.ts";
-import { elapsedMinutes, inZone, isKnownZone, isWeekend, timeOfDay } from "./time.ts";
+import { elapsedMinutes, inZone, isWeekend, timeOfDay } from "./time.ts";
 import { chronological, type Entry, lastIndexOfRole, turnStart } from "./timeline.ts";
 import { exchangeTone, messageTone } from "./tone.ts";
 import { messageIsQuestion, messageTopics, topicDomain } from "./topics.ts";

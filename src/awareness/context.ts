@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageSchema } from "../store/message.ts";
+import { messageSchema } from "../message.ts";
 
 const isoUtc = z.iso.datetime({ offset: false });
 const minutes = z.number().int().nonnegative();

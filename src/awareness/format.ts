@@ -1,4 +1,4 @@
-import type { Message } from "../store/message.ts";
+import type { Message } from "../message.ts";
 import { formatDuration, plural } from "../text.ts";
 import type { AwarenessContext, Trigger } from "./context.ts";
 import { inZone, localStamp } from "./time.ts";

@@ -1,4 +1,4 @@
-import { DateTime, IANAZone } from "luxon";
+import { DateTime } from "luxon";
 
 const MS_PER_MINUTE = 60_000;
 
@@ -16,11 +16,6 @@ export function elapsedMinutes(fromMs: number, toMs: number): number {
 /** The instant as the person's wall clock shows it. */
 export function inZone(ms: number, zone: string): DateTime {
   return DateTime.fromMillis(ms, { zone, locale: "en-US" });
-}
-
-/** Whether the zone is a known IANA name such as "Europe/Madrid" or "UTC" (checked without reading the clock). */
-export function isKnownZone(zone: string): boolean {
-  return IANAZone.isValidZone(zone);
 }
 
 /** Morning 05–12, afternoon 12–17, evening 17–22, night 22–05, by the local hour. */

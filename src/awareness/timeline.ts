@@ -1,4 +1,4 @@
-import type { Message } from "../store/message.ts";
+import type { Message } from "../message.ts";
 
 /** A log entry with its instant parsed once. */
 export interface Entry {

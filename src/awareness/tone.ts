@@ -1,5 +1,5 @@
 import Sentiment from "sentiment";
-import type { Message, Tone } from "../store/message.ts";
+import type { Message, Tone } from "../message.ts";
 import { AFINN_EMOJI, AFINN_WORDS } from "./afinn.ts";
 
 /** A tone, or `unknown` when the person has not spoken in the exchange. */

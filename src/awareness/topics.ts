@@ -1,5 +1,5 @@
 import { stemmer } from "stemmer";
-import type { Message } from "../store/message.ts";
+import type { Message } from "../message.ts";
 import { AFINN_WORDS } from "./afinn.ts";
 import type { Domain } from "./context.ts";
 import { IDIOMS, STOPWORDS, TOPIC_LEXICON } from "./lexicon.ts";

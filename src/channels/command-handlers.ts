@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
+import { formatQuietHours, type QuietHours } from "../checkin-settings.ts";
 import type { Clock } from "../clock.ts";
 import type { ForgottenCopies } from "../companion/forget-copies.ts";
-import { formatQuietHours, type QuietHours } from "../config.ts";
 import { activeMemory, type MemoryItem } from "../mind/memory.ts";
 import type { MindStore } from "../store/mind.ts";
 import { plural } from "../text.ts";

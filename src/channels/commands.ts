@@ -1,5 +1,6 @@
 import { DateTime } from "luxon";
-import { isValidTimezone, parseQuietHours, type QuietHours } from "../config.ts";
+import { parseQuietHours, type QuietHours } from "../checkin-settings.ts";
+import { canonicalZone } from "../zones.ts";
 
 /**
  * The slash commands, on Telegram and in the terminal: the menu Telegram shows (setMyCommands)
@@ -121,8 +122,8 @@ export function parseTimezoneArgs(args: string): Parsed<string | null> {
   if (!text.includes("/") && text.toUpperCase() !== "UTC") {
     return problem(`"${text}" is not a zone name I can use; zones look like Europe/Lisbon or Asia/Tokyo.`);
   }
-  if (isValidTimezone(text))
-    return ok(new Intl.DateTimeFormat("en-US", { timeZone: text }).resolvedOptions().timeZone);
+  const zone = canonicalZone(text);
+  if (zone !== null) return ok(zone);
   return problem(`I don't know the zone "${text}"; zones look like Europe/Lisbon or Asia/Tokyo.`);
 }
 

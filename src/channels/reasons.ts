@@ -1,27 +1,10 @@
-import type { HeartbeatReason } from "../heartbeat/policy.ts";
-import type { Decision } from "../store/mind.ts";
+import type { Decision, DecisionReason } from "../decision.ts";
 
 /**
  * What a check-in decision means, in words for the person: /why and /status speak to "you"
  * in plain sentences, never in the reason codes the decision record keeps (those stay in
  * `status --json` and the trace). The one place every reason is worded.
  */
-
-/** The reasons the companion's check-in turn records beyond the pre-check's. */
-export type CompanionReason =
-  | "reply-pending"
-  | "model-unavailable"
-  | "model-error"
-  | "invalid-decision"
-  | "model-declined"
-  | "already-answered"
-  | "repeated-topic"
-  | "leak-guard-empty"
-  | "send-failed"
-  | "sent";
-
-/** Every reason a recorded decision can carry. */
-export type DecisionReason = HeartbeatReason | CompanionReason;
 
 /** The sentence for one reason; `about` is the topic in the decision's own words, when it has one. */
 type Wording = (about: string | null) => string;
@@ -61,25 +44,17 @@ export interface DecisionWords {
   because: string | null;
 }
 
-/** Words the person reads for a recorded decision; an unknown reason still reads as a sentence. */
+/** Words the person reads for a recorded decision. */
 export function describeDecision(decision: Pick<Decision, "fire" | "reason" | "topic">): DecisionWords {
   const about = topicWords(decision.topic);
   if (decision.fire) return { headline: `I checked in${about ? ` about ${about}` : ""}`, because: null };
-  const wording = isKnownReason(decision.reason) ? WORDING[decision.reason] : null;
-  return {
-    headline: "I didn't check in",
-    because: wording ? wording(about) : "something held it back.",
-  };
+  return { headline: "I didn't check in", because: WORDING[decision.reason](about) };
 }
 
 /** A decision on one line: "I didn't check in: it was inside your quiet hours." */
 export function decisionSentence(decision: Pick<Decision, "fire" | "reason" | "topic">): string {
   const { headline, because } = describeDecision(decision);
   return because === null ? `${headline}.` : `${headline}: ${because}`;
-}
-
-function isKnownReason(reason: string): reason is DecisionReason {
-  return Object.hasOwn(WORDING, reason);
 }
 
 /**

@@ -2,9 +2,10 @@ import { DateTime } from "luxon";
 import { buildAwarenessContext } from "../awareness/build.ts";
 import { type AwarenessContext, defaultAwarenessSettings, type Trigger } from "../awareness/context.ts";
 import { formatAwarenessForPrompt } from "../awareness/format.ts";
-import { ConfigError, type CoreConfig, isValidTimezone, loadCoreConfig } from "../config.ts";
+import { ConfigError, type CoreConfig, loadCoreConfig } from "../config.ts";
 import { LogFileError, loadLogFile } from "../store/log-file.ts";
 import type { Message } from "../store/message.ts";
+import { isKnownZone } from "../zones.ts";
 import { type CommandIO, defineCommand, UsageError } from "./command.ts";
 
 /** A log read at a moment: what `awareness` and `heartbeat-check` both start from. */
@@ -27,7 +28,7 @@ export async function readLogAtMoment(
   trigger: Trigger,
   io: CommandIO,
 ): Promise<LogAtMoment> {
-  if (options.tz !== undefined && !isValidTimezone(options.tz)) {
+  if (options.tz !== undefined && !isKnownZone(options.tz)) {
     throw new UsageError(
       `${command}: --tz "${options.tz}" is not an IANA time zone (for example Europe/Berlin)`,
     );

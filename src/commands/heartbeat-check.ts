@@ -1,9 +1,5 @@
-import {
-  emptyHeartbeatState,
-  type HeartbeatState,
-  heartbeatSettingsFromConfig,
-  shouldFireHeartbeat,
-} from "../heartbeat/policy.ts";
+import { emptyHeartbeatState, type HeartbeatState } from "../checkin-settings.ts";
+import { heartbeatSettingsFromConfig, shouldFireHeartbeat } from "../heartbeat/policy.ts";
 import type { Message } from "../store/message.ts";
 import { parseInstant, readLogAtMoment } from "./awareness.ts";
 import { defineCommand } from "./command.ts";

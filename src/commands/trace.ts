@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
 import { systemClock } from "../clock.ts";
 import { loadCoreConfig } from "../config.ts";
-import { Trace, type TraceRecord } from "../store/trace.ts";
+import { Trace, type TraceLine } from "../store/trace.ts";
 import { defineCommand, UsageError } from "./command.ts";
 
 /**
@@ -57,7 +57,7 @@ const IN_HEADER = new Set(["ts", "kind", "stage", "outcome"]);
 const CLIP = 240;
 
 /** One trace record as a few labelled lines, times in the person's zone. */
-function formatTraceRecord(record: TraceRecord, zone: string): string {
+function formatTraceRecord(record: TraceLine, zone: string): string {
   const when = DateTime.fromISO(record.ts, { zone }).toFormat("yyyy-MM-dd HH:mm:ss");
   const header = [record.kind, record.stage, record.outcome].filter((p) => typeof p === "string").join(" · ");
   const lines = [`── ${when} ${header}`];

@@ -1,11 +1,12 @@
 import { defaultAwarenessSettings } from "../awareness/context.ts";
+import type { Decision, DecisionReason } from "../decision.ts";
 import { effectiveTimezone, heartbeatSettingsFromConfig, shouldFireHeartbeat } from "../heartbeat/policy.ts";
 import { generateCheckin } from "../mind/generate.ts";
 import { ModelRequestError, ModelUnavailableError } from "../mind/llm.ts";
 import { PRIOR_CONTEXT_TOKENS, priorMemoryFor } from "../mind/memory.ts";
 import { checkinAnnotations, guardTopic } from "../mind/topic-guard.ts";
 import type { Message } from "../store/message.ts";
-import type { Decision, MindStore } from "../store/mind.ts";
+import type { MindStore } from "../store/mind.ts";
 import { pendingMessages } from "./pending-messages.ts";
 import { generateDepsOf, type TurnContext } from "./turn-context.ts";
 import { awarenessFor, composeTurnPrompt, queryOf } from "./turn-prompt.ts";
@@ -30,7 +31,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   const zone = effectiveTimezone(settings, mind.heartbeat);
   const spent = store.tokensOnLocalDay(now, zone);
   const budgetExceeded = model.dailyTokenBudget > 0 && spent >= model.dailyTokenBudget;
-  const held = (reason: string, detail: string, extra: Partial<Decision> = {}) =>
+  const held = (reason: DecisionReason, detail: string, extra: Partial<Decision> = {}) =>
     hold(store, { ts: now.toISOString(), fire: false, reason, detail, ...extra });
 
   if (pendingMessages(context.log.recent(), now).length > 0) {
@@ -70,7 +71,12 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
     });
     return held(reason, error.message);
   }
-  const base = { kind: "heartbeat", preCheck, shown: composed.prompt.sections, usage: generation.usage };
+  const base = {
+    kind: "heartbeat" as const,
+    preCheck,
+    shown: composed.prompt.sections,
+    usage: generation.usage,
+  };
   switch (generation.stage) {
     case "invalid-decision":
       await context.trace({ ...base, stage: "decide", problem: generation.problem });

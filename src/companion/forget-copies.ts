@@ -1,7 +1,7 @@
 import { parseJsonOrNull, readTextIfExists, removeDurable } from "../store/files.ts";
 import type { NotesStore } from "../store/notes.ts";
 import { keptCopies } from "../store/person-files.ts";
-import type { Trace, TraceRecord } from "../store/trace.ts";
+import type { Trace, TraceLine } from "../store/trace.ts";
 import { mentionMatcher } from "../text.ts";
 
 /**
@@ -41,7 +41,7 @@ export async function forgetCopies(
 }
 
 /** Whether any string inside the record (at any depth) mentions the text. */
-function quotes(value: TraceRecord | unknown, mentions: (candidate: string) => boolean): boolean {
+function quotes(value: TraceLine | unknown, mentions: (candidate: string) => boolean): boolean {
   if (typeof value === "string") return mentions(value);
   if (Array.isArray(value)) return value.some((item) => quotes(item, mentions));
   if (value !== null && typeof value === "object") {

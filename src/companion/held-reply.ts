@@ -21,7 +21,7 @@ export async function sendHeldReplies(context: TurnContext): Promise<ReplyOutcom
     );
     const delivered = await context.outbox.resend(intent);
     const base = {
-      kind: "reply",
+      kind: "reply" as const,
       held: { outbox: intent.id, partsDelivered: intent.partsDelivered ?? 0 },
       outcome: delivered.status,
     };

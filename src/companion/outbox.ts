@@ -1,18 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../clock.ts";
+import type { Decision } from "../decision.ts";
 import { withCheckinSent } from "../heartbeat/policy.ts";
 import type { Logger } from "../log.ts";
 import type { ExchangeInput } from "../mind/reflection-queue.ts";
 import { type Delivery, type OutboundPort, type OutgoingMessage, RecipientBlockedError } from "../port.ts";
 import type { Annotations, Channel, Message } from "../store/message.ts";
 import type { MessageLog } from "../store/messages.ts";
-import {
-  addDecision,
-  type Decision,
-  type MindState,
-  type MindStore,
-  type OutboxIntent,
-} from "../store/mind.ts";
+import { addDecision, type MindState, type MindStore, type OutboxIntent } from "../store/mind.ts";
 import { answeredBy } from "./pending-messages.ts";
 import type { QuietTrace } from "./quiet-trace.ts";
 import type { ReflectionSchedule } from "./reflection-schedule.ts";
@@ -190,7 +185,7 @@ export class Outbox {
 
   #loggedMessages(): Map<string, Message> {
     return new Map(
-      this.#deps.log.recent().flatMap((m) => (typeof m.outboxId === "string" ? [[m.outboxId, m]] : [])),
+      this.#deps.log.recent().flatMap((m) => (m.outboxId === undefined ? [] : [[m.outboxId, m]])),
     );
   }
 

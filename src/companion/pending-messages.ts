@@ -38,8 +38,8 @@ function answeredFrom(visible: readonly Message[]): number {
   const lastAnswer = visible.findLastIndex(isAnswer);
   if (lastAnswer < 0) return 0;
   const through = visible[lastAnswer]?.answeredThrough;
-  const coveredUpTo = typeof through === "string" ? visible.findIndex((m) => m.id === through) : -1;
-  return typeof through === "string" && coveredUpTo >= 0 ? coveredUpTo + 1 : lastAnswer + 1;
+  const coveredUpTo = through === undefined ? -1 : visible.findIndex((m) => m.id === through);
+  return coveredUpTo >= 0 ? coveredUpTo + 1 : lastAnswer + 1;
 }
 
 /**

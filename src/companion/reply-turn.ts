@@ -55,7 +55,7 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   stopWorking?.();
 
   const base = {
-    kind: "reply",
+    kind: "reply" as const,
     input: pending.map((m) => ({ id: m.id, ts: m.ts, text: m.text })),
     shown: composed.prompt.sections,
     awareness: composed.awarenessFormat,
@@ -117,7 +117,7 @@ async function replyFailed(
 ): Promise<ReplyOutcome> {
   const answered = pending.map((m) => m.id);
   const base = {
-    kind: "reply",
+    kind: "reply" as const,
     input: pending.map((m) => ({ id: m.id, ts: m.ts, text: m.text })),
     shown: composed.prompt.sections,
   };

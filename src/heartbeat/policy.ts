@@ -1,7 +1,12 @@
 import { DateTime } from "luxon";
-import { z } from "zod";
 import type { AwarenessContext } from "../awareness/context.ts";
-import { type CoreConfig, formatQuietHours, isValidTimezone, type QuietHours } from "../config.ts";
+import {
+  formatQuietHours,
+  type HeartbeatSettings,
+  type HeartbeatState,
+  type QuietHours,
+} from "../checkin-settings.ts";
+import type { HeartbeatDecision, HeartbeatReason } from "../decision.ts";
 import { plural } from "../text.ts";
 
 /**
@@ -12,57 +17,6 @@ import { plural } from "../text.ts";
  * sees the awareness block.
  */
 
-/** Why a check-in was held back, or `ok`; the first rule that holds wins, in this order. */
-export const heartbeatReasonSchema = z.enum([
-  "paused",
-  "blocked",
-  "quiet-hours",
-  "unanswered-limit",
-  "weekend-limit",
-  "recent-conversation",
-  "too-soon",
-  "daily-limit",
-  "budget",
-  "ok",
-]);
-export type HeartbeatReason = z.infer<typeof heartbeatReasonSchema>;
-
-const isoUtc = z.iso.datetime({ offset: false });
-const minuteOfDay = z
-  .number()
-  .int()
-  .min(0)
-  .max(24 * 60 - 1);
-
-/** Quiet hours as stored: minutes after local midnight, start inclusive, end exclusive. */
-export const quietHoursSchema = z.object({ start: minuteOfDay, end: minuteOfDay });
-
-/**
- * What the person set and what was sent, kept in the mind's data between ticks. Every field
- * has a default, so state written by an older version (or none at all) still loads.
- */
-export const heartbeatStateSchema = z.object({
-  /** Check-ins are paused until this instant (`/pause 2h`, `/pause until 18:00`); null when not. */
-  pausedUntil: isoUtc.nullable().default(null),
-  /** `/pause` with no time: paused until `/resume`. */
-  pausedIndefinitely: z.boolean().default(false),
-  /** `/quiet HH:MM-HH:MM`: replaces the configured quiet hours. */
-  quietHours: quietHoursSchema.nullable().default(null),
-  /** `/tz Area/City` while travelling: replaces the configured zone. */
-  timezone: z
-    .string()
-    .refine(isValidTimezone, { message: "must be an IANA time zone such as Europe/Berlin" })
-    .nullable()
-    .default(null),
-  /** When recent check-ins went out; the daily limit counts those in the person's local day. */
-  checkinsSent: z.array(isoUtc).default([]),
-  /** Telegram said the person blocked the bot; cleared when they write again. */
-  blocked: z.boolean().default(false),
-  // `budgetExceeded`, kept here by earlier versions, is computed at each tick from the usage
-  // ledger instead (PreCheckState); an old file still holding it loads, and the key is dropped.
-});
-export type HeartbeatState = z.infer<typeof heartbeatStateSchema>;
-
 /**
  * What the pre-check reads: the kept state, plus whether today's token spend has passed the
  * budget, which the caller computes from the usage ledger at each tick (never stored, so it
@@ -70,34 +24,8 @@ export type HeartbeatState = z.infer<typeof heartbeatStateSchema>;
  */
 export type PreCheckState = HeartbeatState & { budgetExceeded?: boolean };
 
-/** Nothing set, nothing sent: a fresh install. */
-export const emptyHeartbeatState: HeartbeatState = heartbeatStateSchema.parse({});
-
-/** The pre-check's answer; `detail` is one sentence for /why and the decision record. */
-export const heartbeatDecisionSchema = z.object({
-  fire: z.boolean(),
-  reason: heartbeatReasonSchema,
-  detail: z.string(),
-});
-export type HeartbeatDecision = z.infer<typeof heartbeatDecisionSchema>;
-
-/** The configured rules; the person's overrides in HeartbeatState win over zone and quiet hours. */
-export interface HeartbeatSettings {
-  timezone: string;
-  quietHours: QuietHours;
-  /** Hold check-ins once this many messages are unanswered. */
-  maxUnanswered: number;
-  /** On Saturday and Sunday, hold once this many are unanswered (0: no weekend check-ins). */
-  weekendMaxUnanswered: number;
-  /** Hold while the person wrote less than this many minutes ago: they are talking, not waiting. */
-  recentMinutes: number;
-  /** Hold while the companion's last message is younger than this. */
-  minGapMinutes: number;
-  maxCheckinsPerDay: number;
-}
-
-/** The pre-check's settings from the environment's configuration. */
-export function heartbeatSettingsFromConfig(core: CoreConfig): HeartbeatSettings {
+/** The pre-check's settings out of the configuration (CoreConfig holds them among others). */
+export function heartbeatSettingsFromConfig(core: HeartbeatSettings): HeartbeatSettings {
   return {
     timezone: core.timezone,
     quietHours: core.quietHours,

@@ -1,9 +1,8 @@
 import cron from "node-cron";
-import { isValidTimezone } from "../config.ts";
 import { InFlight } from "../in-flight.ts";
 import type { Logger } from "../log.ts";
-import { parseCron } from "./cron.ts";
-import { nextFireTime } from "./schedule.ts";
+import { requireKnownZone } from "../zones.ts";
+import { type HeartbeatCron, nextFireTime } from "./schedule.ts";
 
 /**
  * The heartbeat's timer: node-cron in the person's zone calls `onTick` at each fire time.
@@ -13,8 +12,8 @@ import { nextFireTime } from "./schedule.ts";
  */
 
 export interface HeartbeatScheduleOptions {
-  /** A cron expression (5 fields, or 6 with seconds first), e.g. "7 * * * *". */
-  cron: string;
+  /** A checked cron expression (5 fields, or 6 with seconds first), e.g. "7 * * * *". */
+  cron: HeartbeatCron;
   /** IANA zone the expression's wall times are read in. */
   timezone: string;
   /** Called with the scheduled instant of the tick. */
@@ -29,13 +28,10 @@ export interface HeartbeatSchedule {
   nextRun(now: Date): Date | null;
 }
 
-/** Starts the heartbeat schedule; throws CronError for an expression it cannot run, RangeError for an unknown zone. */
+/** Starts the heartbeat schedule; throws UnknownZoneError for an unknown zone. */
 export function startHeartbeatSchedule(options: HeartbeatScheduleOptions): HeartbeatSchedule {
-  const { timezone, onTick, logger } = options;
-  const expression = parseCron(options.cron).expression;
-  if (!isValidTimezone(timezone)) {
-    throw new RangeError(`unknown time zone "${timezone}" (use an IANA name such as Europe/Berlin)`);
-  }
+  const { cron: expression, timezone, onTick, logger } = options;
+  requireKnownZone(timezone);
   const ticks = new InFlight();
   let stopped = false;
 

@@ -374,7 +374,9 @@ function newMemoryId(taken: Set<string>): string {
   }
 }
 
-function describe(outcome: ReflectionOutcome): Record<string, unknown> {
+function describe(
+  outcome: ReflectionOutcome,
+): { outcome: "applied"; changes: string[] } | { outcome: "refused"; reason: string } {
   return outcome.ok
     ? { outcome: "applied", changes: outcome.changes }
     : { outcome: "refused", reason: outcome.reason };

@@ -1,9 +1,10 @@
 import { dirname, join } from "node:path";
 import { type Adapter, Low } from "lowdb";
-import { DateTime, IANAZone } from "luxon";
+import { DateTime } from "luxon";
 import type { Clock } from "../clock.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { SerialQueue } from "../serial-queue.ts";
+import { machineZone, requireKnownZone } from "../zones.ts";
 import { awarenessSliceStart } from "./awareness-slice.ts";
 import {
   DataFileError,
@@ -104,7 +105,7 @@ export class MessageLog {
     this.archiveDir = join(options.dataDir, PERSON_FILES.archive);
     this.#low = low;
     this.#clock = options.clock;
-    this.#zone = options.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+    this.#zone = options.timeZone ?? machineZone();
     this.#windowDays = options.windowDays ?? DEFAULT_WINDOW_DAYS;
     this.#logger = options.logger ?? silentLogger;
     this.#nextId = createIdGenerator(options.clock);
@@ -124,9 +125,7 @@ export class MessageLog {
     if (!Number.isInteger(windowDays) || windowDays < 2) {
       throw new RangeError(`MessageLog: windowDays must be a whole number of at least 2, got ${windowDays}`);
     }
-    if (options.timeZone !== undefined && !IANAZone.isValidZone(options.timeZone)) {
-      throw new RangeError(`MessageLog: unknown time zone ${JSON.stringify(options.timeZone)}`);
-    }
+    if (options.timeZone !== undefined) requireKnownZone(options.timeZone);
     await ensurePrivateDir(options.dataDir);
     const low = new Low(logAdapter(join(options.dataDir, PERSON_FILES.messages)), emptyLog());
     await low.read();

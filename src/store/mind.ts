@@ -2,8 +2,9 @@ import { join } from "node:path";
 import { Low } from "lowdb";
 import { DateTime } from "luxon";
 import { z } from "zod";
+import { emptyHeartbeatState, heartbeatStateSchema } from "../checkin-settings.ts";
 import type { Clock } from "../clock.ts";
-import { emptyHeartbeatState, heartbeatStateSchema } from "../heartbeat/policy.ts";
+import { type Decision, decisionSchema } from "../decision.ts";
 import { type UsageRecord, usageTotal } from "../mind/llm.ts";
 import { type MemoryItem, memoryItemSchema } from "../mind/memory.ts";
 import { initialScratchpad, SCRATCHPAD_FIELDS, scratchpadSchema } from "../mind/scratchpad.ts";
@@ -29,18 +30,6 @@ export const DECISIONS_KEPT = 500;
 export const USAGE_DETAIL_DAYS = 8;
 
 const isoUtc = z.iso.datetime({ offset: false });
-
-/** One heartbeat decision: the pre-check's, the topic guard's or the model's. */
-export const decisionSchema = z.looseObject({
-  ts: isoUtc,
-  fire: z.boolean(),
-  reason: z.string().min(1),
-  detail: z.string(),
-  topic: z.string().optional(),
-  /** The check-in that was sent, when one was. */
-  messageId: z.string().optional(),
-});
-export type Decision = z.infer<typeof decisionSchema>;
 
 const tokenCount = z.number().int().nonnegative();
 

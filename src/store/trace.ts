@@ -2,6 +2,7 @@ import { chmod, rename } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import type { Clock } from "../clock.ts";
+import { heartbeatDecisionSchema } from "../decision.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { SerialQueue } from "../serial-queue.ts";
 import {
@@ -23,15 +24,138 @@ import {
 } from "./files.ts";
 import { PERSON_FILES } from "./person-files.ts";
 
-/** One line of the trace: when, what kind of turn, and whatever that turn wants to keep. */
-export const traceRecordSchema = z.looseObject({
-  ts: z.iso.datetime(),
-  kind: z.string().min(1),
+const ts = z.iso.datetime();
+const count = z.number().int().nonnegative();
+/**
+ * What another room shaped and the trace only keeps, as given: the prompt's section sizes
+ * (mind/compose.ts), the model's answer and usage (mind/llm.ts), its check-in decision, the
+ * topic guard's verdict, reflection's exchange.
+ */
+const asGiven = z.unknown().optional();
+
+/** The person's messages a reply answers, as the turn saw them. */
+const inputSchema = z.array(z.strictObject({ id: z.string(), ts, text: z.string() }));
+/** What went out: the logged message's id, and its text when the turn had it. */
+const sentSchema = z.strictObject({ id: z.string(), text: z.string().optional() });
+/** Tokens one reflection call used. */
+const tokensSchema = z.strictObject({ input: count, output: count, cacheWrite: count, cacheRead: count });
+/** What a delivery ended as (companion/outbox.ts). */
+const deliverySchema = z.enum(["sent", "failed", "blocked"]);
+
+/** A reply turn: what came in, what the model was shown and returned, what went out or why not. */
+const replyRecordSchema = z.strictObject({
+  ts,
+  kind: z.literal("reply"),
+  outcome: z.enum(["sent", "failed", "blocked", "deferred", "empty", "images-dropped"]),
+  input: inputSchema.optional(),
+  shown: asGiven,
+  awareness: z.enum(["full", "slim"]).optional(),
+  returned: asGiven,
+  usage: asGiven,
+  /** A reply the channel refused earlier, sent again from its outbox entry. */
+  held: z.strictObject({ outbox: z.string(), partsDelivered: count }).optional(),
+  text: z.string().optional(),
+  sent: sentSchema.optional(),
+  /** What reflection does with the exchange (companion/outbox.ts). */
+  reflection: z.string().optional(),
+  why: z.string().optional(),
+  /** The person's message marked as dealt with although nothing was said. */
+  handledWithoutReply: z.string().optional(),
+  error: z.string().optional(),
+  retryInMs: z.number().nonnegative().optional(),
+  /** Whether the one notice went out with this deferral or failure. */
+  notice: z.boolean().optional(),
+  /** The messages whose photos the model refused. */
+  messages: z.array(z.string()).optional(),
 });
+
+/** A check-in turn, one record per stage it reached. */
+const heartbeatRecordSchema = z.strictObject({
+  ts,
+  kind: z.literal("heartbeat"),
+  stage: z.enum([
+    "reply-pending",
+    "pre-check",
+    "model",
+    "decide",
+    "topic-guard",
+    "leak-guard",
+    "send",
+    "sent",
+  ]),
+  preCheck: heartbeatDecisionSchema.optional(),
+  tokensToday: count.optional(),
+  shown: asGiven,
+  usage: asGiven,
+  decision: asGiven,
+  verdict: asGiven,
+  returned: asGiven,
+  /** Why the model's decision could not be read. */
+  problem: z.string().optional(),
+  why: z.string().optional(),
+  outcome: deliverySchema.optional(),
+  sent: sentSchema.optional(),
+  reflection: z.string().optional(),
+  error: z.string().optional(),
+});
+
+/** A reflection: the exchange, what the model was shown and returned, what changed or why not. */
+const reflectRecordSchema = z.strictObject({
+  ts,
+  kind: z.literal("reflect"),
+  outcome: z.enum(["applied", "refused", "dropped", "deferred"]),
+  /** Reflection done in the reply's own call rather than a second one. */
+  mode: z.literal("single-phase").optional(),
+  job: z.string().optional(),
+  exchange: asGiven,
+  shown: asGiven,
+  returned: asGiven,
+  tokens: tokensSchema.optional(),
+  changes: z.array(z.string()).optional(),
+  reason: z.string().optional(),
+  attempts: count.optional(),
+  notBefore: ts.optional(),
+});
+
+/** What the start after a crash did with an outbox entry. */
+const recoverRecordSchema = z.strictObject({
+  ts,
+  kind: z.literal("recover"),
+  outbox: z.string(),
+  action: z.enum(["already-sent", "dropped-stale", "resent"]),
+  outcome: deliverySchema.optional(),
+  reflection: z.string().optional(),
+});
+
+/** A turn that failed unexpectedly (a bug, a full disk), traced before the error goes on. */
+const failedTurnRecordSchema = z.strictObject({
+  ts,
+  kind: z.enum(["reply-error", "heartbeat-error", "recover-error"]),
+  error: z.string(),
+});
+
+/** One record of the trace as this version writes it: a kind, and the fields that kind keeps. */
+export const traceRecordSchema = z.discriminatedUnion("kind", [
+  replyRecordSchema,
+  heartbeatRecordSchema,
+  reflectRecordSchema,
+  recoverRecordSchema,
+  failedTurnRecordSchema,
+]);
 export type TraceRecord = z.infer<typeof traceRecordSchema>;
 
+/** Each kind of record with `ts` optional. */
+type WithoutTime<R> = R extends unknown ? Omit<R, "ts"> & { ts?: string } : never;
 /** A record to append; the trace stamps it with the clock when `ts` is missing. */
-export type NewTraceRecord = { kind: string; ts?: string } & Record<string, unknown>;
+export type NewTraceRecord = WithoutTime<TraceRecord>;
+
+/**
+ * A line as it is read back: a time and a kind, the rest as written. Lines written by an
+ * older version (or a newer one) are kept as they are, never judged by today's schema: the
+ * trace drops only what it cannot read at all.
+ */
+export const traceLineSchema = z.looseObject({ ts, kind: z.string().min(1) });
+export type TraceLine = z.infer<typeof traceLineSchema>;
 
 export interface TraceOptions {
   dataDir: string;
@@ -103,7 +227,7 @@ export class Trace {
   }
 
   /** The newest `n` records, oldest first. Lines that are not valid records are skipped. */
-  async last(n: number): Promise<TraceRecord[]> {
+  async last(n: number): Promise<TraceLine[]> {
     if (n <= 0) return [];
     const records = parseLines((await readTextIfExists(this.file)) ?? "");
     if (records.length < n) records.unshift(...parseLines((await readTextIfExists(this.rotatedFile)) ?? ""));
@@ -114,7 +238,7 @@ export class Trace {
    * Deletes for real the records `matches` picks (/forget), from both files; returns how many.
    * Lines it cannot read are kept aside first, like any repair.
    */
-  deleteWhere(matches: (record: TraceRecord) => boolean): Promise<number> {
+  deleteWhere(matches: (record: TraceLine) => boolean): Promise<number> {
     return this.#queue.run(async () => {
       if (!this.#swept) await this.#prepare();
       return this.#rewrite((record) => !matches(record));
@@ -161,7 +285,7 @@ export class Trace {
    * recounts the current file's size and the oldest record. A file holding a line that is not
    * a record is first kept aside whole. Returns how many records were removed.
    */
-  async #rewrite(keep: (record: TraceRecord) => boolean): Promise<number> {
+  async #rewrite(keep: (record: TraceLine) => boolean): Promise<number> {
     let oldest: number | null = null;
     let removed = 0;
     this.#bytes = 0;
@@ -222,14 +346,14 @@ export class Trace {
 }
 
 /** One line as a record, or null for a torn or foreign line (a crash mid-write leaves one). */
-function parseLine(line: string): TraceRecord | null {
-  const result = traceRecordSchema.safeParse(parseJsonOrNull(line));
+function parseLine(line: string): TraceLine | null {
+  const result = traceLineSchema.safeParse(parseJsonOrNull(line));
   return result.success ? result.data : null;
 }
 
-function parseLines(text: string): TraceRecord[] {
+function parseLines(text: string): TraceLine[] {
   return text
     .split("\n")
     .map(parseLine)
-    .filter((record): record is TraceRecord => record !== null);
+    .filter((record): record is TraceLine => record !== null);
 }

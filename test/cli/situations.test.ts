@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { awarenessContextSchema } from "../../src/awareness/context.ts";
-import { heartbeatReasonSchema } from "../../src/heartbeat/policy.ts";
+import { heartbeatReasonSchema } from "../../src/decision.ts";
 import { ROOT, runInProcess } from "./run.ts";
 
 /**

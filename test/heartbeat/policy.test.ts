@@ -1,15 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { AwarenessContext } from "../../src/awareness/context.ts";
-import { loadCoreConfig } from "../../src/config.ts";
 import {
-  checkinsToday,
   emptyHeartbeatState,
-  type HeartbeatReason,
   type HeartbeatSettings,
   type HeartbeatState,
-  heartbeatReasonSchema,
-  heartbeatSettingsFromConfig,
   heartbeatStateSchema,
+} from "../../src/checkin-settings.ts";
+import { loadCoreConfig } from "../../src/config.ts";
+import { type HeartbeatReason, heartbeatReasonSchema } from "../../src/decision.ts";
+import {
+  checkinsToday,
+  heartbeatSettingsFromConfig,
   isInQuietHours,
   type PreCheckState,
   shouldFireHeartbeat,

@@ -1,7 +1,7 @@
 import cron from "node-cron";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { CronError } from "../../src/heartbeat/cron.ts";
+import { fireTimes, parseCron } from "../../src/heartbeat/schedule.ts";
 import { type HeartbeatSchedule, startHeartbeatSchedule } from "../../src/heartbeat/scheduler.ts";
 
 interface LogLine {
@@ -41,7 +41,7 @@ describe("startHeartbeatSchedule", () => {
     const ticks: string[] = [];
     const { logger } = recordingLogger();
     schedule = startHeartbeatSchedule({
-      cron: "7 * * * *",
+      cron: parseCron("7 * * * *"),
       timezone: "Europe/Berlin",
       onTick: (at) => {
         ticks.push(at.toISOString());
@@ -60,7 +60,7 @@ describe("startHeartbeatSchedule", () => {
     const { logger, lines } = recordingLogger();
     let calls = 0;
     schedule = startHeartbeatSchedule({
-      cron: "7 * * * *",
+      cron: parseCron("7 * * * *"),
       timezone: "UTC",
       onTick: async () => {
         calls++;
@@ -83,7 +83,7 @@ describe("startHeartbeatSchedule", () => {
     let finishTick: () => void = () => undefined;
     let calls = 0;
     schedule = startHeartbeatSchedule({
-      cron: "7 * * * *",
+      cron: parseCron("7 * * * *"),
       timezone: "UTC",
       onTick: () => {
         calls++;
@@ -113,7 +113,7 @@ describe("startHeartbeatSchedule", () => {
     let running = 0;
     let most = 0;
     schedule = startHeartbeatSchedule({
-      cron: "*/20 * * * * *",
+      cron: parseCron("*/20 * * * * *"),
       timezone: "UTC",
       onTick: async () => {
         running++;
@@ -131,7 +131,7 @@ describe("startHeartbeatSchedule", () => {
     const { logger, lines } = recordingLogger();
     const ticks: string[] = [];
     schedule = startHeartbeatSchedule({
-      cron: "7 * * * *",
+      cron: parseCron("7 * * * *"),
       timezone: "UTC",
       onTick: (at) => {
         ticks.push(at.toISOString());
@@ -149,7 +149,7 @@ describe("startHeartbeatSchedule", () => {
   it("tells /status the next tick, and nothing once stopped", async () => {
     const { logger } = recordingLogger();
     schedule = startHeartbeatSchedule({
-      cron: "7 * * * *",
+      cron: parseCron("7 * * * *"),
       timezone: "Europe/Berlin",
       onTick: () => {},
       logger,
@@ -161,14 +161,43 @@ describe("startHeartbeatSchedule", () => {
     expect(schedule.nextRun(new Date("2026-10-25T00:30:00Z"))).toBeNull();
   });
 
-  it("refuses an invalid expression or zone before scheduling anything", () => {
+  it("refuses an unknown zone before scheduling anything", () => {
     const { logger } = recordingLogger();
     const before = cron.getTasks().size;
-    const start = (expression: string, timezone: string) => () =>
-      startHeartbeatSchedule({ cron: expression, timezone, onTick: () => {}, logger });
-    expect(start("7 * * *", "UTC")).toThrow(CronError);
-    expect(start("0 0 L * *", "UTC")).toThrow(CronError);
-    expect(start("7 * * * *", "Mars/Olympus")).toThrow(/unknown time zone "Mars\/Olympus"/);
+    expect(() =>
+      startHeartbeatSchedule({
+        cron: parseCron("7 * * * *"),
+        timezone: "Mars/Olympus",
+        onTick: () => {},
+        logger,
+      }),
+    ).toThrow(/unknown time zone "Mars\/Olympus"/);
     expect(cron.getTasks().size).toBe(before);
+  });
+
+  it.each([
+    ["Europe/Berlin", "2026-10-24T20:00:00Z", "fall back"],
+    ["Europe/Berlin", "2026-03-28T20:00:00Z", "spring forward"],
+    ["America/New_York", "2026-11-01T02:00:00Z", "fall back"],
+    ["Australia/Lord_Howe", "2026-04-04T10:00:00Z", "fall back by 30 minutes"],
+  ])("ticks in %s from %s (%s) exactly when /status and the simulations say it will", async (zone, start) => {
+    const { logger } = recordingLogger();
+    const from = new Date(start);
+    const to = new Date(from.getTime() + 10 * 60 * 60 * 1000);
+    vi.setSystemTime(from);
+    const ticks: string[] = [];
+    const expression = parseCron("*/30 * * * *");
+    schedule = startHeartbeatSchedule({
+      cron: expression,
+      timezone: zone,
+      onTick: (at) => {
+        ticks.push(at.toISOString());
+      },
+      logger,
+    });
+    await vi.advanceTimersByTimeAsync(to.getTime() - from.getTime());
+    const computed = fireTimes(expression, zone, from, to).map((t) => t.toISOString());
+    expect(computed.length).toBeGreaterThan(15);
+    expect(ticks).toEqual(computed);
   });
 });

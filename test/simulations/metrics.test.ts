@@ -5,7 +5,7 @@ import { callRecordSchema, simEventSchema } from "../../simulations/events.ts";
 import { carriesInternalText, checkExpectations, computeMetrics } from "../../simulations/metrics.ts";
 import { expectationsSchema } from "../../simulations/scenario.ts";
 import { ZoneTimeline } from "../../simulations/zones.ts";
-import { parseQuietHours } from "../../src/config.ts";
+import { parseQuietHours } from "../../src/checkin-settings.ts";
 
 const fixture = z
   .object({

@@ -3,28 +3,38 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
 import { createLogger } from "../../src/log.ts";
-import { Trace } from "../../src/store/trace.ts";
+import { type NewTraceRecord, Trace, type TraceLine } from "../../src/store/trace.ts";
 import { modeOf, tempDataDir } from "./helpers.ts";
 
 const DAY = 24 * 60;
+
+/** A small record of a kind the trace writes; `error` carries what a test reads back. */
+const failure = (error: string): NewTraceRecord => ({ kind: "reply-error", error });
+const errors = (records: readonly TraceLine[]) => records.map((record) => record.error);
 
 describe("Trace", () => {
   it("appends one private JSON line per record and reads the newest back in order", async () => {
     const dataDir = await tempDataDir();
     const clock = new SettableClock("2026-02-07T08:00:00.000Z");
     const trace = new Trace({ dataDir, clock });
-    await trace.append({ kind: "reply", input: "hi", tokens: { input: 10 } });
+    await trace.append({
+      kind: "reply",
+      outcome: "sent",
+      input: [{ id: "u1", ts: "2026-02-07T07:59:00.000Z", text: "hi" }],
+      sent: { id: "a1", text: "Hello!" },
+    });
     clock.advanceMinutes(1);
-    await trace.append({ kind: "heartbeat", reason: "quiet-hours" });
-    await trace.append({ kind: "reflect", ts: "2026-02-07T08:05:00.000Z" });
+    const preCheck = { fire: false, reason: "quiet-hours", detail: "inside quiet hours" } as const;
+    await trace.append({ kind: "heartbeat", stage: "pre-check", preCheck });
+    await trace.append({ kind: "reflect", outcome: "dropped", ts: "2026-02-07T08:05:00.000Z" });
 
     const lines = (await readFile(trace.file, "utf8")).trimEnd().split("\n");
     expect(lines.map((line) => JSON.parse(line).kind)).toEqual(["reply", "heartbeat", "reflect"]);
     expect(await modeOf(trace.file)).toBe(0o600);
     expect(await modeOf(dataDir)).toBe(0o700);
     expect(await trace.last(2)).toEqual([
-      { ts: "2026-02-07T08:01:00.000Z", kind: "heartbeat", reason: "quiet-hours" },
-      { ts: "2026-02-07T08:05:00.000Z", kind: "reflect" },
+      { ts: "2026-02-07T08:01:00.000Z", kind: "heartbeat", stage: "pre-check", preCheck },
+      { ts: "2026-02-07T08:05:00.000Z", kind: "reflect", outcome: "dropped" },
     ]);
     expect(await new Trace({ dataDir, clock }).last(10)).toHaveLength(3);
   });
@@ -32,8 +42,8 @@ describe("Trace", () => {
   it("keeps records in call order when many are appended at once", async () => {
     const dataDir = await tempDataDir();
     const trace = new Trace({ dataDir, clock: new SettableClock("2026-02-07T08:00:00.000Z") });
-    await Promise.all(Array.from({ length: 50 }, (_, i) => trace.append({ kind: "turn", i })));
-    expect((await trace.last(50)).map((record) => record.i)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    await Promise.all(Array.from({ length: 50 }, (_, i) => trace.append(failure(`turn ${i}`))));
+    expect(errors(await trace.last(50))).toEqual(Array.from({ length: 50 }, (_, i) => `turn ${i}`));
   });
 
   it("rotates at half the size budget, keeping the total bounded and the newest lines readable", async () => {
@@ -43,55 +53,54 @@ describe("Trace", () => {
       clock: new SettableClock("2026-02-07T08:00:00.000Z"),
       maxBytes: 4000,
     });
-    for (let i = 0; i < 100; i++) await trace.append({ kind: "turn", i, padding: "x".repeat(60) });
+    for (let i = 0; i < 100; i++) await trace.append(failure(`turn ${i} ${"x".repeat(50)}`));
     const files = (await readdir(dataDir)).sort();
     expect(files).toEqual(["trace.1.jsonl", "trace.jsonl"]);
     const total = (await stat(trace.file)).size + (await stat(trace.rotatedFile)).size;
     expect(total).toBeLessThanOrEqual(4000);
     expect(await modeOf(trace.rotatedFile)).toBe(0o600);
     const last = await trace.last(20);
-    expect(last.map((record) => record.i)).toEqual(Array.from({ length: 20 }, (_, i) => 80 + i));
+    expect(errors(last)).toEqual(Array.from({ length: 20 }, (_, i) => `turn ${80 + i} ${"x".repeat(50)}`));
   });
 
   it("deletes lines older than the age limit for real, from the current and the rotated file", async () => {
     const dataDir = await tempDataDir();
     const clock = new SettableClock("2026-01-01T08:00:00.000Z");
     const trace = new Trace({ dataDir, clock, maxAgeDays: 30, maxBytes: 3000 });
-    for (let i = 0; i < 40; i++)
-      await trace.append({ kind: "old", secret: `january ${i}`, pad: "y".repeat(40) });
+    for (let i = 0; i < 40; i++) await trace.append(failure(`january ${i} ${"y".repeat(40)}`));
     expect((await readdir(dataDir)).sort()).toEqual(["trace.1.jsonl", "trace.jsonl"]);
     clock.advanceMinutes(20 * DAY);
-    await trace.append({ kind: "recent" });
+    await trace.append(failure("recent"));
     clock.advanceMinutes(11 * DAY);
-    await trace.append({ kind: "new" });
+    await trace.append(failure("new"));
 
     const onDisk = (
       await Promise.all((await readdir(dataDir)).map((f) => readFile(join(dataDir, f), "utf8")))
     ).join("");
     expect(onDisk).not.toContain("january");
-    expect((await trace.last(10)).map((record) => record.kind)).toEqual(["recent", "new"]);
+    expect(errors(await trace.last(10))).toEqual(["recent", "new"]);
   });
 
   it("sweeps expired lines left by an earlier process on its first write", async () => {
     const dataDir = await tempDataDir();
     const clock = new SettableClock("2026-01-01T08:00:00.000Z");
-    await new Trace({ dataDir, clock }).append({ kind: "old" });
+    await new Trace({ dataDir, clock }).append(failure("old"));
     clock.advanceMinutes(31 * DAY);
     const trace = new Trace({ dataDir, clock });
-    await trace.append({ kind: "new" });
-    expect((await trace.last(10)).map((record) => record.kind)).toEqual(["new"]);
+    await trace.append(failure("new"));
+    expect(errors(await trace.last(10))).toEqual(["new"]);
   });
 
   it("drops a line torn by a crash instead of gluing the next record to it", async () => {
     const dataDir = await tempDataDir();
     await mkdir(dataDir, { recursive: true });
     const clock = new SettableClock("2026-02-07T08:00:00.000Z");
-    await new Trace({ dataDir, clock }).append({ kind: "whole" });
+    await new Trace({ dataDir, clock }).append(failure("whole"));
     await appendFile(join(dataDir, "trace.jsonl"), '{"ts":"2026-02-07T08:00:00.000Z","ki');
     const trace = new Trace({ dataDir, clock });
-    await trace.append({ kind: "after" });
+    await trace.append(failure("after"));
     const lines = (await readFile(trace.file, "utf8")).trimEnd().split("\n");
-    expect(lines.map((line) => JSON.parse(line).kind)).toEqual(["whole", "after"]);
+    expect(lines.map((line) => JSON.parse(line).error)).toEqual(["whole", "after"]);
     expect((await readdir(dataDir)).sort()).toEqual(["trace.jsonl", "trace.jsonl.damaged-20260207T080000Z"]);
   });
 
@@ -107,7 +116,7 @@ describe("Trace", () => {
     const logger = createLogger("info", false, { write: (line: string) => void said.push(line) });
 
     const trace = new Trace({ dataDir, clock, logger });
-    await trace.append({ kind: "after" });
+    await trace.append(failure("after"));
     const copy = join(dataDir, "trace.jsonl.damaged-20260207T080000Z");
     expect(await readFile(copy, "utf8")).toBe(original);
     expect(await modeOf(copy)).toBe(0o600);
@@ -123,7 +132,7 @@ describe("Trace", () => {
 
     // A second damaged copy in the same second does not overwrite the first.
     await appendFile(trace.file, "torn again");
-    await new Trace({ dataDir, clock, logger }).append({ kind: "later" });
+    await new Trace({ dataDir, clock, logger }).append(failure("later"));
     expect(await readFile(copy, "utf8")).toBe(original);
     expect(await readFile(`${copy}-2`, "utf8")).toContain("torn again");
   });
@@ -133,14 +142,14 @@ describe("Trace", () => {
     await mkdir(dataDir, { recursive: true });
     const clock = new SettableClock("2026-02-07T08:00:00.000Z");
     await writeFile(join(dataDir, "trace.jsonl"), "damaged\n");
-    await new Trace({ dataDir, clock }).append({ kind: "first" });
+    await new Trace({ dataDir, clock }).append(failure("first"));
     expect(await readdir(dataDir)).toContain("trace.jsonl.damaged-20260207T080000Z");
 
     clock.advanceMinutes(29 * DAY);
-    await new Trace({ dataDir, clock }).append({ kind: "second" });
+    await new Trace({ dataDir, clock }).append(failure("second"));
     expect(await readdir(dataDir)).toContain("trace.jsonl.damaged-20260207T080000Z");
     clock.advanceMinutes(2 * DAY);
-    await new Trace({ dataDir, clock }).append({ kind: "third" });
+    await new Trace({ dataDir, clock }).append(failure("third"));
     expect((await readdir(dataDir)).filter((name) => name.includes("damaged"))).toEqual([]);
   });
 
@@ -148,12 +157,15 @@ describe("Trace", () => {
     const dataDir = await tempDataDir();
     const clock = new SettableClock("2026-02-07T08:00:00.000Z");
     const trace = new Trace({ dataDir, clock, maxBytes: 1200 });
-    for (let i = 0; i < 8; i++) await trace.append({ kind: "turn", n: i, pad: "z".repeat(40) });
+    const turn = (n: number) => failure(`${n} ${"z".repeat(40)}`);
+    const numbers = (records: readonly TraceLine[]) =>
+      errors(records).map((e) => Number.parseInt(String(e), 10));
+    for (let i = 0; i < 8; i++) await trace.append(turn(i));
     expect(await readdir(dataDir)).toContain("trace.1.jsonl");
-    expect(await trace.deleteWhere((record) => Number(record.n) % 2 === 0)).toBe(4);
-    expect((await trace.last(10)).map((record) => record.n)).toEqual([1, 3, 5, 7]);
-    await trace.append({ kind: "turn", n: 8 });
-    expect((await trace.last(10)).map((record) => record.n)).toEqual([1, 3, 5, 7, 8]);
+    expect(await trace.deleteWhere((record) => Number.parseInt(String(record.error), 10) % 2 === 0)).toBe(4);
+    expect(numbers(await trace.last(10))).toEqual([1, 3, 5, 7]);
+    await trace.append(turn(8));
+    expect(numbers(await trace.last(10))).toEqual([1, 3, 5, 7, 8]);
   });
 
   it("deleteAll removes every trace file", async () => {
@@ -163,7 +175,7 @@ describe("Trace", () => {
       clock: new SettableClock("2026-02-07T08:00:00.000Z"),
       maxBytes: 1000,
     });
-    for (let i = 0; i < 30; i++) await trace.append({ kind: "turn", pad: "z".repeat(50) });
+    for (let i = 0; i < 30; i++) await trace.append(failure("z".repeat(50)));
     await writeFile(join(dataDir, ".trace.jsonl.crashed.tmp"), "a sweep cut short by a crash");
     await trace.deleteAll();
     expect(await readdir(dataDir)).toEqual([]);

@@ -1,4 +1,5 @@
 import type { CoreConfig } from "../../src/config.ts";
+import { parseCron } from "../../src/heartbeat/schedule.ts";
 
 /**
  * The check-in rules as documented, written out once: config.test.ts holds loadCoreConfig to
@@ -7,7 +8,7 @@ import type { CoreConfig } from "../../src/config.ts";
  */
 export const DOCUMENTED_CHECKIN_RULES = {
   quietHours: { start: 22 * 60, end: 8 * 60 },
-  heartbeatCron: "7 * * * *",
+  heartbeatCron: parseCron("7 * * * *"),
   maxUnanswered: 3,
   recentMinutes: 30,
   weekendMaxUnanswered: 1,

@@ -1,0 +1,66 @@
+import { z } from "zod";
+
+/**
+ * A check-in decision as it is recorded (mind.json's `decisions`, a check-in's outbox entry)
+ * and explained (/why, /status): the one list of reasons the pre-check, the companion's
+ * check-in turn and the wording for the person share. At the core level, because the
+ * check-in rules, the store and the channels all read it.
+ */
+
+/** Why the pre-check held a check-in back, or `ok`; the first rule that holds wins, in this order. */
+export const heartbeatReasonSchema = z.enum([
+  "paused",
+  "blocked",
+  "quiet-hours",
+  "unanswered-limit",
+  "weekend-limit",
+  "recent-conversation",
+  "too-soon",
+  "daily-limit",
+  "budget",
+  "ok",
+]);
+export type HeartbeatReason = z.infer<typeof heartbeatReasonSchema>;
+
+/** The pre-check's answer; `detail` is one sentence for /why and the decision record. */
+export const heartbeatDecisionSchema = z.object({
+  fire: z.boolean(),
+  reason: heartbeatReasonSchema,
+  detail: z.string(),
+});
+export type HeartbeatDecision = z.infer<typeof heartbeatDecisionSchema>;
+
+/** The reasons the companion's check-in turn records beyond the pre-check's. */
+export const companionReasonSchema = z.enum([
+  "reply-pending",
+  "model-unavailable",
+  "model-error",
+  "invalid-decision",
+  "model-declined",
+  "already-answered",
+  "repeated-topic",
+  "leak-guard-empty",
+  "send-failed",
+  "sent",
+]);
+export type CompanionReason = z.infer<typeof companionReasonSchema>;
+
+/** Every reason a recorded decision can carry. */
+export const decisionReasonSchema = z.enum([
+  ...heartbeatReasonSchema.options,
+  ...companionReasonSchema.options,
+]);
+export type DecisionReason = z.infer<typeof decisionReasonSchema>;
+
+/** One check-in decision: the pre-check's, the topic guard's or the model's. */
+export const decisionSchema = z.looseObject({
+  ts: z.iso.datetime({ offset: false }),
+  fire: z.boolean(),
+  reason: decisionReasonSchema,
+  /** One sentence for /why and the trace. */
+  detail: z.string(),
+  topic: z.string().optional(),
+  /** The check-in that was sent, when one was. */
+  messageId: z.string().optional(),
+});
+export type Decision = z.infer<typeof decisionSchema>;

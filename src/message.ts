@@ -1,0 +1,92 @@
+import { z } from "zod";
+
+/** Where a message was exchanged. */
+export const channelSchema = z.enum(["telegram", "cli", "simulation"]);
+export type Channel = z.infer<typeof channelSchema>;
+
+/** Tone labels shared by annotations and the awareness engine. */
+export const toneSchema = z.enum(["warm", "neutral", "tense"]);
+export type Tone = z.infer<typeof toneSchema>;
+
+const isoUtc = z.iso.datetime({ offset: false });
+
+/** What reflection learned about one message; preferred to the lexicon when present. */
+export const annotationsSchema = z.looseObject({
+  topics: z.array(z.string().min(1)),
+  question: z.boolean(),
+  tone: toneSchema,
+  answers: z.array(z.string().min(1)).optional(),
+});
+export type Annotations = z.infer<typeof annotationsSchema>;
+
+/** Non-text content, described so the log stays plain JSON (channels/telegram/incoming.ts writes it). */
+export const mediaSchema = z.looseObject({
+  kind: z.enum(["photo", "voice", "sticker", "document", "location", "video", "audio", "other"]),
+  caption: z.string().optional(),
+  /** A voice note's length. */
+  durationSeconds: z.number().nonnegative().optional(),
+  /** A sticker's emoji. */
+  emoji: z.string().optional(),
+  /** A document's file name. */
+  fileName: z.string().optional(),
+  latitude: z.number().optional(),
+  longitude: z.number().optional(),
+  /** A venue's name and address. */
+  place: z.string().optional(),
+});
+export type Media = z.infer<typeof mediaSchema>;
+
+/** Fields only the companion's own messages carry, and fields only the person's carry. */
+const ASSISTANT_ONLY = ["trigger", "answeredThrough", "notice", "outboxId"] as const;
+const USER_ONLY = ["handledWithoutReply"] as const;
+
+/**
+ * One entry of the message log (data/messages.json and archive/), the shape every room
+ * shares. Unknown fields are kept (looseObject), so a newer version's data survives being
+ * read and written by an older one.
+ */
+export const messageSchema = z
+  .looseObject({
+    id: z.string().min(1),
+    ts: isoUtc,
+    role: z.enum(["user", "assistant"]),
+    text: z.string(),
+    channel: channelSchema,
+    /** Why the companion spoke: answering the person, or checking in. */
+    trigger: z.enum(["reply", "heartbeat"]).optional(),
+    media: mediaSchema.optional(),
+    editedAt: isoUtc.optional(),
+    replyTo: z.string().min(1).optional(),
+    telegram: z
+      .looseObject({
+        chatId: z.number().int(),
+        messageId: z.number().int(),
+        updateId: z.number().int().optional(),
+      })
+      .optional(),
+    annotations: annotationsSchema.optional(),
+    /**
+     * The person's newest message this reply or check-in answers: messages logged after that
+     * one (written while it was being composed) still wait for an answer.
+     */
+    answeredThrough: z.string().min(1).optional(),
+    /** Fixed words said from code (the model was away, a voice note was not heard): said, but not an answer. */
+    notice: z.literal(true).optional(),
+    /** The outbox entry it was sent from, so recovery after a crash knows it went out. */
+    outboxId: z.string().min(1).optional(),
+    /** A message of the person's dealt with although nothing was said: it stops waiting. */
+    handledWithoutReply: z.literal(true).optional(),
+  })
+  .superRefine((m, ctx) => {
+    const wrong = m.role === "user" ? ASSISTANT_ONLY : USER_ONLY;
+    for (const field of wrong) {
+      if (m[field] !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${field} is only for ${m.role === "user" ? "assistant" : "user"} messages`,
+          path: [field],
+        });
+      }
+    }
+  });
+export type Message = z.infer<typeof messageSchema>;

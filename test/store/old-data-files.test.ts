@@ -1,0 +1,150 @@
+import { copyFile, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SettableClock } from "../../src/clock.ts";
+import { pendingMessages } from "../../src/companion/pending-messages.ts";
+import { DataFileError } from "../../src/store/files.ts";
+import { MessageLog, MessageLogError } from "../../src/store/messages.ts";
+import { MindStore } from "../../src/store/mind.ts";
+import { Trace } from "../../src/store/trace.ts";
+import { tempDataDir } from "./helpers.ts";
+
+/**
+ * Data files as earlier versions wrote them (test/fixtures/data-files) still load now that
+ * the schemas name every field: the message log's companion fields, the decision reasons
+ * of every version so far (checked against the history), trace lines of older and newer shapes.
+ */
+const FIXTURES = join(import.meta.dirname, "../fixtures/data-files");
+const NOW = "2026-11-20T13:00:00.000Z";
+
+async function dataDirWith(fixture: string, as: string): Promise<string> {
+  const dataDir = await tempDataDir();
+  await mkdir(dataDir, { recursive: true });
+  await copyFile(join(FIXTURES, fixture), join(dataDir, as));
+  return dataDir;
+}
+
+describe("messages.json written by earlier versions", () => {
+  it.each(["messages.v0.json", "messages.v1.json"])(
+    "%s loads with every field typed, the pending rule reads it, and writing keeps it whole",
+    async (fixture) => {
+      const dataDir = await dataDirWith(fixture, "messages.json");
+      const clock = new SettableClock(NOW);
+      const log = await MessageLog.open({ dataDir, clock, timeZone: "Europe/Berlin" });
+      const byId = new Map(log.recent().map((m) => [m.id, m]));
+      expect(byId.get("m-assistant-1")).toMatchObject({
+        answeredThrough: "m-user-1",
+        outboxId: "o-mi8jz1-00aa11bb",
+      });
+      expect(byId.get("m-assistant-3")?.notice).toBe(true);
+      expect(byId.get("m-user-4")?.handledWithoutReply).toBe(true);
+      expect(byId.get("m-user-2")?.media).toEqual({ kind: "voice", durationSeconds: 12 });
+      expect(byId.get("m-user-4")?.media?.place).toBe("Tiergarten, Berlin");
+      expect(byId.get("m-user-5")?.document).toBe("a field a newer version wrote");
+      // The check-in answered through m-user-3, m-user-4 was handled without a reply, the notice answers nothing.
+      expect(pendingMessages(log.recent(), clock.now()).map((m) => m.id)).toEqual(["m-user-5"]);
+
+      await log.append({ role: "user", text: "Ok", channel: "telegram" });
+      const written = JSON.parse(await readFile(join(dataDir, "messages.json"), "utf8"));
+      const original = JSON.parse(await readFile(join(FIXTURES, "messages.v0.json"), "utf8"));
+      expect(written.version).toBe(1);
+      expect(written.messages.slice(0, original.length)).toEqual(original);
+    },
+  );
+
+  it("refuses a companion field on the person's message, naming the entry and the field", async () => {
+    const entries = JSON.parse(await readFile(join(FIXTURES, "messages.v0.json"), "utf8"));
+    entries[0].answeredThrough = "m-user-1";
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(join(dataDir, "messages.json"), JSON.stringify(entries));
+    const opening = MessageLog.open({ dataDir, clock: new SettableClock(NOW), timeZone: "UTC" });
+    await expect(opening).rejects.toThrow(MessageLogError);
+    await expect(opening).rejects.toThrow(
+      /entry 1 \(index 0, id "m-user-1"\): answeredThrough: answeredThrough is only for assistant messages/,
+    );
+  });
+});
+
+describe("mind.json written by earlier versions", () => {
+  it("loads every decision reason ever recorded, and the check-in waiting in the outbox", async () => {
+    const dataDir = await dataDirWith("mind.v1.json", "mind.json");
+    const mind = await MindStore.open(dataDir, new SettableClock(NOW));
+    const state = mind.read();
+    expect(new Set(state.decisions.map((d) => d.reason))).toEqual(
+      new Set([
+        "paused",
+        "blocked",
+        "quiet-hours",
+        "unanswered-limit",
+        "weekend-limit",
+        "recent-conversation",
+        "too-soon",
+        "daily-limit",
+        "budget",
+        "reply-pending",
+        "model-unavailable",
+        "model-error",
+        "invalid-decision",
+        "model-declined",
+        "already-answered",
+        "repeated-topic",
+        "leak-guard-empty",
+        "send-failed",
+        "sent",
+      ]),
+    );
+    expect(state.outbox[0]?.decision?.reason).toBe("sent");
+    expect(state.heartbeat).toMatchObject({
+      timezone: "Europe/Lisbon",
+      quietHours: { start: 1380, end: 420 },
+    });
+    await mind.update(() => undefined);
+    const written = JSON.parse(await readFile(join(dataDir, "mind.json"), "utf8"));
+    const original = JSON.parse(await readFile(join(FIXTURES, "mind.v1.json"), "utf8"));
+    expect(written.decisions).toEqual(original.decisions);
+    expect(written.outbox).toEqual(original.outbox);
+  });
+
+  it("refuses a decision reason no version wrote, naming the file and the field, and leaves the file as it was", async () => {
+    const original = JSON.parse(await readFile(join(FIXTURES, "mind.v1.json"), "utf8"));
+    original.decisions[3].reason = "felt-like-it";
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir, { recursive: true });
+    const text = JSON.stringify(original);
+    await writeFile(join(dataDir, "mind.json"), text);
+    const opening = MindStore.open(dataDir, new SettableClock(NOW));
+    await expect(opening).rejects.toThrow(DataFileError);
+    await expect(opening).rejects.toThrow(
+      /mind\.json: decisions entry 4 \(index 3\): reason: Invalid option/,
+    );
+    expect(await readFile(join(dataDir, "mind.json"), "utf8")).toBe(text);
+  });
+});
+
+describe("trace.jsonl written by earlier (and later) versions", () => {
+  it("reads every line back as written, and a new record leaves them alone", async () => {
+    const dataDir = await dataDirWith("trace.jsonl", "trace.jsonl");
+    const original = await readFile(join(FIXTURES, "trace.jsonl"), "utf8");
+    const trace = new Trace({ dataDir, clock: new SettableClock(NOW) });
+    const lines = original.trimEnd().split("\n");
+    expect(await trace.last(100)).toEqual(lines.map((line) => JSON.parse(line)));
+
+    await trace.append({ kind: "reply-error", error: "a bug" });
+    expect(await readFile(trace.file, "utf8")).toBe(
+      `${original}{"ts":"${NOW}","kind":"reply-error","error":"a bug"}\n`,
+    );
+    expect(await readdir(dataDir)).toEqual(["trace.jsonl"]);
+    expect(await trace.deleteWhere((record) => JSON.stringify(record).includes("Tiergarten"))).toBe(1);
+  });
+
+  it("refuses to write a record this version does not know", async () => {
+    const trace = new Trace({ dataDir: await tempDataDir(), clock: new SettableClock(NOW) });
+    // @ts-expect-error: not a kind of record the trace keeps
+    await expect(trace.append({ kind: "greeting", text: "hi" })).rejects.toThrow(/kind/);
+    await expect(
+      // @ts-expect-error: a field a heartbeat record does not have
+      trace.append({ kind: "heartbeat", stage: "pre-check", reason: "quiet-hours" }),
+    ).rejects.toThrow(/reason/);
+  });
+});
