@@ -9,11 +9,11 @@ import { MAX_TOKENS } from "../src/mind/generate.ts";
 import { type MemoryItem, rankMemory } from "../src/mind/memory.ts";
 import { NOTES_TOOLS } from "../src/mind/notes-tools.ts";
 import { loadPersona } from "../src/mind/persona.ts";
+import { minCacheableTokens, shippedPriceTable } from "../src/mind/prices.ts";
 import {
   buildStablePrefix,
   CACHE_MARGIN,
   checkinMomentText,
-  minCacheableTokens,
   type StablePrefix,
 } from "../src/mind/prompts.ts";
 import { REFLECT_TOOL, reflectionPrompt, reflectionSystem } from "../src/mind/reflect.ts";
@@ -95,8 +95,8 @@ export async function runPromptsBench(): Promise<BenchRow[]> {
     estimateTokens(reflectionSystem(persona)) + estimateTokens(JSON.stringify(REFLECT_TOOL));
   const rows: BenchRow[] = [];
   for (const rhythm of RHYTHMS) rows.push(...rhythmRows(rhythm, prefix, reflectPrefix));
-  const minimum = minCacheableTokens(DEFAULT_MODEL);
-  const reflectMinimum = minCacheableTokens(DEFAULT_REFLECT_MODEL);
+  const minimum = minCacheableTokens(shippedPriceTable(), DEFAULT_MODEL);
+  const reflectMinimum = minCacheableTokens(shippedPriceTable(), DEFAULT_REFLECT_MODEL);
   const reflectCached = reflectPrefix >= reflectMinimum ? reflectPrefix : 0;
   rows.push(
     {

@@ -42,6 +42,11 @@ export interface ModelAccess {
   endTurn?: () => void;
   /** Requests the real API would have refused (the fake checks them); each one fails the run. */
   problems?: () => readonly string[];
+  /**
+   * The clock the model lives on, when it has one (the fake's prompt cache expires on it):
+   * the run moves it to the scenario's start and on, so the cache ages in virtual time.
+   */
+  clock?: SettableClock;
 }
 
 /** What a run needs from outside: the model, and a logger when a caller wants to watch. */
@@ -149,7 +154,8 @@ class SimulationRun {
   static async open(plan: Plan, dataDir: string, options: HarnessOptions): Promise<SimulationRun> {
     const { scenario } = plan;
     const logger = options.logger ?? silentLogger;
-    const clock = new SettableClock(plan.start);
+    const clock = options.model.clock ?? new SettableClock(plan.start);
+    clock.set(plan.start);
     const core = scenarioCoreConfig(scenario, dataDir);
     const model: ModelConfig = {
       ...options.model.config,
@@ -166,7 +172,7 @@ class SimulationRun {
       clock,
       logger,
       onUsage: async (usage: UsageRecord) => {
-        calls.push({ ...usage, at: usage.ts });
+        calls.push({ ...usage, at: usage.ts, cacheWrite1h: usage.cacheWrite1h ?? 0 });
         await ledger(usage);
       },
     });

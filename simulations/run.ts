@@ -1,7 +1,7 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { systemClock } from "../src/clock.ts";
+import { SettableClock, systemClock } from "../src/clock.ts";
 import { loadModelConfig } from "../src/config.ts";
 import { ModelClient } from "../src/mind/llm.ts";
 import { startMessagesApiFake } from "../test/fakes/messages-api.ts";
@@ -68,9 +68,12 @@ export interface RunModel {
 /**
  * A fresh naive model behind a fresh Messages API fake: each run starts its topic rotation
  * and the fake's prompt cache from scratch, so a run's figures do not depend on the others.
+ * The fake's cache runs on the run's virtual clock, so a prefix written an hour of
+ * scenario time ago has expired, as it would have for real.
  */
 export async function naiveRunModel(): Promise<RunModel> {
-  const api = await startMessagesApiFake();
+  const clock = new SettableClock(new Date(0));
+  const api = await startMessagesApiFake({ clock });
   const naive = new NaiveModel();
   api.setHandler(naive.handler);
   const config = loadModelConfig({
@@ -79,7 +82,7 @@ export async function naiveRunModel(): Promise<RunModel> {
     PRESENCE_MAX_RETRIES: "0",
   });
   return {
-    access: { kind: "naive", config, endTurn: () => naive.endTurn(), problems: () => api.problems },
+    access: { kind: "naive", config, clock, endTurn: () => naive.endTurn(), problems: () => api.problems },
     close: () => api.close(),
   };
 }

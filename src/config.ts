@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CronError, parseCron } from "./heartbeat/cron.ts";
+import { loadPriceTable, PriceFileError, type PriceTable, shippedPriceTable } from "./mind/prices.ts";
 
 /**
  * Configuration comes from the environment (the command line loads `.env` first, see
@@ -108,6 +109,8 @@ export interface ModelSettings {
   promptCeiling: number;
   reflectMode: "two-phase" | "single-phase" | "off";
   answeredTopicHours: number;
+  /** Prices and minimum cacheable lengths per model (PRESENCE_PRICES_FILE, or the shipped table). */
+  prices: PriceTable;
 }
 
 /** Settings for talking to the model: the non-secret settings and the API key. */
@@ -178,6 +181,19 @@ class Reader {
     if (!parsed.success)
       this.problems.push({ variable: name, problem: `must be an http(s) URL, got "${v}"`, example });
     return v.replace(/\/+$/, "");
+  }
+
+  /** A price table: the file the variable names (checked field by field), or the shipped one. */
+  prices(name: string, example: string): PriceTable {
+    const file = this.raw(name);
+    if (file === undefined) return shippedPriceTable();
+    try {
+      return loadPriceTable(file);
+    } catch (error) {
+      if (!(error instanceof PriceFileError)) throw error;
+      this.problems.push({ variable: name, problem: error.message, example });
+      return shippedPriceTable();
+    }
   }
 
   done<T>(value: T): T {
@@ -261,6 +277,7 @@ function readModelSettings(r: Reader): ModelSettings {
     promptCeiling: r.integer("PRESENCE_PROMPT_CEILING", 12_000, 6_000, 200_000, "12000"),
     reflectMode: r.oneOf("PRESENCE_REFLECT_MODE", ["two-phase", "single-phase", "off"] as const, "two-phase"),
     answeredTopicHours: r.integer("PRESENCE_ANSWERED_TOPIC_HOURS", 6, 0, 168, "6"),
+    prices: r.prices("PRESENCE_PRICES_FILE", "./my-prices.json"),
   };
 }
 

@@ -22,6 +22,8 @@ export interface UsageRecord {
   output: number;
   /** Tokens written to the prompt cache by this call. */
   cacheWrite: number;
+  /** Of cacheWrite, the tokens written with the one-hour TTL (priced higher than the five-minute ones). */
+  cacheWrite1h?: number;
   /** Tokens read from the prompt cache by this call. */
   cacheRead: number;
 }
@@ -127,6 +129,7 @@ export function usageRecord(
     input: u?.input_tokens ?? 0,
     output: u?.output_tokens ?? 0,
     cacheWrite: u?.cache_creation_input_tokens ?? 0,
+    cacheWrite1h: u?.cache_creation?.ephemeral_1h_input_tokens ?? 0,
     cacheRead: u?.cache_read_input_tokens ?? 0,
   };
 }

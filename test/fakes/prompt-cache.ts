@@ -1,0 +1,143 @@
+import { createHash, type Hash } from "node:crypto";
+import { fakeMinCacheableTokens } from "./prices.ts";
+
+/**
+ * The Messages API's prompt cache, modelled honestly on a clock the caller gives (the
+ * virtual clock in simulations): a prompt is a run of blocks (tools, then system, then
+ * messages); a block marked with `cache_control` is a breakpoint. The prefix up to a
+ * breakpoint is read from the cache only if the same bytes were written or read less than
+ * its TTL ago (5 minutes, or 1 hour for `ttl: "1h"`), and each hit starts the TTL again.
+ * Like the real API, a breakpoint also finds an entry written at any of the 20 block
+ * boundaries before it (so a transcript's breakpoint at its new end still reads what the
+ * previous call wrote), and a prefix shorter than the model's minimum cacheable length
+ * (the test kit's own prices.json) is neither written nor read. Whatever lies between the
+ * read prefix and the last breakpoint is written, at the TTL of the breakpoint that covers it.
+ */
+
+/** How long an entry lives after its last write or read. */
+export type CacheTtl = "5m" | "1h";
+
+const TTL_MS: Record<CacheTtl, number> = { "5m": 5 * 60_000, "1h": 60 * 60_000 };
+
+/** How many block boundaries before a breakpoint the API checks for an earlier entry. */
+export const LOOKBACK_BLOCKS = 20;
+
+/** Most breakpoints one request may carry. */
+export const MAX_BREAKPOINTS = 4;
+
+/** One block of a prompt as the cache sees it: its bytes, its size, and whether it is a breakpoint. */
+export interface CacheBlock {
+  /** The block's content, exactly: equal bytes make equal prefixes. */
+  bytes: string;
+  tokens: number;
+  breakpoint?: CacheTtl | undefined;
+}
+
+/** A prompt's tokens split as the API reports them. */
+export interface CacheUsage {
+  /** Tokens after the last cached breakpoint (or all of them): billed as plain input. */
+  input: number;
+  cacheRead: number;
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+}
+
+/** What is wrong with a request's breakpoints, as the real API would refuse them; undefined when fine. */
+export function breakpointProblem(blocks: readonly CacheBlock[]): string | undefined {
+  const ttls = blocks.flatMap((b) => (b.breakpoint ? [b.breakpoint] : []));
+  if (ttls.length > MAX_BREAKPOINTS) {
+    return `a maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided, got ${ttls.length}`;
+  }
+  const firstShort = ttls.indexOf("5m");
+  if (firstShort >= 0 && ttls.lastIndexOf("1h") > firstShort) {
+    return 'a cache_control with ttl "1h" must not come after one with the default 5 minutes';
+  }
+  return undefined;
+}
+
+interface Entry {
+  expiresAt: number;
+  ttl: CacheTtl;
+}
+
+/** One account's cache: entries by model and prefix bytes, each with the instant it expires. */
+export class PromptCache {
+  readonly #entries = new Map<string, Entry>();
+  readonly #clock: { now(): Date };
+
+  constructor(clock: { now(): Date }) {
+    this.#clock = clock;
+  }
+
+  /** Looks the prompt up, writes what its breakpoints ask for, and says how its tokens are billed. */
+  measure(model: string, blocks: readonly CacheBlock[]): CacheUsage {
+    const now = this.#clock.now().getTime();
+    const total = blocks.reduce((sum, b) => sum + b.tokens, 0);
+    const minimum = fakeMinCacheableTokens(model);
+    const cumulative: number[] = [];
+    let running = 0;
+    for (const block of blocks) {
+      running += block.tokens;
+      cumulative.push(running);
+    }
+    const breakpoints = blocks.flatMap((b, i) =>
+      b.breakpoint && (cumulative[i] ?? 0) >= minimum ? [i] : [],
+    );
+    if (breakpoints.length === 0) return { input: total, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 };
+
+    const keys = prefixKeys(model, blocks, (breakpoints.at(-1) as number) + 1);
+    let readEnd = -1;
+    for (const bp of breakpoints) {
+      for (let j = bp; j >= Math.max(0, bp - LOOKBACK_BLOCKS + 1) && j > readEnd; j--) {
+        if (this.#alive(keys[j] as string, now)) {
+          readEnd = j;
+          break;
+        }
+      }
+    }
+    if (readEnd >= 0) this.#refresh(keys[readEnd] as string, now);
+
+    const cacheRead = readEnd >= 0 ? (cumulative[readEnd] as number) : 0;
+    let cacheWrite5m = 0;
+    let cacheWrite1h = 0;
+    let written = cacheRead;
+    for (const bp of breakpoints) {
+      if (bp <= readEnd) continue;
+      const ttl = blocks[bp]?.breakpoint as CacheTtl;
+      const upTo = cumulative[bp] as number;
+      if (ttl === "1h") cacheWrite1h += upTo - written;
+      else cacheWrite5m += upTo - written;
+      written = upTo;
+      this.#entries.set(keys[bp] as string, { expiresAt: now + TTL_MS[ttl], ttl });
+    }
+    this.#sweep(now);
+    return { input: total - written, cacheRead, cacheWrite5m, cacheWrite1h };
+  }
+
+  #alive(key: string, now: number): boolean {
+    const entry = this.#entries.get(key);
+    return entry !== undefined && now < entry.expiresAt;
+  }
+
+  #refresh(key: string, now: number): void {
+    const entry = this.#entries.get(key);
+    if (entry) entry.expiresAt = now + TTL_MS[entry.ttl];
+  }
+
+  /** Forgets expired entries once the map grows, so a long simulation's cache stays small. */
+  #sweep(now: number): void {
+    if (this.#entries.size < 1_000) return;
+    for (const [key, entry] of this.#entries) if (entry.expiresAt <= now) this.#entries.delete(key);
+  }
+}
+
+/** The identity of every prefix up to `count` blocks: one running hash over the model and the blocks' bytes. */
+function prefixKeys(model: string, blocks: readonly CacheBlock[], count: number): string[] {
+  const hash: Hash = createHash("sha256").update(model);
+  const keys: string[] = [];
+  for (const block of blocks.slice(0, count)) {
+    hash.update(`\u0000${block.bytes.length}\u0000`).update(block.bytes);
+    keys.push(hash.copy().digest("hex"));
+  }
+  return keys;
+}
