@@ -13,12 +13,15 @@ import { heartbeatReasonSchema } from "../src/heartbeat/policy.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
 import { buildCommandHandlers, buildCompanion, type Runtime } from "../src/main.ts";
 import { ModelClient, type UsageRecord } from "../src/mind/llm.ts";
+import { loadPersona } from "../src/mind/persona.ts";
+import { protocolAndPersona } from "../src/mind/prompts.ts";
 import type { OutboundPort, OutgoingMessage } from "../src/port.ts";
 import { acquireDataLock } from "../src/store/lock.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
 import { NotesStore } from "../src/store/notes.ts";
 import { Trace } from "../src/store/trace.ts";
+import type { BaselinePrompt } from "./baselines.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
 import { checkExpectations, computeMetrics, type ExpectationResult } from "./metrics.ts";
 import { isSilent, type Plan, planScenario, reactionText, reactionTo } from "./plan.ts";
@@ -136,6 +139,8 @@ interface RunParts {
   calls: CallRecord[];
   /** The zones the heartbeat schedule was told to follow, in order (the /tz command's hook). */
   followedZones: string[];
+  /** What the baselines carry: the same protocol, persona and HEARTBEAT.md the companion runs with. */
+  baseline: BaselinePrompt;
 }
 
 class SimulationRun {
@@ -191,6 +196,8 @@ class SimulationRun {
     const port = new RecordingPort();
     const companion = buildCompanion(runtime, port, { defaultChannel: "simulation" });
     const followedZones: string[] = [];
+    const persona = await loadPersona();
+    const baseline = { system: protocolAndPersona(persona), heartbeat: persona.heartbeat };
     const commands = buildCommandHandlers(runtime, { onTimezoneChange: (zone) => followedZones.push(zone) });
     return new SimulationRun(plan, options, clock, {
       runtime,
@@ -198,6 +205,7 @@ class SimulationRun {
       companion,
       commands,
       calls,
+      baseline,
       followedZones,
     });
   }
@@ -249,6 +257,11 @@ class SimulationRun {
     const metrics = computeMetrics(this.events, this.parts.calls, {
       quietHours: scenario.quietHours,
       answeredTopicHours: this.parts.runtime.model.answeredTopicHours,
+      cost: {
+        prices: this.parts.runtime.model.prices,
+        zoneAt: (at) => this.plan.zones.zoneAt(at),
+        baseline: this.parts.baseline,
+      },
     });
     const expectations: ExpectationResult[] = checkExpectations(
       scenario.expect,

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { ModelConfig } from "../../src/config.ts";
 import { shippedPriceTable } from "../../src/mind/prices.ts";
 import { estimateTokens } from "../../src/mind/tokens.ts";
-import { breakpointProblem, type CacheBlock, type CacheTtl, PromptCache } from "./prompt-cache.ts";
+import { breakpointProblem, cacheBlocks, PromptCache } from "./prompt-cache.ts";
 
 /**
  * A loopback Anthropic Messages API, good enough for the real `@anthropic-ai/sdk` to talk to
@@ -330,42 +330,6 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
         server.close(() => resolve());
       }),
   };
-}
-
-/** The TTL a `cache_control` asks for; undefined when the block is not a breakpoint. */
-function ttlOf(cacheControl: unknown): CacheTtl | undefined {
-  if (!cacheControl) return undefined;
-  return (cacheControl as { ttl?: unknown }).ttl === "1h" ? "1h" : "5m";
-}
-
-/**
- * The request's prompt as the cache sees it: tools, then system, then messages, in order.
- * The messages' part starts with the request's tool_choice and whether it carries images,
- * because changing either makes the API treat the message blocks as new.
- */
-function cacheBlocks(body: MessagesRequestBody): CacheBlock[] {
-  const blocks: CacheBlock[] = [];
-  const add = (text: string, cacheControl: unknown, bytes = text) =>
-    blocks.push({ bytes, tokens: estimateTokens(text), breakpoint: ttlOf(cacheControl) });
-  for (const tool of body.tools ?? [])
-    add(JSON.stringify({ ...tool, cache_control: undefined }), tool.cache_control);
-  if (typeof body.system === "string") add(body.system, undefined);
-  for (const block of Array.isArray(body.system) ? body.system : []) add(block.text, block.cache_control);
-  const contents = body.messages.map((m) => ({
-    role: m.role,
-    blocks: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content,
-  }));
-  const images = contents.some((m) => m.blocks.some((b) => b.type === "image"));
-  let invalidators = `tool_choice=${JSON.stringify(body.tool_choice ?? null)};images=${images}\u0000`;
-  for (const message of contents) {
-    for (const block of message.blocks) {
-      const { cache_control, ...rest } = block;
-      const text = `${message.role}:${JSON.stringify(rest)}`;
-      add(text, cache_control, `${invalidators}${text}`);
-      invalidators = "";
-    }
-  }
-  return blocks;
 }
 
 /** What the real API would reject before running the model; undefined when the request is fine. */

@@ -1,4 +1,6 @@
 import { createHash, type Hash } from "node:crypto";
+import { estimateTokens } from "../../src/mind/tokens.ts";
+import type { MessagesRequestBody } from "./messages-api.ts";
 import { fakeMinCacheableTokens } from "./prices.ts";
 
 /**
@@ -140,4 +142,44 @@ function prefixKeys(model: string, blocks: readonly CacheBlock[], count: number)
     keys.push(hash.copy().digest("hex"));
   }
   return keys;
+}
+
+/** The TTL a `cache_control` asks for; undefined when the block is not a breakpoint. */
+function ttlOf(cacheControl: unknown): CacheTtl | undefined {
+  if (!cacheControl) return undefined;
+  return (cacheControl as { ttl?: unknown }).ttl === "1h" ? "1h" : "5m";
+}
+
+/**
+ * A request's prompt as the cache sees it: tools, then system, then messages, in order,
+ * each block sized by `tokensOf` (the project's estimator unless a caller memoises it).
+ * The messages' part starts with the request's tool_choice and whether it carries images,
+ * because changing either makes the API treat the message blocks as new.
+ */
+export function cacheBlocks(
+  body: MessagesRequestBody,
+  tokensOf: (text: string) => number = estimateTokens,
+): CacheBlock[] {
+  const blocks: CacheBlock[] = [];
+  const add = (text: string, cacheControl: unknown, bytes = text) =>
+    blocks.push({ bytes, tokens: tokensOf(text), breakpoint: ttlOf(cacheControl) });
+  for (const tool of body.tools ?? [])
+    add(JSON.stringify({ ...tool, cache_control: undefined }), tool.cache_control);
+  if (typeof body.system === "string") add(body.system, undefined);
+  for (const block of Array.isArray(body.system) ? body.system : []) add(block.text, block.cache_control);
+  const contents = body.messages.map((m) => ({
+    role: m.role,
+    blocks: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content,
+  }));
+  const images = contents.some((m) => m.blocks.some((b) => b.type === "image"));
+  let invalidators = `tool_choice=${JSON.stringify(body.tool_choice ?? null)};images=${images}\u0000`;
+  for (const message of contents) {
+    for (const block of message.blocks) {
+      const { cache_control, ...rest } = block;
+      const text = `${message.role}:${JSON.stringify(rest)}`;
+      add(text, cache_control, `${invalidators}${text}`);
+      invalidators = "";
+    }
+  }
+  return blocks;
 }

@@ -71,6 +71,17 @@ describe("presence simulate", () => {
     const figures = JSON.parse(await readFile(join(outDir, "weekend", "metrics.json"), "utf8"));
     expect(figures).toMatchObject({ scenario: "weekend", model: "naive", passed: true });
     expect(figures.events.length).toBeGreaterThan(0);
+    // The cost: dollars per call, per local day and purpose, and both baselines, in the table too.
+    const { cost, tokens } = figures.metrics;
+    expect(tokens.calls.every((c: { dollars: unknown }) => typeof c.dollars === "number")).toBe(true);
+    expect(cost.perDay.map((d: { date: string }) => d.date)).toEqual(["2026-02-14", "2026-02-15"]);
+    expect(Object.keys(cost.byPurpose)).toEqual(expect.arrayContaining(["reply", "reflect"]));
+    expect(cost.baselines.everyTick.dollars).toBeGreaterThan(cost.baselines.transcript.dollars);
+    const costRow = legend.find((line) => line.startsWith("weekend "));
+    const dollars = (n: number) => `$${n.toFixed(4)}`;
+    expect(costRow).toContain(dollars(cost.dollars));
+    expect(costRow).toContain(dollars(cost.baselines.transcript.dollars));
+    expect(costRow).toContain(dollars(cost.baselines.everyTick.dollars));
   });
 
   it("exits 1 when a scenario's expectations are not met", async () => {
