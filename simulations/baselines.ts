@@ -1,7 +1,6 @@
 import { type PriceTable, usageDollars } from "../src/mind/prices.ts";
 import { estimateTokens } from "../src/mind/tokens.ts";
-import type { MessagesRequestBody } from "../test/fakes/messages-api.ts";
-import { cacheBlocks, PromptCache } from "../test/fakes/prompt-cache.ts";
+import { type CacheBlock, messageBlockText, messagesStart, PromptCache } from "../test/fakes/prompt-cache.ts";
 import type { SimEvent } from "./events.ts";
 
 /**
@@ -95,15 +94,23 @@ interface LogEntry {
   text: string;
 }
 
+/** A log entry with the cache blocks it makes, built once: first in the messages, or later. */
+interface Logged extends LogEntry {
+  asFirst: CacheBlock;
+  asLater: CacheBlock;
+}
+
 /** A bot that replays its whole log on every call, with its own prompt cache on the run's clock. */
 class TranscriptBot {
-  readonly #log: LogEntry[] = [];
+  readonly #log: Logged[] = [];
   /** How many log entries the previous call's content ended with (its breakpoint goes after the last). */
   #previousEnd = 0;
   #historyTokens = 0;
   #now = new Date(0);
   readonly #cache = new PromptCache({ now: () => this.#now });
-  readonly #tokens = new Map<string, number>();
+  readonly #system: CacheBlock;
+  /** Turns that are not in the log (a check-in moment, HEARTBEAT.md, the compaction request), built once each. */
+  readonly #turns = new Map<string, Logged>();
   #micro = 0;
   #calls = 0;
   #compactions = 0;
@@ -112,17 +119,20 @@ class TranscriptBot {
     readonly prompt: BaselinePrompt,
     readonly prices: PriceTable,
     readonly ticks: boolean,
-  ) {}
+  ) {
+    this.#system = { bytes: prompt.system, tokens: estimateTokens(prompt.system) };
+  }
 
   /** A message joins the log. */
-  hear(role: LogEntry["role"], text: string): void {
-    this.#log.push({ role, text });
-    this.#historyTokens += this.#tokensOf(blockText(role, text));
+  hear(role: LogEntry["role"], text: string, tokens?: number): void {
+    const entry = logged(role, text, tokens);
+    this.#log.push(entry);
+    this.#historyTokens += entry.asLater.tokens;
   }
 
   /** A call at `at` that writes presence's message, which then joins the log. */
   say(at: Date, text: string, trigger: string | undefined): void {
-    this.#call(at, trigger, this.#tokensOf(text));
+    this.#call(at, trigger, estimateTokens(text));
     this.hear("assistant", text);
     this.#previousEnd = this.#log.length;
   }
@@ -141,26 +151,21 @@ class TranscriptBot {
   #call(at: Date, trigger: string | undefined, output: number): void {
     this.#now = at;
     if (this.#historyTokens > COMPACT_AT_TOKENS) this.#compact();
-    this.#bill(this.#request(trigger), output);
+    this.#bill(this.#blocks(trigger), output);
   }
 
   /** One call reads the whole history and leaves a summary in its place. */
   #compact(): void {
-    this.#bill(this.#request(COMPACT_TURN), SUMMARY_TOKENS);
+    this.#bill(this.#blocks(COMPACT_TURN), SUMMARY_TOKENS);
     this.#compactions += 1;
-    const summary = `[Summary ${this.#compactions} of the conversation so far.]`;
-    this.#tokens.set(blockText("user", summary), SUMMARY_TOKENS);
     this.#log.length = 0;
     this.#historyTokens = 0;
-    this.hear("user", summary);
+    this.hear("user", `[Summary ${this.#compactions} of the conversation so far.]`, SUMMARY_TOKENS);
     this.#previousEnd = this.#log.length;
   }
 
-  #bill(body: MessagesRequestBody, output: number): void {
-    const cached = this.#cache.measure(
-      BASELINE_MODEL,
-      cacheBlocks(body, (text) => this.#tokensOf(text)),
-    );
+  #bill(blocks: CacheBlock[], output: number): void {
+    const cached = this.#cache.measure(BASELINE_MODEL, blocks);
     const usage = {
       model: BASELINE_MODEL,
       input: cached.input,
@@ -173,47 +178,46 @@ class TranscriptBot {
     this.#calls += 1;
   }
 
-  /** The log as alternating turns, one text block per message, the breakpoint after the previous call's content. */
-  #request(trigger: string | undefined): MessagesRequestBody {
-    const entries: Array<LogEntry & { breakpoint: boolean }> = this.#log.map((entry, i) => ({
-      ...entry,
-      breakpoint: i === this.#previousEnd - 1,
-    }));
-    if (entries[0]?.role !== "user") entries.unshift({ role: "user", text: OPENING_TURN, breakpoint: false });
-    if (trigger !== undefined || entries.at(-1)?.role !== "user") {
-      entries.push({ role: "user", text: trigger ?? CHECKIN_TURN, breakpoint: false });
-    }
-    const messages: MessagesRequestBody["messages"] = [];
-    for (const entry of entries) {
-      const block = {
-        type: "text",
-        text: entry.text,
-        ...(entry.breakpoint ? { cache_control: { type: "ephemeral" } } : {}),
-      };
-      const last = messages.at(-1);
-      if (last?.role === entry.role && Array.isArray(last.content)) last.content.push(block);
-      else messages.push({ role: entry.role, content: [block] });
-    }
-    return {
-      model: BASELINE_MODEL,
-      max_tokens: 1_024,
-      system: [{ type: "text", text: this.prompt.system }],
-      messages,
-    };
+  /**
+   * The request as the cache sees it (the Messages API fake's blocks for it): the system
+   * prompt, the log as turns with one text block per message and the breakpoint after the
+   * previous call's content, then the trigger turn. Log entries keep their block objects
+   * from call to call, so the cache hashes only what is new.
+   */
+  #blocks(trigger: string | undefined): CacheBlock[] {
+    const turns: Logged[] = [];
+    if (this.#log[0]?.role !== "user") turns.push(this.#turn(OPENING_TURN));
+    turns.push(...this.#log);
+    if (trigger !== undefined || turns.at(-1)?.role !== "user")
+      turns.push(this.#turn(trigger ?? CHECKIN_TURN));
+    const breakpointAt = this.#previousEnd > 0 ? this.#log[this.#previousEnd - 1] : undefined;
+    return [
+      this.#system,
+      ...turns.map((entry, i) => {
+        const block = i === 0 ? entry.asFirst : entry.asLater;
+        return entry === breakpointAt ? { ...block, breakpoint: "5m" as const } : block;
+      }),
+    ];
   }
 
-  /** The estimator's count for a text, remembered: a month's log is re-read on every call. */
-  #tokensOf(text: string): number {
-    let tokens = this.#tokens.get(text);
-    if (tokens === undefined) {
-      tokens = estimateTokens(text);
-      this.#tokens.set(text, tokens);
+  #turn(text: string): Logged {
+    let turn = this.#turns.get(text);
+    if (!turn) {
+      turn = logged("user", text);
+      this.#turns.set(text, turn);
     }
-    return tokens;
+    return turn;
   }
 }
 
-/** A log message as the cache sizes it (the fake's form of a message block). */
-function blockText(role: LogEntry["role"], text: string): string {
-  return `${role}:${JSON.stringify({ type: "text", text })}`;
+/** A message with its cache blocks; `tokens` overrides the estimate (a summary stands for 10k tokens). */
+function logged(role: LogEntry["role"], text: string, tokens?: number): Logged {
+  const blockText = messageBlockText(role, { type: "text", text });
+  const size = tokens ?? estimateTokens(blockText);
+  return {
+    role,
+    text,
+    asFirst: { bytes: `${messagesStart(null, false)}${blockText}`, tokens: size },
+    asLater: { bytes: blockText, tokens: size },
+  };
 }

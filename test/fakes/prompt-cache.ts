@@ -1,4 +1,4 @@
-import { createHash, type Hash } from "node:crypto";
+import { createHash } from "node:crypto";
 import { estimateTokens } from "../../src/mind/tokens.ts";
 import type { MessagesRequestBody } from "./messages-api.ts";
 import { fakeMinCacheableTokens } from "./prices.ts";
@@ -66,6 +66,8 @@ interface Entry {
 export class PromptCache {
   readonly #entries = new Map<string, Entry>();
   readonly #clock: { now(): Date };
+  /** The key each block object last ended, after which key: a caller that reuses block objects hashes only new ones. */
+  readonly #chain = new WeakMap<CacheBlock, { after: string; key: string }>();
 
   constructor(clock: { now(): Date }) {
     this.#clock = clock;
@@ -87,7 +89,7 @@ export class PromptCache {
     );
     if (breakpoints.length === 0) return { input: total, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 };
 
-    const keys = prefixKeys(model, blocks, (breakpoints.at(-1) as number) + 1);
+    const keys = this.#prefixKeys(model, blocks, (breakpoints.at(-1) as number) + 1);
     let readEnd = -1;
     for (const bp of breakpoints) {
       for (let j = bp; j >= Math.max(0, bp - LOOKBACK_BLOCKS + 1) && j > readEnd; j--) {
@@ -126,22 +128,35 @@ export class PromptCache {
     if (entry) entry.expiresAt = now + TTL_MS[entry.ttl];
   }
 
+  /**
+   * The identity of every prefix up to `count` blocks: a chain of hashes over the model and
+   * each block's bytes (equal bytes, equal keys). A block object seen before after the same
+   * key is not hashed again, so a transcript replayed call after call costs only its new blocks.
+   */
+  #prefixKeys(model: string, blocks: readonly CacheBlock[], count: number): string[] {
+    let key = createHash("sha256").update(model).digest("hex");
+    const keys: string[] = [];
+    for (const block of blocks.slice(0, count)) {
+      const known = this.#chain.get(block);
+      if (known?.after === key) key = known.key;
+      else {
+        const after = key;
+        key = createHash("sha256")
+          .update(`${after}\u0000${block.bytes.length}\u0000`)
+          .update(block.bytes)
+          .digest("hex");
+        this.#chain.set(block, { after, key });
+      }
+      keys.push(key);
+    }
+    return keys;
+  }
+
   /** Forgets expired entries once the map grows, so a long simulation's cache stays small. */
   #sweep(now: number): void {
     if (this.#entries.size < 1_000) return;
     for (const [key, entry] of this.#entries) if (entry.expiresAt <= now) this.#entries.delete(key);
   }
-}
-
-/** The identity of every prefix up to `count` blocks: one running hash over the model and the blocks' bytes. */
-function prefixKeys(model: string, blocks: readonly CacheBlock[], count: number): string[] {
-  const hash: Hash = createHash("sha256").update(model);
-  const keys: string[] = [];
-  for (const block of blocks.slice(0, count)) {
-    hash.update(`\u0000${block.bytes.length}\u0000`).update(block.bytes);
-    keys.push(hash.copy().digest("hex"));
-  }
-  return keys;
 }
 
 /** The TTL a `cache_control` asks for; undefined when the block is not a breakpoint. */
@@ -172,14 +187,27 @@ export function cacheBlocks(
     blocks: typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content,
   }));
   const images = contents.some((m) => m.blocks.some((b) => b.type === "image"));
-  let invalidators = `tool_choice=${JSON.stringify(body.tool_choice ?? null)};images=${images}\u0000`;
+  let start = messagesStart(body.tool_choice, images);
   for (const message of contents) {
     for (const block of message.blocks) {
       const { cache_control, ...rest } = block;
-      const text = `${message.role}:${JSON.stringify(rest)}`;
-      add(text, cache_control, `${invalidators}${text}`);
-      invalidators = "";
+      const text = messageBlockText(message.role, rest);
+      add(text, cache_control, `${start}${text}`);
+      start = "";
     }
   }
   return blocks;
+}
+
+/** A message block as the cache reads it (without its cache_control), and as it is sized. */
+export function messageBlockText(role: string, block: Record<string, unknown>): string {
+  return `${role}:${JSON.stringify(block)}`;
+}
+
+/**
+ * What the first message block's bytes begin with: the request's tool_choice and whether
+ * it carries images, since changing either makes the API treat every message block as new.
+ */
+export function messagesStart(toolChoice: unknown, images: boolean): string {
+  return `tool_choice=${JSON.stringify(toolChoice ?? null)};images=${images}\u0000`;
 }
