@@ -102,6 +102,8 @@ export interface ModelSettings {
   baseURL: string | undefined;
   model: string;
   reflectModel: string;
+  /** The model that decides whether a check-in goes out (structured, validated); the reflect model unless set. */
+  decideModel: string;
   maxRetries: number;
   timeoutMs: number;
   /** Tokens per local day after which check-ins stop; 0 means no budget. */
@@ -267,10 +269,12 @@ export const DEFAULT_REFLECT_MODEL = "claude-haiku-5-5";
 
 /** The non-secret model settings, read into `r` so their problems are reported with the key's. */
 function readModelSettings(r: Reader): ModelSettings {
+  const reflectModel = r.string("PRESENCE_REFLECT_MODEL", DEFAULT_REFLECT_MODEL);
   return {
     baseURL: r.url("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
     model: r.string("PRESENCE_MODEL", DEFAULT_MODEL),
-    reflectModel: r.string("PRESENCE_REFLECT_MODEL", DEFAULT_REFLECT_MODEL),
+    reflectModel,
+    decideModel: r.string("PRESENCE_DECIDE_MODEL", reflectModel),
     maxRetries: r.integer("PRESENCE_MAX_RETRIES", 2, 0, 10, "2"),
     timeoutMs: r.integer("PRESENCE_MODEL_TIMEOUT_MS", 60_000, 1_000, 600_000, "60000"),
     dailyTokenBudget: r.integer("PRESENCE_DAILY_TOKEN_BUDGET", 2_000_000, 0, 1_000_000_000, "2000000"),

@@ -441,6 +441,7 @@ export function fakeModelConfig(
     baseURL: api.url,
     model: "claude-sonnet-5-5",
     reflectModel: "claude-haiku-5-5",
+    decideModel: "claude-haiku-5-5",
     maxRetries: 0,
     timeoutMs: 5_000,
     dailyTokenBudget: 0,
