@@ -46,7 +46,7 @@ function ratios(rows: readonly BenchRow[]): string[] {
 }
 
 /** A cell cut to a width, marked with an ellipsis when something was left out. */
-function fit(text: string, width: number): string {
+function clip(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
 }
 
@@ -96,7 +96,7 @@ function alignedLines(cells: readonly string[][]): string[] {
         .flatMap((text, col) => {
           const width = widths[col] ?? 0;
           if (width === 0) return [];
-          const cell = fit(text, width);
+          const cell = clip(text, width);
           return [right.has(col) ? cell.padStart(width) : cell.padEnd(width)];
         })
         .join(GAP)
@@ -113,7 +113,7 @@ function verdict(rows: readonly BenchRow[]): string[] {
   return [
     `verdict: ${judged.length - missed.length} of ${judged.length} targets met; missed:`,
     ...missed.map((r) =>
-      fit(
+      clip(
         `${INDENT}- ${r.suite}: ${r.name}${r.size === "-" ? "" : ` (${r.size})`}: ${figure(r)}, target ${r.target}`,
         REPORT_WIDTH,
       ),
