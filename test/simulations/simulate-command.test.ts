@@ -121,6 +121,19 @@ describe("presence simulate", () => {
     expect(missing.stderr).toContain("ANTHROPIC_API_KEY");
   });
 
+  it("--live refuses, before any call, a model the price table does not list", async () => {
+    const env = {
+      ANTHROPIC_API_KEY: api.apiKey,
+      ANTHROPIC_BASE_URL: api.url,
+      PRESENCE_DECIDE_MODEL: "claude-opus-9",
+    };
+    const before = api.requests.length;
+    const { code, stderr } = await simulate(["weekend", "--live"], env);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/model "claude-opus-9" has no price in .*prices\.json.*PRESENCE_PRICES_FILE/);
+    expect(api.requests).toHaveLength(before);
+  });
+
   it("--live talks to whatever ANTHROPIC_BASE_URL names, and --judge adds one graded call per run", async () => {
     const naive = new NaiveModel();
     api.setHandler((body: MessagesRequestBody) =>
