@@ -1,4 +1,5 @@
 import { runAwarenessBench } from "./awareness.ts";
+import { runCostBench } from "./cost.ts";
 import { runPromptsBench } from "./prompts.ts";
 import { runStoreBench } from "./store.ts";
 import type { BenchSuite } from "./types.ts";
@@ -17,4 +18,5 @@ export const benchSuites: readonly RegisteredSuite[] = [
   { name: "awareness", run: runAwarenessBench },
   { name: "store", run: runStoreBench },
   { name: "prompts", run: runPromptsBench },
+  { name: "cost", run: runCostBench },
 ];

@@ -120,5 +120,7 @@ export const callRecordSchema = z.strictObject({
   output: z.number().int().nonnegative(),
   cacheRead: z.number().int().nonnegative(),
   cacheWrite: z.number().int().nonnegative(),
+  /** Of cacheWrite, the tokens written with the one-hour TTL. */
+  cacheWrite1h: z.number().int().nonnegative().default(0),
 });
 export type CallRecord = z.infer<typeof callRecordSchema>;

@@ -14,12 +14,15 @@ import { heartbeatReasonSchema } from "../src/decision.ts";
 import { type Logger, silentLogger } from "../src/log.ts";
 import { buildCommandHandlers, buildCompanion, type Runtime } from "../src/main.ts";
 import { ModelClient, type UsageRecord } from "../src/mind/llm.ts";
+import { loadPersona } from "../src/mind/persona.ts";
+import { protocolAndPersona } from "../src/mind/prompts.ts";
 import type { OutboundPort, OutgoingMessage } from "../src/port.ts";
 import { acquireDataLock } from "../src/store/lock.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
 import { NotesStore } from "../src/store/notes.ts";
 import { Trace } from "../src/store/trace.ts";
+import type { BaselinePrompt } from "./baselines.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
 import { checkExpectations, computeMetrics, type ExpectationResult } from "./metrics.ts";
 import { isSilent, type Plan, planScenario, reactionText, reactionTo } from "./plan.ts";
@@ -44,6 +47,11 @@ export interface ModelAccess {
   endTurn?: () => void;
   /** Requests the real API would have refused (the fake checks them); each one fails the run. */
   problems?: () => readonly string[];
+  /**
+   * The clock the model lives on, when it has one (the fake's prompt cache expires on it):
+   * the run moves it to the scenario's start and on, so the cache ages in virtual time.
+   */
+  clock?: SettableClock;
 }
 
 /** What a run needs from outside: the model, and a logger when a caller wants to watch. */
@@ -133,6 +141,8 @@ interface RunParts {
   calls: CallRecord[];
   /** The zones the heartbeat schedule was told to follow, in order (the /tz command's hook). */
   followedZones: string[];
+  /** What the baselines carry: the same protocol, persona and HEARTBEAT.md the companion runs with. */
+  baseline: BaselinePrompt;
 }
 
 class SimulationRun {
@@ -152,7 +162,8 @@ class SimulationRun {
   static async open(plan: Plan, dataDir: string, options: HarnessOptions): Promise<SimulationRun> {
     const { scenario } = plan;
     const logger = options.logger ?? silentLogger;
-    const clock = new SettableClock(plan.start);
+    const clock = options.model.clock ?? new SettableClock(plan.start);
+    clock.set(plan.start);
     const timers = new VirtualTimers(clock);
     const core = scenarioCoreConfig(scenario, dataDir);
     const model: ModelConfig = {
@@ -170,7 +181,7 @@ class SimulationRun {
       clock,
       logger,
       onUsage: async (usage: UsageRecord) => {
-        calls.push({ ...usage, at: usage.ts });
+        calls.push({ ...usage, at: usage.ts, cacheWrite1h: usage.cacheWrite1h ?? 0 });
         await ledger(usage);
       },
     });
@@ -190,6 +201,8 @@ class SimulationRun {
     const port = new RecordingPort();
     const companion = buildCompanion(runtime, port, { defaultChannel: "simulation" });
     const followedZones: string[] = [];
+    const persona = await loadPersona();
+    const baseline = { system: protocolAndPersona(persona), heartbeat: persona.heartbeat };
     const commands = buildCommandHandlers(runtime, { onTimezoneChange: (zone) => followedZones.push(zone) });
     return new SimulationRun(plan, options, clock, timers, {
       runtime,
@@ -197,6 +210,7 @@ class SimulationRun {
       companion,
       commands,
       calls,
+      baseline,
       followedZones,
     });
   }
@@ -248,6 +262,11 @@ class SimulationRun {
     const metrics = computeMetrics(this.events, this.parts.calls, {
       quietHours: scenario.quietHours,
       answeredTopicHours: this.parts.runtime.model.answeredTopicHours,
+      cost: {
+        prices: this.parts.runtime.model.prices,
+        zoneAt: (at) => this.plan.zones.zoneAt(at),
+        baseline: this.parts.baseline,
+      },
     });
     const expectations: ExpectationResult[] = checkExpectations(
       scenario.expect,

@@ -1,5 +1,7 @@
 import { canonicalTopic } from "../src/awareness/topics.ts";
 import type { QuietHours } from "../src/checkin-settings.ts";
+import { usageDollars } from "../src/mind/prices.ts";
+import { type CostFigures, type CostOptions, costFigures } from "./cost.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
 import type { Expectations } from "./scenario.ts";
 import { inRange, readIn, type ZoneTimeline } from "./zones.ts";
@@ -32,9 +34,11 @@ export interface DayFigures {
   checkinsHeld: number;
 }
 
-/** One model call with its whole prompt size, for the prompt-size chart. */
+/** One model call with its whole prompt size, for the prompt-size chart, and what it cost. */
 export interface CallFigures extends CallRecord {
   prompt: number;
+  /** Priced with the run's price table, from the usage the API reported. */
+  dollars: number;
 }
 
 /** A check-in about a topic the person had already answered that local day. */
@@ -75,6 +79,8 @@ export interface Metrics {
   leaksStripped: number;
   perDay: DayFigures[];
   tokens: { total: TokenFigures; byPurpose: Record<string, TokenFigures>; calls: CallFigures[] };
+  /** The run in dollars, per day and purpose, beside the two baselines over the same timeline. */
+  cost: CostFigures;
 }
 
 /** The settings a figure depends on: quiet hours and the topic guard's window are the run's, not fixed. */
@@ -82,6 +88,8 @@ export interface MetricsOptions {
   quietHours: QuietHours;
   /** How long an answer settles a topic for the topic guard (hours). */
   answeredTopicHours: number;
+  /** How calls are priced and where the person's days begin. */
+  cost: CostOptions;
 }
 
 const INTERNAL_TEXT: readonly RegExp[] = [
@@ -179,6 +187,7 @@ export function computeMetrics(
     }
   }
 
+  const tokens = tokenFigures(calls, options.cost);
   return {
     ...m,
     answeredTopicHours: options.answeredTopicHours,
@@ -186,7 +195,8 @@ export function computeMetrics(
     heldByReason,
     heldByStage,
     perDay: [...days.values()],
-    tokens: tokenFigures(calls),
+    tokens,
+    cost: costFigures(events, tokens.calls, options.cost),
   };
 }
 
@@ -199,8 +209,12 @@ function dayFigures(days: Map<string, DayFigures>, date: string): DayFigures {
   return day;
 }
 
-function tokenFigures(calls: readonly CallRecord[]): Metrics["tokens"] {
-  const withPrompt = calls.map((c) => ({ ...c, prompt: c.input + c.cacheRead + c.cacheWrite }));
+function tokenFigures(calls: readonly CallRecord[], cost: CostOptions): Metrics["tokens"] {
+  const withPrompt = calls.map((c) => ({
+    ...c,
+    prompt: c.input + c.cacheRead + c.cacheWrite,
+    dollars: usageDollars(c, cost.prices),
+  }));
   const purposes = [...new Set(withPrompt.map((c) => c.purpose))];
   return {
     total: sum(withPrompt),

@@ -1,6 +1,7 @@
 import { DateTime } from "luxon";
 import { formatQuietHours } from "../src/checkin-settings.ts";
 import { formatDuration } from "../src/text.ts";
+import { formatDollars, timesPresence } from "./cost.ts";
 import { EVENT_KINDS, type SimEvent, type SimEventKind } from "./events.ts";
 import type { CallFigures, Metrics, Reask } from "./metrics.ts";
 import type { RunResult } from "./result.ts";
@@ -86,6 +87,7 @@ export function renderReport(result: RunResult): string {
   ${heldBlock(metrics)}
   ${reasksBlock(result)}
   ${loopsBlock(result)}
+  ${costBlock(metrics)}
   ${perDayBlock(metrics)}
   ${tokensBlock(metrics)}
   ${result.judge ? `<h2>Judge</h2><p class="judge"><b>${result.judge.score}/5</b> ${esc(result.judge.verdict)}</p>` : ""}
@@ -414,12 +416,25 @@ function loopsBlock(result: RunResult): string {
   return `<h2>Open loops</h2><ul class="loops">${items.join("")}</ul>`;
 }
 
+/** What the run cost, beside what the two baselines would have cost over the same timeline. */
+function costBlock(m: Metrics): string {
+  const { cost } = m;
+  const days = Math.max(cost.perDay.length, 1);
+  const row = (name: string, dollars: number, cls: string) =>
+    `<tr class="${cls}"><td>${esc(name)}</td><td>${formatDollars(dollars)}</td><td>${formatDollars(dollars / days)}</td><td>${cls === "presence" ? "" : timesPresence(dollars, cost.dollars)}</td></tr>`;
+  const purposes = Object.entries(cost.byPurpose)
+    .map(([p, d]) => `${esc(p)} ${formatDollars(d)}`)
+    .join(" · ");
+  return `<h2>Cost</h2><table class="cost"><tr><th></th><th>run</th><th>a day</th><th title="the baseline's dollars ÷ presence's">× presence</th></tr>${row("presence", cost.dollars, "presence")}${row("transcript baseline", cost.baselines.transcript.dollars, "transcript")}${row("every-tick baseline", cost.baselines.everyTick.dollars, "every-tick")}</table><p class="note">${purposes || "no model calls"}</p><p class="note">Modelled: each call's reported usage priced with ${esc(cost.prices)}; the baselines replay the whole log on the same timeline (transcript: a call per message sent; every-tick: plus one per cron tick), with the same cache model. Offline, the naive model's outputs are short, so real replies cost more.</p>`;
+}
+
 function perDayBlock(m: Metrics): string {
+  const dollars = new Map(m.cost.perDay.map((d) => [d.date, d.dollars]));
   const rows = m.perDay.map(
     (d) =>
-      `<tr><td>${d.date}</td><td>${d.personMessages}</td><td>${d.replies}</td><td>${d.checkinsSent}</td><td>${d.checkinsHeld}</td></tr>`,
+      `<tr><td>${d.date}</td><td>${d.personMessages}</td><td>${d.replies}</td><td>${d.checkinsSent}</td><td>${d.checkinsHeld}</td><td>${formatDollars(dollars.get(d.date) ?? 0)}</td></tr>`,
   );
-  return `<h2>Messages per day</h2><table class="per-day"><tr><th>day</th><th>person</th><th>replies</th><th>check-ins</th><th>held</th></tr>${rows.join("")}</table>`;
+  return `<h2>Messages per day</h2><table class="per-day"><tr><th>day</th><th>person</th><th>replies</th><th>check-ins</th><th>held</th><th>cost</th></tr>${rows.join("")}</table>`;
 }
 
 function tokensBlock(m: Metrics): string {
@@ -446,7 +461,7 @@ function promptChart(calls: CallFigures[]): string {
   const bw = w / calls.length;
   const bars = calls.map((c, i) => {
     const bh = (c.prompt / max) * (h - 10);
-    return `<rect x="${(i * bw).toFixed(2)}" y="${(h - bh).toFixed(1)}" width="${Math.max(bw - 0.5, 0.5).toFixed(2)}" height="${bh.toFixed(1)}" fill="${PURPOSE_COLOR[c.purpose] ?? "#777"}"><title>${esc(`${c.purpose}: prompt ${c.prompt} (input ${c.input}, cache read ${c.cacheRead}, cache write ${c.cacheWrite}), output ${c.output}`)}</title></rect>`;
+    return `<rect x="${(i * bw).toFixed(2)}" y="${(h - bh).toFixed(1)}" width="${Math.max(bw - 0.5, 0.5).toFixed(2)}" height="${bh.toFixed(1)}" fill="${PURPOSE_COLOR[c.purpose] ?? "#777"}"><title>${esc(`${c.purpose}: prompt ${c.prompt} (input ${c.input}, cache read ${c.cacheRead}, cache write ${c.cacheWrite}), output ${c.output}, ${formatDollars(c.dollars)}`)}</title></rect>`;
   });
   const key = Object.entries(PURPOSE_COLOR)
     .filter(([p]) => calls.some((c) => c.purpose === p))
@@ -531,4 +546,5 @@ figcaption{font-weight:600}.zone{font-weight:400;color:var(--muted);margin-left:
 .judge{margin:0}
 .tokens td,.tokens th{font-size:11.5px;padding:3px 2px}.tokens td:not(:first-child){text-align:right;font-variant-numeric:tabular-nums}
 .tokens td:first-child{word-break:break-word}
+.cost td:not(:first-child){text-align:right;font-variant-numeric:tabular-nums}.cost tr.presence td{font-weight:600}
 `;

@@ -1,10 +1,11 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { systemClock } from "../src/clock.ts";
+import { SettableClock, systemClock } from "../src/clock.ts";
 import { loadModelConfig } from "../src/config.ts";
 import { ModelClient } from "../src/mind/llm.ts";
 import { startMessagesApiFake } from "../test/fakes/messages-api.ts";
+import { formatDollars, timesPresence } from "./cost.ts";
 import { type ModelAccess, runScenario } from "./harness.ts";
 import { judgeRun } from "./judge.ts";
 import { NaiveModel } from "./naive-model.ts";
@@ -68,9 +69,12 @@ export interface RunModel {
 /**
  * A fresh naive model behind a fresh Messages API fake: each run starts its topic rotation
  * and the fake's prompt cache from scratch, so a run's figures do not depend on the others.
+ * The fake's cache runs on the run's virtual clock, so a prefix written an hour of
+ * scenario time ago has expired, as it would have for real.
  */
 export async function naiveRunModel(): Promise<RunModel> {
-  const api = await startMessagesApiFake();
+  const clock = new SettableClock(new Date(0));
+  const api = await startMessagesApiFake({ clock });
   const naive = new NaiveModel();
   api.setHandler(naive.handler);
   const config = loadModelConfig({
@@ -79,7 +83,7 @@ export async function naiveRunModel(): Promise<RunModel> {
     PRESENCE_MAX_RETRIES: "0",
   });
   return {
-    access: { kind: "naive", config, endTurn: () => naive.endTurn(), problems: () => api.problems },
+    access: { kind: "naive", config, clock, endTurn: () => naive.endTurn(), problems: () => api.problems },
     close: () => api.close(),
   };
 }
@@ -172,7 +176,8 @@ export function progressLine(result: RunResult): string {
 
 /**
  * The batch as one table: a row per scenario, and under it what the re-ask column means,
- * since a re-ask after the answered-topic window is allowed and one inside it is a failure.
+ * since a re-ask after the answered-topic window is allowed and one inside it is a failure;
+ * then what each run cost beside the two baselines.
  */
 export function summaryTable(results: readonly RunResult[]): string {
   const header = [
@@ -198,20 +203,56 @@ export function summaryTable(results: readonly RunResult[]): string {
     ];
   });
   const all = [results.some((r) => r.judge) ? [...header, "judge"] : header, ...rows];
+  const windows = [...new Set(results.map((r) => r.metrics.answeredTopicHours))].join("/");
+  return [
+    ...aligned(all),
+    "",
+    `re-asks: check-ins on a topic the person had answered; "in window" (less than ${windows} h after the answer) must be 0,`,
+    `"later" (the same day, after the window) is allowed by design and shown in each report.`,
+    "",
+    costTable(results),
+  ].join("\n");
+}
+
+/**
+ * What each run cost in dollars, a day on average, and beside it what the two baselines
+ * would have cost over the same timeline, as a multiple of presence's figure.
+ */
+function costTable(results: readonly RunResult[]): string {
+  const header = ["scenario", "days", "dollars", "a day", "transcript", "", "every tick", ""];
+  const rows = results.map((r) => {
+    const { cost } = r.metrics;
+    const days = Math.max(cost.perDay.length, 1);
+    const { transcript, everyTick } = cost.baselines;
+    return [
+      r.scenario.name,
+      String(days),
+      formatDollars(cost.dollars),
+      formatDollars(cost.dollars / days),
+      formatDollars(transcript.dollars),
+      timesPresence(transcript.dollars, cost.dollars),
+      formatDollars(everyTick.dollars),
+      timesPresence(everyTick.dollars, cost.dollars),
+    ];
+  });
+  const prices = [...new Set(results.map((r) => r.metrics.cost.prices))].join("; ");
+  return [
+    ...aligned([header, ...rows]),
+    "",
+    `dollars are modelled: each call's usage priced with ${prices};`,
+    "the baselines replay the whole log on the same timeline (transcript: a call per message sent;",
+    "every tick: plus one per cron tick) with the same cache model. The naive model's outputs are short.",
+  ].join("\n");
+}
+
+/** Rows as aligned columns (the first left-aligned, the rest right-aligned) under a rule. */
+function aligned(all: readonly string[][]): string[] {
   const widths = all[0]?.map((_, i) => Math.max(...all.map((row) => row[i]?.length ?? 0))) ?? [];
-  const line = (row: string[]) =>
+  const line = (row: readonly string[]) =>
     row
       .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
       .join("  ")
       .trimEnd();
   const [head, ...body] = all;
-  const windows = [...new Set(results.map((r) => r.metrics.answeredTopicHours))].join("/");
-  return [
-    line(head ?? []),
-    widths.map((w) => "-".repeat(w)).join("  "),
-    ...body.map(line),
-    "",
-    `re-asks: check-ins on a topic the person had answered; "in window" (less than ${windows} h after the answer) must be 0,`,
-    `"later" (the same day, after the window) is allowed by design and shown in each report.`,
-  ].join("\n");
+  return [line(head ?? []), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)];
 }

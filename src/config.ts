@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parseQuietHours, type QuietHours } from "./checkin-settings.ts";
 import { CronError, type HeartbeatCron, parseCron } from "./heartbeat/schedule.ts";
+import { loadPriceTable, PriceFileError, type PriceTable, shippedPriceTable } from "./mind/prices.ts";
 import { isKnownZone, machineZone } from "./zones.ts";
 
 /**
@@ -61,6 +62,8 @@ export interface ModelSettings {
   baseURL: string | undefined;
   model: string;
   reflectModel: string;
+  /** The model that decides whether a check-in goes out (structured, validated); the reflect model unless set. */
+  decideModel: string;
   maxRetries: number;
   timeoutMs: number;
   /** Tokens per local day after which check-ins stop; 0 means no budget. */
@@ -68,6 +71,8 @@ export interface ModelSettings {
   promptCeiling: number;
   reflectMode: "two-phase" | "single-phase" | "off";
   answeredTopicHours: number;
+  /** Prices and minimum cacheable lengths per model (PRESENCE_PRICES_FILE, or the shipped table). */
+  prices: PriceTable;
 }
 
 /** Settings for talking to the model: the non-secret settings and the API key. */
@@ -162,6 +167,19 @@ class Reader {
     }
   }
 
+  /** A price table: the file the variable names (checked field by field), or the shipped one. */
+  prices(name: string, example: string): PriceTable {
+    const file = this.raw(name);
+    if (file === undefined) return shippedPriceTable();
+    try {
+      return loadPriceTable(file);
+    } catch (error) {
+      if (!(error instanceof PriceFileError)) throw error;
+      this.problems.push({ variable: name, problem: error.message, example });
+      return shippedPriceTable();
+    }
+  }
+
   done<T>(value: T): T {
     if (this.problems.length > 0) throw new ConfigError(this.problems);
     return value;
@@ -212,16 +230,19 @@ export const DEFAULT_REFLECT_MODEL = "claude-haiku-5-5";
 
 /** The non-secret model settings, read into `r` so their problems are reported with the key's. */
 function readModelSettings(r: Reader): ModelSettings {
+  const reflectModel = r.string("PRESENCE_REFLECT_MODEL", DEFAULT_REFLECT_MODEL);
   return {
     baseURL: r.url("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
     model: r.string("PRESENCE_MODEL", DEFAULT_MODEL),
-    reflectModel: r.string("PRESENCE_REFLECT_MODEL", DEFAULT_REFLECT_MODEL),
+    reflectModel,
+    decideModel: r.string("PRESENCE_DECIDE_MODEL", reflectModel),
     maxRetries: r.integer("PRESENCE_MAX_RETRIES", 2, 0, 10, "2"),
     timeoutMs: r.integer("PRESENCE_MODEL_TIMEOUT_MS", 60_000, 1_000, 600_000, "60000"),
     dailyTokenBudget: r.integer("PRESENCE_DAILY_TOKEN_BUDGET", 2_000_000, 0, 1_000_000_000, "2000000"),
     promptCeiling: r.integer("PRESENCE_PROMPT_CEILING", 12_000, 6_000, 200_000, "12000"),
     reflectMode: r.oneOf("PRESENCE_REFLECT_MODE", ["two-phase", "single-phase", "off"] as const, "two-phase"),
     answeredTopicHours: r.integer("PRESENCE_ANSWERED_TOPIC_HOURS", 6, 0, 168, "6"),
+    prices: r.prices("PRESENCE_PRICES_FILE", "./my-prices.json"),
   };
 }
 

@@ -83,9 +83,10 @@ async function harness(
     virtualTimers?: boolean;
   } = {},
 ): Promise<Harness> {
-  const api = options.api ?? (await startMessagesApiFake());
-  const dataDir = options.dataDir ?? (await tempDataDir());
   const clock = new SettableClock(START);
+  // The fake's prompt cache ages on the same virtual clock as the companion.
+  const api = options.api ?? (await startMessagesApiFake({ clock }));
+  const dataDir = options.dataDir ?? (await tempDataDir());
   const virtual = new VirtualTimers(clock);
   const core = testCoreConfig(dataDir);
   const model = fakeModelConfig(api, { reflectMode: "off", ...options.model });
@@ -297,7 +298,7 @@ describe("the companion replying", () => {
     expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
   });
 
-  it("keeps the cached prefix byte-identical across turns and between replies and check-ins", async () => {
+  it("keeps the stable prefix byte-identical across turns and between replies and check-ins", async () => {
     const h = await harness();
     h.api.setHandler(checkinModel({ send: false, why: "they are busy", topic: "" }));
     await h.companion.reply(said("Off to the dentist"));
@@ -307,17 +308,43 @@ describe("the companion replying", () => {
     await h.companion.reply(said("Back, all fine"));
     expect(h.api.requests).toHaveLength(3);
     const prefixes = h.api.requests.map((r) =>
-      JSON.stringify({ tools: r.body.tools, first: Array.isArray(r.body.system) ? r.body.system[0] : null }),
+      JSON.stringify({
+        tools: r.body.tools,
+        first: Array.isArray(r.body.system) ? r.body.system[0]?.text : null,
+      }),
     );
     expect(new Set(prefixes).size).toBe(1);
-    const first = h.api.requests[0]?.body.system;
-    expect(Array.isArray(first) && first[0]?.cache_control).toEqual({ type: "ephemeral" });
     const usage = h.mind.read().usage;
-    expect(usage.map((u) => u.purpose)).toEqual(["reply", "heartbeat-decide", "reply"]);
-    expect(usage[0]?.cacheWrite).toBeGreaterThan(1_000);
-    expect(usage.slice(1).every((u) => u.cacheRead === usage[0]?.cacheWrite && u.cacheWrite === 0)).toBe(
-      true,
-    );
+    expect(usage.map((u) => [u.purpose, u.model])).toEqual([
+      ["reply", "claude-sonnet-5-5"],
+      ["heartbeat-decide", "claude-haiku-5-5"],
+      ["reply", "claude-sonnet-5-5"],
+    ]);
+    // Calls hours apart, and no rhythm to go by yet: no breakpoint is paid for.
+    expect(JSON.stringify(h.api.requests.map((r) => r.body.system))).not.toContain("cache_control");
+    expect(usage.every((u) => u.cacheWrite === 0 && u.cacheRead === 0)).toBe(true);
+  });
+
+  it("marks the stable prefix once replies come minutes apart, and the next reply reads it", async () => {
+    const h = await harness();
+    h.api.setHandler(() => textReply("Mm, tell me more."));
+    const marked: boolean[] = [];
+    for (const text of ["So", "the", "interview", "went", "well", "really", "well"]) {
+      await h.companion.reply(said(text));
+      const system = h.api.requests.at(-1)?.body.system;
+      marked.push(Array.isArray(system) && system[0]?.cache_control !== undefined);
+      h.clock.advanceMinutes(1);
+    }
+    // Once the ledger holds three quick gaps (four replies), every reply marks the prefix.
+    expect(marked).toEqual([false, false, false, false, true, true, true]);
+    const usage = h.mind.read().usage;
+    expect(usage[4]?.cacheWrite).toBeGreaterThan(1_000);
+    expect(usage[5]).toMatchObject({ cacheWrite: 0, cacheRead: usage[4]?.cacheWrite });
+    expect(usage[6]).toMatchObject({ cacheWrite: 0, cacheRead: usage[4]?.cacheWrite });
+    // An hour later the rhythm still says bursts, but the entry has expired: written again.
+    h.clock.advanceMinutes(60);
+    await h.companion.reply(said("Back again"));
+    expect(h.mind.read().usage.at(-1)).toMatchObject({ cacheRead: 0, cacheWrite: usage[4]?.cacheWrite });
   });
 
   it("shows only the current thread's messages", async () => {
@@ -591,8 +618,9 @@ describe("the companion checking in", () => {
     );
     expect(await h.companion.heartbeat()).toMatchObject({ status: "sent" });
     await h.companion.idle();
+    // The decision on the cheaper decide model, the message on the main one, reflection on the reflect model.
     expect(h.api.requests.map((r) => r.body.model)).toEqual([
-      "claude-sonnet-5-5",
+      "claude-haiku-5-5",
       "claude-sonnet-5-5",
       "claude-haiku-5-5",
     ]);

@@ -2,6 +2,7 @@ import { relative } from "node:path";
 import { loadScenarios, progressLine, runBatch, summaryTable } from "../../simulations/run.ts";
 import { ScenarioError } from "../../simulations/scenario.ts";
 import { loadModelConfig } from "../config.ts";
+import { modelPrice, UnpricedModelError } from "../mind/prices.ts";
 import { plural } from "../text.ts";
 import { defineCommand, UsageError } from "./command.ts";
 
@@ -44,7 +45,17 @@ export const simulateCommand = defineCommand({
       throw error;
     }
     // A missing key is a ConfigError now, before any run starts, not after the first one.
-    if (values.live || values.judge) loadModelConfig(io.env);
+    if (values.live || values.judge) {
+      const config = loadModelConfig(io.env);
+      // A live run is priced at its end: a model the table does not list would waste it.
+      const unpriced = values.live
+        ? [config.model, config.decideModel, config.reflectModel].find((m) => !modelPrice(config.prices, m))
+        : undefined;
+      if (unpriced !== undefined) {
+        io.stderr(`presence simulate: ${new UnpricedModelError(unpriced, config.prices.file).message}\n`);
+        return 2;
+      }
+    }
     const started = performance.now();
     io.stderr(
       `simulating ${plural(scenarios.length, "scenario")} (${values.live ? "live model" : "naive model, offline"})\n`,

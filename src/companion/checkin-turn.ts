@@ -1,6 +1,7 @@
 import { defaultAwarenessSettings } from "../awareness/context.ts";
 import type { Decision, DecisionReason } from "../decision.ts";
 import { effectiveTimezone, heartbeatSettingsFromConfig, shouldFireHeartbeat } from "../heartbeat/policy.ts";
+import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../mind/cache-plan.ts";
 import { generateCheckin } from "../mind/generate.ts";
 import { ModelRequestError, ModelUnavailableError } from "../mind/llm.ts";
 import { PRIOR_CONTEXT_TOKENS, priorMemoryFor } from "../mind/memory.ts";
@@ -56,8 +57,14 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   });
   let generation: Awaited<ReturnType<typeof generateCheckin>>;
   try {
-    generation = await generateCheckin(composed.prompt.params, generateDepsOf(context), (topic) =>
-      guardTopic(topic, slice, awareness, now, model.answeredTopicHours),
+    generation = await generateCheckin(
+      composed.prompt.params,
+      generateDepsOf(context),
+      (topic) => guardTopic(topic, slice, awareness, now, model.answeredTopicHours),
+      {
+        model: model.decideModel,
+        prefixCache: prefixCacheFor(mind.usage, TURN_PREFIX_PURPOSES, model.decideModel, model.prices),
+      },
     );
   } catch (error) {
     if (!(error instanceof ModelUnavailableError || error instanceof ModelRequestError)) throw error;

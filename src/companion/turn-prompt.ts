@@ -10,6 +10,7 @@ import { formatAwarenessForPrompt } from "../awareness/format.ts";
 import { detectTopics } from "../awareness/topics.ts";
 import type { CoreConfig, ModelConfig } from "../config.ts";
 import { effectiveTimezone, heartbeatSettingsFromConfig } from "../heartbeat/policy.ts";
+import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../mind/cache-plan.ts";
 import { type ComposedPrompt, composePrompt, type PendingImage } from "../mind/compose.ts";
 import { MAX_TOKENS } from "../mind/generate.ts";
 import { PRIOR_CONTEXT_TOKENS, priorMemoryFor, rankMemory, withoutPriorContext } from "../mind/memory.ts";
@@ -89,6 +90,7 @@ export async function composeTurnPrompt(
     ...(kind === "heartbeat"
       ? { checkinText: checkinMomentText(`${local.toFormat("cccc HH:mm")}, ${zone}`) }
       : {}),
+    prefixCache: prefixCacheFor(mind.usage, TURN_PREFIX_PURPOSES, deps.model.model, deps.model.prices),
   });
   return { prompt, awarenessFormat };
 }

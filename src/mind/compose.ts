@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { IncomingInput } from "../port.ts";
 import type { Message } from "../store/message.ts";
+import { type PrefixCache, withPrefixCache } from "./cache-plan.ts";
 import { type MemoryItem, memoryLineTokens } from "./memory.ts";
 import type { StablePrefix } from "./prompts.ts";
 import type { FlushMark, ThreadNote, Threads } from "./threads.ts";
@@ -43,6 +44,8 @@ export interface ComposeInput {
   waitedMinutes?: number | undefined;
   /** Heartbeat: the text of the check-in moment turn (with the person's local time). */
   checkinText?: string;
+  /** How the stable prefix is marked for the cache (cache-plan.ts); the five-minute breakpoint unless given. */
+  prefixCache?: PrefixCache;
 }
 
 /** Token sizes of each part, for the trace and the benchmarks. */
@@ -128,10 +131,11 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
   const messages = mergeSameRole(turns);
   if (messages[0]?.role === "assistant") messages.unshift({ role: "user", content: EARLIER_NOT_SHOWN });
 
-  const system: Anthropic.TextBlockParam[] = [...input.prefix.system];
-  if (scratchpad.text) system.push({ type: "text", text: `# Your scratchpad\n\n${scratchpad.text}` });
-  if (awareness.text) system.push({ type: "text", text: `# Awareness\n\n${awareness.text}` });
-  if (episodic.text) system.push({ type: "text", text: `# Episodic context\n\n${episodic.text}` });
+  const parts: Anthropic.TextBlockParam[] = [...input.prefix.system];
+  if (scratchpad.text) parts.push({ type: "text", text: `# Your scratchpad\n\n${scratchpad.text}` });
+  if (awareness.text) parts.push({ type: "text", text: `# Awareness\n\n${awareness.text}` });
+  if (episodic.text) parts.push({ type: "text", text: `# Episodic context\n\n${episodic.text}` });
+  const system = withPrefixCache(parts, input.prefixCache ?? "5m");
 
   const workingTokens = messages
     .slice(0, -1)

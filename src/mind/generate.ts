@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Clock } from "../clock.ts";
 import type { NotesStore } from "../store/notes.ts";
+import { type PrefixCache, withPrefixCache } from "./cache-plan.ts";
 import { guardOutgoing } from "./leak-guard.ts";
 import { type ModelClient, type UsageRecord, usageRecord } from "./llm.ts";
 import { NOTES_TOOL_NAMES, runNotesTool } from "./notes-tools.ts";
@@ -195,23 +196,33 @@ export type CheckinGeneration =
       usage: UsageRecord[];
     };
 
+/** Which model decides a check-in (PRESENCE_DECIDE_MODEL) and how that call marks its prefix. */
+export interface DecideStep {
+  model: string;
+  prefixCache: PrefixCache;
+}
+
 /**
  * Decides, guards the topic, then writes. `guard` is the topic guard bound to the log and
- * the moment; a held check-in costs exactly the one decision call.
+ * the moment; a held check-in costs exactly the one decision call. The decision may run on
+ * a cheaper model than the message (`decide`); the message is written by `params.model`.
  */
 export async function generateCheckin(
   params: Anthropic.MessageCreateParamsNonStreaming,
   deps: GenerateDeps,
   guard: (topic: string) => TopicVerdict,
+  decide: DecideStep,
 ): Promise<CheckinGeneration> {
   const usage: UsageRecord[] = [];
   const decideParams: Anthropic.MessageCreateParamsNonStreaming = {
     ...params,
+    model: decide.model,
+    system: withPrefixCache(systemBlocks(params.system), decide.prefixCache),
     max_tokens: MAX_TOKENS.decide,
     tool_choice: { type: "tool", name: DECIDE_CHECKIN_TOOL.name, disable_parallel_tool_use: true },
   };
   const decided = await deps.llm.create(decideParams, "heartbeat-decide");
-  usage.push(usageRecord(decided, "heartbeat-decide", params.model, deps.clock.now()));
+  usage.push(usageRecord(decided, "heartbeat-decide", decide.model, deps.clock.now()));
   const decideUse = toolUses(decided).find((u) => u.name === DECIDE_CHECKIN_TOOL.name);
   const parsed = checkinDecisionSchema.safeParse(decideUse?.input);
   if (!decideUse || !parsed.success) {
@@ -289,6 +300,14 @@ function capResult(content: string, maxTokens: number): string {
   let end = Math.floor(maxTokens * 3);
   while (end > 0 && estimateTokens(content.slice(0, end)) > maxTokens - 25) end = Math.floor(end * 0.9);
   return `${content.slice(0, end)}\n[… ${content.length - end} more characters not shown]`;
+}
+
+/** A request's system prompt as blocks (composed prompts always use blocks). */
+function systemBlocks(
+  system: Anthropic.MessageCreateParamsNonStreaming["system"],
+): Anthropic.TextBlockParam[] {
+  if (system === undefined) return [];
+  return typeof system === "string" ? [{ type: "text", text: system }] : system;
 }
 
 function textOf(message: Anthropic.Message): string {

@@ -9,7 +9,7 @@ import type { Logger } from "../log.ts";
  * caller can act on: wait and try again later, or tell the person which setting to fix.
  */
 
-/** Why a call is made; reply and heartbeat calls use the main model, the others the cheaper one. */
+/** Why a call is made; replies and check-in messages use the main model, the others the cheaper one(s). */
 export type CallPurpose = "reply" | "heartbeat-decide" | "heartbeat-write" | "reflect" | "judge";
 
 /** One call's token usage, as the ledger in the mind store and the trace keep it. */
@@ -22,6 +22,8 @@ export interface UsageRecord {
   output: number;
   /** Tokens written to the prompt cache by this call. */
   cacheWrite: number;
+  /** Of cacheWrite, the tokens written with the one-hour TTL (priced higher than the five-minute ones). */
+  cacheWrite1h?: number;
   /** Tokens read from the prompt cache by this call. */
   cacheRead: number;
 }
@@ -116,8 +118,9 @@ export class ModelClient {
     });
   }
 
-  /** The configured model for a purpose: reflection and judging use the cheaper one. */
+  /** The configured model for a purpose: reflection and judging use the cheaper one, a check-in's decision its own. */
   modelFor(purpose: CallPurpose): string {
+    if (purpose === "heartbeat-decide") return this.config.decideModel;
     return REFLECT_PURPOSES.has(purpose) ? this.config.reflectModel : this.config.model;
   }
 
@@ -201,6 +204,7 @@ export function usageRecord(
     input: u?.input_tokens ?? 0,
     output: u?.output_tokens ?? 0,
     cacheWrite: u?.cache_creation_input_tokens ?? 0,
+    cacheWrite1h: u?.cache_creation?.ephemeral_1h_input_tokens ?? 0,
     cacheRead: u?.cache_read_input_tokens ?? 0,
   };
 }
@@ -266,7 +270,7 @@ function explainRequestError(
       };
     case 404:
       return {
-        message: `model "${model}" was not found (404): check PRESENCE_MODEL / PRESENCE_REFLECT_MODEL and ANTHROPIC_BASE_URL${said}`,
+        message: `model "${model}" was not found (404): check PRESENCE_MODEL / PRESENCE_REFLECT_MODEL / PRESENCE_DECIDE_MODEL and ANTHROPIC_BASE_URL${said}`,
         setting: "PRESENCE_MODEL",
       };
     case 413:

@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
 import type { Persona } from "./persona.ts";
+import { minCacheableTokens, type PriceTable } from "./prices.ts";
 import { estimateTokens } from "./tokens.ts";
 import { toolInputSchema } from "./tool-schema.ts";
 
@@ -102,26 +103,8 @@ export const CHECKIN_TOOL_NAMES: ReadonlySet<string> = new Set([
   WRITE_MESSAGE_TOOL.name,
 ]);
 
-/**
- * The minimum prompt length the API caches, per model class (tokens). Below it a
- * cache_control breakpoint is silently ignored and every call pays full price, so the
- * stable prefix must stay above it with a margin. Haiku-class models need twice as much.
- */
-const MIN_CACHEABLE: ReadonlyArray<{ pattern: RegExp; tokens: number }> = [
-  { pattern: /haiku/i, tokens: 2048 },
-  { pattern: /sonnet|opus|fable|mythos/i, tokens: 1024 },
-];
-
-/** Unknown models are assumed to need the larger minimum, so the margin check errs on the safe side. */
-const UNKNOWN_MODEL_MIN_CACHEABLE = 2048;
-
 /** The safety margin above the minimum cacheable length the prefix must keep. */
 export const CACHE_MARGIN = 1.25;
-
-/** The minimum cacheable prompt length for a model (tokens). */
-export function minCacheableTokens(model: string): number {
-  return MIN_CACHEABLE.find((entry) => entry.pattern.test(model))?.tokens ?? UNKNOWN_MODEL_MIN_CACHEABLE;
-}
 
 /** The stable prefix of every reply and check-in call. */
 export interface StablePrefix {
@@ -174,9 +157,12 @@ export function buildStablePrefix(persona: Persona, tools: PrefixTools): StableP
   };
 }
 
-/** Whether the prefix is long enough for the model's cache, with the margin. */
-export function prefixIsCacheable(prefix: StablePrefix, model: string): boolean {
-  return prefix.tokens >= minCacheableTokens(model) * CACHE_MARGIN;
+/**
+ * Whether the prefix is long enough for the model's cache, with the margin: below the
+ * minimum (prices.json) a breakpoint is silently ignored and every call pays full price.
+ */
+export function prefixIsCacheable(prefix: StablePrefix, prices: PriceTable, model: string): boolean {
+  return prefix.tokens >= minCacheableTokens(prices, model) * CACHE_MARGIN;
 }
 
 /** The new-input turn of a check-in's decision call. Local time is given here, after the cached prefix. */

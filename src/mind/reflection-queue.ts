@@ -10,6 +10,7 @@ import type { MessageLog } from "../store/messages.ts";
 import type { MindState, MindStore, ReflectionJob } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { NewTraceRecord, Trace } from "../store/trace.ts";
+import { prefixCacheFor, REFLECTION_PREFIX_PURPOSES, withPrefixCache } from "./cache-plan.ts";
 import { type ModelClient, ModelUnavailableError } from "./llm.ts";
 import type { PersonaSource } from "./persona.ts";
 import {
@@ -42,7 +43,7 @@ export interface ReflectorDeps {
   log: Pick<MessageLog, "get" | "update">;
   notes: Pick<NotesStore, "write">;
   model: Pick<ModelClient, "create">;
-  config: Pick<ModelConfig, "reflectModel" | "reflectMode">;
+  config: Pick<ModelConfig, "reflectModel" | "reflectMode" | "prices">;
   clock: Clock;
   /** The configured zone; a zone the person set with /tz (mind.heartbeat.timezone) wins, read per job. */
   timezone: string;
@@ -191,11 +192,12 @@ export class Reflector {
     let response: Anthropic.Message;
     try {
       const system = reflectionSystem(await this.#deps.persona.current());
+      const cache = prefixCacheFor(mind.usage, REFLECTION_PREFIX_PURPOSES, model, this.#deps.config.prices);
       response = await this.#deps.model.create(
         {
           model,
           max_tokens: REFLECT_MAX_TOKENS,
-          system: [{ type: "text", text: system, cache_control: { type: "ephemeral" } }],
+          system: withPrefixCache([{ type: "text", text: system }], cache),
           tools: [REFLECT_TOOL],
           tool_choice: { type: "tool", name: REFLECT_TOOL.name },
           messages: [{ role: "user", content: sections.map((s) => s.text).join("\n\n") }],

@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL, type ModelConfig } from "../../src/config.ts";
-import { minCacheableTokens } from "../../src/mind/prompts.ts";
+import { shippedPriceTable } from "../../src/mind/prices.ts";
 import { estimateTokens } from "../../src/mind/tokens.ts";
+import { breakpointProblem, cacheBlocks, PromptCache } from "./prompt-cache.ts";
 
 /**
  * A loopback Anthropic Messages API, good enough for the real `@anthropic-ai/sdk` to talk to
@@ -37,9 +37,13 @@ import { estimateTokens } from "../../src/mind/tokens.ts";
  * the key the same way and answers the ids in `models` (404 `not_found_error` for any other).
  *
  * Usage: a scripted `usage` is returned as given; otherwise it is estimated from the request with
- * the project's token estimator, and prompt caching is simulated: the prefix up to the last
- * `cache_control` breakpoint (tools, then system, then messages) is written on first sight and read
- * on every later request with the same bytes, when it reaches the model's minimum cacheable length.
+ * the project's token estimator, and the prompt cache is modelled on the clock the fake is given
+ * (`startMessagesApiFake({ clock })`; the wall clock by default, a simulation's virtual clock in
+ * simulations): see prompt-cache.ts. A prefix up to a `cache_control` breakpoint is read only when
+ * the same bytes were written or read within its TTL (5 minutes, 1 hour with `ttl: "1h"`), below
+ * the model's minimum cacheable length (the test kit's prices.json) nothing is cached, and changing
+ * `tool_choice` or the presence of images makes the messages' part of the prefix new, as the real
+ * API documents. More than 4 breakpoints, or a 1-hour one after a 5-minute one, is refused.
  */
 
 /** One content block of a scripted answer. */
@@ -62,6 +66,8 @@ export interface FakeUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** The cache writes by TTL, as the real API breaks them down. */
+  cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
 }
 
 /** The request body as the SDK sent it (parsed JSON). */
@@ -104,6 +110,8 @@ export interface MessagesApiFakeOptions {
   handler?: FakeHandler;
   /** Model ids the models endpoint knows; default the project's two default models. */
   models?: string[];
+  /** What "now" is for the prompt cache's TTLs; the wall clock unless given (simulations pass their virtual clock). */
+  clock?: { now(): Date };
 }
 
 /** What the models endpoint can be told to answer instead: a key without permission, an overload. */
@@ -176,7 +184,7 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
   const faults: QueuedFault[] = [];
   const requests: RecordedRequest[] = [];
   const problems: string[] = [];
-  const cachedPrefixes = new Set<string>();
+  const cache = new PromptCache(options.clock ?? { now: () => new Date() });
   let handler = options.handler;
   let messageCounter = 0;
   const models = new Set(options.models ?? [DEFAULT_MODEL, DEFAULT_REFLECT_MODEL]);
@@ -327,35 +335,22 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
       stop_details: null,
       container: null,
       diagnostics: null,
-      usage: {
-        ...estimateUsage(body, scripted),
-        ...scripted.usage,
-        cache_creation: null,
-        service_tier: "standard",
-      },
+      usage: { ...estimateUsage(body, scripted), ...scripted.usage, service_tier: "standard" },
     };
   }
 
-  /** Usage as the real API would count it, with prompt caching simulated per breakpoint. */
+  /** Usage as the real API would count it, with the prompt cache modelled on the fake's clock. */
   function estimateUsage(body: MessagesRequestBody, scripted: FakeResponse): FakeUsage {
-    const { total, prefix, prefixTokens } = promptShape(body);
-    const output = estimateTokens(JSON.stringify(scripted.content));
-    if (prefix === undefined || prefixTokens < minCacheableTokens(body.model)) {
-      return {
-        input_tokens: total,
-        output_tokens: output,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
-      };
-    }
-    const key = createHash("sha256").update(`${body.model}\n${prefix}`).digest("hex");
-    const hit = cachedPrefixes.has(key);
-    cachedPrefixes.add(key);
+    const cached = cache.measure(body.model, cacheBlocks(body));
     return {
-      input_tokens: total - prefixTokens,
-      output_tokens: output,
-      cache_creation_input_tokens: hit ? 0 : prefixTokens,
-      cache_read_input_tokens: hit ? prefixTokens : 0,
+      input_tokens: cached.input,
+      output_tokens: estimateTokens(JSON.stringify(scripted.content)),
+      cache_creation_input_tokens: cached.cacheWrite5m + cached.cacheWrite1h,
+      cache_read_input_tokens: cached.cacheRead,
+      cache_creation: {
+        ephemeral_5m_input_tokens: cached.cacheWrite5m,
+        ephemeral_1h_input_tokens: cached.cacheWrite1h,
+      },
     };
   }
 
@@ -392,46 +387,6 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
 /** Where the models endpoint lives; the model id follows. */
 const MODELS_PATH = "/v1/models/";
 
-/** The request's prompt as the cache sees it: tools, then system, then messages, in order. */
-function promptShape(body: MessagesRequestBody): {
-  total: number;
-  prefix: string | undefined;
-  prefixTokens: number;
-} {
-  const parts: Array<{ text: string; breakpoint: boolean }> = [];
-  for (const tool of body.tools ?? []) {
-    parts.push({
-      text: JSON.stringify({ ...tool, cache_control: undefined }),
-      breakpoint: Boolean(tool.cache_control),
-    });
-  }
-  if (typeof body.system === "string") parts.push({ text: body.system, breakpoint: false });
-  for (const block of Array.isArray(body.system) ? body.system : []) {
-    parts.push({ text: block.text, breakpoint: Boolean(block.cache_control) });
-  }
-  for (const message of body.messages) {
-    const blocks =
-      typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
-    for (const block of blocks) {
-      const { cache_control, ...rest } = block;
-      parts.push({ text: `${message.role}:${JSON.stringify(rest)}`, breakpoint: Boolean(cache_control) });
-    }
-  }
-  let lastBreakpoint = -1;
-  parts.forEach((p, i) => {
-    if (p.breakpoint) lastBreakpoint = i;
-  });
-  const tokens = parts.map((p) => estimateTokens(p.text));
-  const total = tokens.reduce((a, b) => a + b, 0);
-  if (lastBreakpoint < 0) return { total, prefix: undefined, prefixTokens: 0 };
-  const prefixParts = parts.slice(0, lastBreakpoint + 1);
-  return {
-    total,
-    prefix: prefixParts.map((p) => p.text).join("\u0000"),
-    prefixTokens: tokens.slice(0, lastBreakpoint + 1).reduce((a, b) => a + b, 0),
-  };
-}
-
 /** What the real API would reject before running the model; undefined when the request is fine. */
 function validateRequest(body: MessagesRequestBody, headers: IncomingMessage["headers"]): string | undefined {
   if (!headers["anthropic-version"]) return "missing anthropic-version header";
@@ -452,7 +407,7 @@ function validateRequest(body: MessagesRequestBody, headers: IncomingMessage["he
   if ((choice?.type === "any" || choice?.type === "tool") && toolNames.size === 0) {
     return "tool_choice requires tools";
   }
-  return validateTurns(body.messages);
+  return breakpointProblem(cacheBlocks(body)) ?? validateTurns(body.messages);
 }
 
 function validateTurns(messages: MessagesRequestBody["messages"]): string | undefined {
@@ -541,12 +496,14 @@ export function fakeModelConfig(
     baseURL: api.url,
     model: "claude-sonnet-5-5",
     reflectModel: "claude-haiku-5-5",
+    decideModel: "claude-haiku-5-5",
     maxRetries: 0,
     timeoutMs: 5_000,
     dailyTokenBudget: 0,
     promptCeiling: 12_000,
     reflectMode: "two-phase",
     answeredTopicHours: 6,
+    prices: shippedPriceTable(),
     ...overrides,
   };
 }

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
 import {
   type CheckinGeneration,
+  type DecideStep,
   EMPTY_REPLY_NUDGE,
   generateCheckin,
   generateReply,
@@ -54,6 +55,8 @@ function params(text = "How was the run?"): Anthropic.MessageCreateParamsNonStre
 const deps = () => ({ llm, notes, clock });
 const replyOptions = { promptTokens: 3_000, ceiling: 12_000, reflectToolName: REFLECT_TOOL.name };
 const allow = (): TopicVerdict => ({ allow: true, topics: [] });
+/** The decision on the same model as the message, its prefix marked as the message's is. */
+const sameModel: DecideStep = { model: "claude-sonnet-5-5", prefixCache: "5m" };
 
 /** Every way a model has been seen to leak, each around the same real message. */
 const LEAKS = [
@@ -172,7 +175,7 @@ describe("generateCheckin", () => {
     api.enqueue(
       toolReply("decide_checkin", { send: false, why: "They said they'd be in meetings", topic: "" }),
     );
-    const result = await generateCheckin(params("[Check-in moment]"), deps(), allow);
+    const result = await generateCheckin(params("[Check-in moment]"), deps(), allow, sameModel);
     expect(result).toMatchObject({ stage: "declined", decision: { send: false } });
     expect(api.requests).toHaveLength(1);
     expect(api.requests[0]?.body.tool_choice).toMatchObject({ type: "tool", name: "decide_checkin" });
@@ -187,7 +190,7 @@ describe("generateCheckin", () => {
       detail: `answered ${topic}`,
       topics: ["hydration"],
     });
-    const result = await generateCheckin(params("[Check-in moment]"), deps(), guard);
+    const result = await generateCheckin(params("[Check-in moment]"), deps(), guard, sameModel);
     expect(result).toMatchObject({ stage: "held", verdict: { reason: "already-answered" } });
     expect(api.requests).toHaveLength(1);
   });
@@ -197,7 +200,12 @@ describe("generateCheckin", () => {
       toolReply("decide_checkin", { send: true, why: "they ran this morning", topic: "running" }),
       toolReply("write_message", { message: leaky }),
     );
-    const result: CheckinGeneration = await generateCheckin(params("[Check-in moment]"), deps(), allow);
+    const result: CheckinGeneration = await generateCheckin(
+      params("[Check-in moment]"),
+      deps(),
+      allow,
+      sameModel,
+    );
     expect(result).toMatchObject({ stage: "write", text: "How did the run feel?" });
     const write = api.requests[1]?.body as MessagesRequestBody;
     expect(write.tool_choice).toMatchObject({ type: "tool", name: "write_message" });
@@ -210,13 +218,34 @@ describe("generateCheckin", () => {
       toolReply("decide_checkin", { send: true, why: "x", topic: "sleep" }),
       toolReply("write_message", { message: "<thinking>maybe not</thinking> NO_MESSAGE" }),
     );
-    const result = await generateCheckin(params("[Check-in moment]"), deps(), allow);
+    const result = await generateCheckin(params("[Check-in moment]"), deps(), allow, sameModel);
     expect(result.stage).toBe("empty");
+  });
+
+  it("decides on the cheaper model with its prefix unmarked, and writes on the main model", async () => {
+    api.enqueue(
+      toolReply("decide_checkin", { send: true, why: "they ran this morning", topic: "running" }),
+      toolReply("write_message", { message: "How did the run feel?" }),
+    );
+    const result = await generateCheckin(params("[Check-in moment]"), deps(), allow, {
+      model: "claude-haiku-5-5",
+      prefixCache: "none",
+    });
+    expect(result).toMatchObject({ stage: "write", text: "How did the run feel?" });
+    const [decide, write] = api.requests.map((r) => r.body);
+    expect(decide?.model).toBe("claude-haiku-5-5");
+    expect(JSON.stringify(decide?.system)).not.toContain("cache_control");
+    expect(write?.model).toBe("claude-sonnet-5-5");
+    expect(write?.system).toEqual(prefix.system);
+    expect(result.usage.map((u) => [u.purpose, u.model])).toEqual([
+      ["heartbeat-decide", "claude-haiku-5-5"],
+      ["heartbeat-write", "claude-sonnet-5-5"],
+    ]);
   });
 
   it("treats a malformed decision as no check-in", async () => {
     api.enqueue(toolReply("decide_checkin", { send: "yes please" }));
-    const result = await generateCheckin(params("[Check-in moment]"), deps(), allow);
+    const result = await generateCheckin(params("[Check-in moment]"), deps(), allow, sameModel);
     expect(result.stage).toBe("invalid-decision");
     expect(api.requests).toHaveLength(1);
   });

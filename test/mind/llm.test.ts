@@ -45,6 +45,7 @@ describe("ModelClient", () => {
         output_tokens: 3,
         cache_creation_input_tokens: 1500,
         cache_read_input_tokens: 0,
+        cache_creation: { ephemeral_5m_input_tokens: 500, ephemeral_1h_input_tokens: 1000 },
       }),
     );
     const message = await client.create(request, "reply");
@@ -59,6 +60,7 @@ describe("ModelClient", () => {
         input: 12,
         output: 3,
         cacheWrite: 1500,
+        cacheWrite1h: 1000,
         cacheRead: 0,
       },
     ]);

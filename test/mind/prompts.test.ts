@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { NOTES_TOOLS } from "../../src/mind/notes-tools.ts";
 import { fixedPersona, loadPersona, PersonaError, personaFromDir } from "../../src/mind/persona.ts";
+import { minCacheableTokens, shippedPriceTable } from "../../src/mind/prices.ts";
 import {
   buildStablePrefix,
   CACHE_MARGIN,
-  minCacheableTokens,
   PROTOCOL,
   prefixIsCacheable,
   protocolAndPersona,
@@ -58,14 +58,15 @@ describe("buildStablePrefix", () => {
 
   it("is above the minimum cacheable length of Sonnet- and Haiku-class models with a 25% margin", async () => {
     const prefix = buildStablePrefix(await loadPersona(), { notes: NOTES_TOOLS });
-    expect(minCacheableTokens("claude-sonnet-5-5")).toBe(1024);
-    expect(minCacheableTokens("claude-haiku-5-5")).toBe(2048);
-    expect(minCacheableTokens("some-new-model")).toBe(2048);
+    const prices = shippedPriceTable();
+    expect(minCacheableTokens(prices, "claude-sonnet-5-5")).toBe(1024);
+    expect(minCacheableTokens(prices, "claude-haiku-5-5")).toBe(2048);
+    expect(minCacheableTokens(prices, "some-new-model")).toBe(2048);
     expect(prefix.tokens).toBeGreaterThanOrEqual(1024 * CACHE_MARGIN);
-    expect(prefixIsCacheable(prefix, "claude-sonnet-5-5")).toBe(true);
-    expect(prefixIsCacheable(prefix, "claude-haiku-5-5")).toBe(true);
+    expect(prefixIsCacheable(prefix, prices, "claude-sonnet-5-5")).toBe(true);
+    expect(prefixIsCacheable(prefix, prices, "claude-haiku-5-5")).toBe(true);
     const tiny = buildStablePrefix({ soul: "x", user: "", heartbeat: "" }, { notes: [] });
-    expect(prefixIsCacheable(tiny, "claude-sonnet-5-5")).toBe(false);
+    expect(prefixIsCacheable(tiny, prices, "claude-sonnet-5-5")).toBe(false);
   });
 });
 

@@ -6,6 +6,8 @@ import { carriesInternalText, checkExpectations, computeMetrics } from "../../si
 import { expectationsSchema } from "../../simulations/scenario.ts";
 import { ZoneTimeline } from "../../simulations/zones.ts";
 import { parseQuietHours } from "../../src/checkin-settings.ts";
+import { shippedPriceTable } from "../../src/mind/prices.ts";
+import { fakeDollars } from "../fakes/prices.ts";
 
 const fixture = z
   .object({
@@ -16,9 +18,15 @@ const fixture = z
   })
   .parse(JSON.parse(readFileSync(new URL("./fixtures/tiny-day.json", import.meta.url), "utf8")));
 
+const zones = new ZoneTimeline("Europe/Berlin", [{ at: "2026-02-11T16:00", timezone: "Europe/London" }]);
 const options = {
   quietHours: parseQuietHours(fixture.quietHours) ?? { start: 0, end: 0 },
   answeredTopicHours: fixture.answeredTopicHours,
+  cost: {
+    prices: shippedPriceTable(),
+    zoneAt: (at: Date) => zones.zoneAt(at),
+    baseline: { system: "You are a companion. ".repeat(300), heartbeat: "Check in now and then." },
+  },
 };
 
 describe("computeMetrics on a hand-made day", () => {
@@ -117,11 +125,35 @@ describe("computeMetrics on a hand-made day", () => {
     expect(m.tokens.calls.map((c) => c.prompt)).toEqual([1500, 1600, 1650]);
     expect(m.tokens.byPurpose["heartbeat-write"]?.calls).toBe(1);
   });
+
+  it("prices every call, and sums the dollars per local day and per purpose", () => {
+    const priced = fixture.calls.map(fakeDollars);
+    expect(m.tokens.calls.map((c) => c.dollars)).toEqual(priced.map((d) => expect.closeTo(d, 12)));
+    // 300 in, 20 out, 1,200 written at Sonnet's prices.
+    expect(priced[0]).toBeCloseTo((300 * 2 + 20 * 10 + 1_200 * 2.5) / 1e6, 12);
+    const total = priced.reduce((a, b) => a + b, 0);
+    expect(m.cost.dollars).toBeCloseTo(total, 6);
+    expect(m.cost.perDay).toEqual([
+      { date: "2026-02-11", dollars: expect.closeTo(total, 6) },
+      { date: "2026-02-12", dollars: 0 },
+    ]);
+    expect(m.cost.byPurpose).toEqual({
+      reply: expect.closeTo(priced[0] ?? 0, 6),
+      "heartbeat-decide": expect.closeTo(priced[1] ?? 0, 6),
+      "heartbeat-write": expect.closeTo(priced[2] ?? 0, 6),
+    });
+  });
+
+  it("replays both baselines over the same timeline: a call per message sent, and one more per held tick", () => {
+    expect(m.cost.baselines.transcript).toMatchObject({ calls: 6, compactions: 0 });
+    expect(m.cost.baselines.everyTick).toMatchObject({ calls: 9, compactions: 0 });
+    expect(m.cost.baselines.transcript.dollars).toBeGreaterThan(0);
+    expect(m.cost.baselines.everyTick.dollars).toBeGreaterThan(m.cost.baselines.transcript.dollars);
+  });
 });
 
 describe("checkExpectations", () => {
   const m = computeMetrics(fixture.events, fixture.calls, options);
-  const zones = new ZoneTimeline("Europe/Berlin", [{ at: "2026-02-11T16:00", timezone: "Europe/London" }]);
 
   it("fails each default guarantee the hand-made day breaks, and passes the rest", () => {
     const results = checkExpectations(expectationsSchema.parse({}), m, fixture.events, zones);

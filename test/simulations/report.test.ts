@@ -94,6 +94,13 @@ describe("report.html in headless Chromium", () => {
     await expect(page.locator("table.expectations tr.ok, table.expectations tr.bad").count()).resolves.toBe(
       result.expectations.length,
     );
+    const { cost } = result.metrics;
+    const dollarsIn = async (row: string) =>
+      Number((await page.locator(`table.cost tr.${row} td`).nth(1).textContent())?.replace("$", ""));
+    expect(await dollarsIn("presence")).toBeCloseTo(cost.dollars, 3);
+    expect(await dollarsIn("transcript")).toBeCloseTo(cost.baselines.transcript.dollars, 3);
+    expect(await dollarsIn("every-tick")).toBeCloseTo(cost.baselines.everyTick.dollars, 3);
+    expect(cost.dollars).toBeGreaterThan(0);
     await page.close();
   });
 

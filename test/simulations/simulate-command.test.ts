@@ -71,6 +71,17 @@ describe("presence simulate", () => {
     const figures = JSON.parse(await readFile(join(outDir, "weekend", "metrics.json"), "utf8"));
     expect(figures).toMatchObject({ scenario: "weekend", model: "naive", passed: true });
     expect(figures.events.length).toBeGreaterThan(0);
+    // The cost: dollars per call, per local day and purpose, and both baselines, in the table too.
+    const { cost, tokens } = figures.metrics;
+    expect(tokens.calls.every((c: { dollars: unknown }) => typeof c.dollars === "number")).toBe(true);
+    expect(cost.perDay.map((d: { date: string }) => d.date)).toEqual(["2026-02-14", "2026-02-15"]);
+    expect(Object.keys(cost.byPurpose)).toEqual(expect.arrayContaining(["reply", "reflect"]));
+    expect(cost.baselines.everyTick.dollars).toBeGreaterThan(cost.baselines.transcript.dollars);
+    const costRow = legend.find((line) => line.startsWith("weekend "));
+    const dollars = (n: number) => `$${n.toFixed(4)}`;
+    expect(costRow).toContain(dollars(cost.dollars));
+    expect(costRow).toContain(dollars(cost.baselines.transcript.dollars));
+    expect(costRow).toContain(dollars(cost.baselines.everyTick.dollars));
   });
 
   it("exits 1 when a scenario's expectations are not met", async () => {
@@ -108,6 +119,19 @@ describe("presence simulate", () => {
     const missing = await simulate(["weekend", "--live"], { ANTHROPIC_API_KEY: undefined });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("--live refuses, before any call, a model the price table does not list", async () => {
+    const env = {
+      ANTHROPIC_API_KEY: api.apiKey,
+      ANTHROPIC_BASE_URL: api.url,
+      PRESENCE_DECIDE_MODEL: "claude-opus-9",
+    };
+    const before = api.requests.length;
+    const { code, stderr } = await simulate(["weekend", "--live"], env);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/model "claude-opus-9" has no price in .*prices\.json.*PRESENCE_PRICES_FILE/);
+    expect(api.requests).toHaveLength(before);
   });
 
   it("--live talks to whatever ANTHROPIC_BASE_URL names, and --judge adds one graded call per run", async () => {
