@@ -1,4 +1,4 @@
-import { Bot, type Context, GrammyError } from "grammy";
+import { type Bot, type Context, GrammyError } from "grammy";
 import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
 import type { Clock, Timer, Timers } from "../../clock.ts";
 import { pendingMessages } from "../../companion/pending-messages.ts";
@@ -11,19 +11,15 @@ import type { MessageLog } from "../../store/messages.ts";
 import type { ChannelCompanion } from "../channel.ts";
 import type { CommandHandlers } from "../command-handlers.ts";
 import { BOT_COMMANDS, commandOf, type SlashCommand } from "../commands.ts";
-import { firstContact, TELEGRAM_API_ROOT } from "./first-contact.ts";
+import type { TelegramConnection } from "./connection.ts";
+import { firstContact } from "./first-contact.ts";
 import { describeMessage, imageMediaType } from "./incoming.ts";
-import { TelegramOutbound } from "./outbound.ts";
-import { pollingHealthTransformer } from "./polling-health.ts";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryTransformer } from "./retry.ts";
-import { DEFAULT_TRANSPORT_TIMEOUTS, type TransportTimeouts, telegramFetch } from "./transport.ts";
+import type { TelegramOutbound } from "./outbound.ts";
 import type { TelegramUpdatesState } from "./updates-state.ts";
 
 export interface TelegramChannelOptions {
-  token: string;
-  ownerId: number;
-  /** A Bot API root other than Telegram's (a local Bot API server, or the tests' fake). */
-  apiRoot?: string | undefined;
+  /** The Bot API client and the outbound port the companion was built over. */
+  connection: TelegramConnection;
   companion: ChannelCompanion;
   messages: MessageLog;
   /** Which updates were handled before a restart, and which strangers were answered lately. */
@@ -33,11 +29,6 @@ export interface TelegramChannelOptions {
   /** What the settle before a reply, the typing refresh and stop()'s bounds wait on. */
   timers: Timers;
   logger: Logger;
-  retryPolicy?: RetryPolicy;
-  /** Long-poll timeout; Telegram's recommended 30 s unless told otherwise. */
-  pollTimeoutSeconds?: number;
-  /** Limits on each request to Telegram (DEFAULT_TRANSPORT_TIMEOUTS unless told); tests set them lower. */
-  timeouts?: Partial<Omit<TransportTimeouts, "pollSeconds">>;
   /**
    * How long after the person's latest message the reply waits for more (REPLY_SETTLE_MS by
    * default), so a burst of messages gets one answer; tests set it lower.
@@ -49,8 +40,6 @@ export interface TelegramChannelOptions {
   onFatal(error: unknown): void;
 }
 
-/** Telegram's recommended long-poll length. */
-const POLL_TIMEOUT_SECONDS = 30;
 /** How long stopping waits for Telegram to confirm the last handled update. */
 export const CONFIRM_OFFSET_MS = 2_000;
 /**
@@ -97,10 +86,7 @@ export class TelegramChannel {
   readonly bot: Bot;
   readonly outbound: TelegramOutbound;
   readonly #options: TelegramChannelOptions;
-  readonly #apiRoot: string;
-  readonly #pollTimeoutSeconds: number;
-  /** Every request to Telegram goes through it, grammY's and the photo downloads alike. */
-  readonly #fetch: typeof fetch;
+  readonly #connection: TelegramConnection;
   /** Replies started outside the update loop, which stop() waits for. */
   readonly #replies: InFlight;
   #polling: Promise<void> | undefined;
@@ -117,23 +103,9 @@ export class TelegramChannel {
     this.#replies = new InFlight((err: unknown) => {
       options.logger.error({ err }, "reply failed; it will be retried after a restart");
     });
-    this.#apiRoot = options.apiRoot ?? TELEGRAM_API_ROOT;
-    this.#pollTimeoutSeconds = options.pollTimeoutSeconds ?? POLL_TIMEOUT_SECONDS;
-    this.#fetch = telegramFetch({
-      ...DEFAULT_TRANSPORT_TIMEOUTS,
-      ...options.timeouts,
-      pollSeconds: this.#pollTimeoutSeconds,
-    });
-    // grammY's own client timeout (500 s by default) stays as it is: the limits above end a request first.
-    this.bot = new Bot(options.token, { client: { apiRoot: this.#apiRoot, fetch: this.#fetch } });
-    this.bot.api.config.use(retryTransformer(options.retryPolicy ?? DEFAULT_RETRY_POLICY, options.logger));
-    this.bot.api.config.use(pollingHealthTransformer(options.logger));
-    this.outbound = new TelegramOutbound({
-      api: this.bot.api,
-      chatId: options.ownerId,
-      timers: options.timers,
-      logger: options.logger,
-    });
+    this.#connection = options.connection;
+    this.bot = options.connection.bot;
+    this.outbound = options.connection.outbound;
     this.bot.use((ctx, next) => this.#once(ctx.update.update_id, next));
     this.bot.on(["message", "edited_message"], (ctx) => this.#route(ctx));
     this.bot.catch((error) => {
@@ -156,8 +128,8 @@ export class TelegramChannel {
    */
   async verify(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<UserFromGetMe> {
     if (!this.bot.isInited()) {
-      this.bot.botInfo = await firstContact(this.#options.token, {
-        apiRoot: this.#apiRoot,
+      this.bot.botInfo = await firstContact(this.#connection.token, {
+        apiRoot: this.#connection.apiRoot,
         timeoutMs: options.timeoutMs ?? DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS,
         logger: this.#options.logger,
         ...(options.signal ? { signal: options.signal } : {}),
@@ -183,7 +155,7 @@ export class TelegramChannel {
       this.#polling = this.bot
         .start({
           allowed_updates: ["message", "edited_message"],
-          timeout: this.#pollTimeoutSeconds,
+          timeout: this.#connection.pollTimeoutSeconds,
           onStart: () => {
             polling = true;
             resolve();
@@ -223,7 +195,7 @@ export class TelegramChannel {
   async #route(ctx: Context): Promise<void> {
     const message = ctx.message ?? ctx.editedMessage;
     if (message?.chat.type !== "private" || !message.from) return;
-    if (message.from.id !== this.#options.ownerId) {
+    if (message.from.id !== this.#connection.ownerId) {
       if (ctx.message) await this.#answerStranger(message.from.id, message.chat.id);
       return;
     }
@@ -378,7 +350,8 @@ export class TelegramChannel {
       const file = await this.bot.api.getFile(fileId);
       const mediaType = file.file_path ? imageMediaType(file.file_path) : null;
       if (!file.file_path || !mediaType || (file.file_size ?? 0) > MAX_IMAGE_BYTES) return undefined;
-      const response = await this.#fetch(`${this.#apiRoot}/file/bot${this.#options.token}/${file.file_path}`);
+      const { apiRoot, token } = this.#connection;
+      const response = await this.#connection.fetch(`${apiRoot}/file/bot${token}/${file.file_path}`);
       if (!response.ok) throw new Error(`download answered ${response.status}`);
       const bytes = Buffer.from(await response.arrayBuffer());
       if (bytes.byteLength > MAX_IMAGE_BYTES) return undefined;

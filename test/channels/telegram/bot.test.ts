@@ -12,6 +12,10 @@ import {
   type TelegramChannelOptions,
   UNHEARD_REPLY,
 } from "../../../src/channels/telegram/bot.ts";
+import {
+  TelegramConnection,
+  type TelegramConnectionOptions,
+} from "../../../src/channels/telegram/connection.ts";
 import { TelegramTokenRejectedError } from "../../../src/channels/telegram/first-contact.ts";
 import { TelegramUpdatesState } from "../../../src/channels/telegram/updates-state.ts";
 import { SettableClock, systemTimers, VirtualTimers } from "../../../src/clock.ts";
@@ -46,7 +50,7 @@ afterEach(async () => {
  * A stand-in for the companion with the same contract: receive() logs, reply() answers every
  * unanswered message in one message and logs it. Replies wait on `gate` when a test holds it.
  */
-function companionDouble(messages: MessageLog, outbound: () => TelegramChannel["outbound"]) {
+function companionDouble(messages: MessageLog, outbound: TelegramConnection["outbound"]) {
   const received: IncomingInput[] = [];
   let gate: Promise<void> = Promise.resolve();
   let turn: Promise<unknown> = Promise.resolve();
@@ -77,7 +81,7 @@ function companionDouble(messages: MessageLog, outbound: () => TelegramChannel["
         const unanswered = log.slice(lastAnswer + 1).filter((m) => m.role === "user");
         if (unanswered.length === 0) return;
         const text = `echo: ${unanswered.map((m) => m.text).join(" + ")}`;
-        const delivery = await outbound().send({ text, kind: "reply" });
+        const delivery = await outbound.send({ text, kind: "reply" });
         await messages.append({
           role: "assistant",
           trigger: "reply",
@@ -98,12 +102,23 @@ async function startChannel(
   token = fake.token,
   logger: Logger = silentLogger,
   replySettleMs = TEST_SETTLE_MS,
-  extra: Partial<TelegramChannelOptions> = {},
+  extra: Partial<TelegramChannelOptions> & Pick<TelegramConnectionOptions, "timeouts"> = {},
 ) {
   const messages = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
   const mind = await MindStore.open(dataDir, clock);
-  let channel: TelegramChannel | undefined;
-  const companion = companionDouble(messages, () => channel?.outbound as TelegramChannel["outbound"]);
+  const { timeouts, ...channelOptions } = extra;
+  const timers = channelOptions.timers ?? systemTimers;
+  const connection = new TelegramConnection({
+    token,
+    ownerId: OWNER,
+    apiRoot: fake.apiRoot,
+    timers,
+    logger,
+    retryPolicy: FAST_RETRY,
+    pollTimeoutSeconds: 1,
+    ...(timeouts ? { timeouts } : {}),
+  });
+  const companion = companionDouble(messages, connection.outbound);
   const updates = await TelegramUpdatesState.open(dataDir, clock.now());
   const commands = new CommandHandlers({
     mind,
@@ -118,22 +133,18 @@ async function startChannel(
     forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
   });
   const fatal: unknown[] = [];
-  channel = new TelegramChannel({
-    token,
-    ownerId: OWNER,
-    apiRoot: fake.apiRoot,
+  const channel = new TelegramChannel({
+    connection,
     companion,
     messages,
     updates,
     commands,
     clock,
-    timers: systemTimers,
+    timers,
     logger,
-    retryPolicy: FAST_RETRY,
-    pollTimeoutSeconds: 1,
     replySettleMs,
     onFatal: (error) => fatal.push(error),
-    ...extra,
+    ...channelOptions,
   });
   await channel.start();
   channels.push(channel);
