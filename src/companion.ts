@@ -14,7 +14,7 @@ import type { PendingImage } from "./mind/compose.ts";
 import type { ModelClient } from "./mind/llm.ts";
 import type { PersonaSource } from "./mind/persona.ts";
 import { Reflector } from "./mind/reflection-queue.ts";
-import type { IncomingInput, OutboundPort } from "./port.ts";
+import { type IncomingInput, type OutboundPort, RecipientBlockedError } from "./port.ts";
 import { SerialQueue } from "./serial-queue.ts";
 import type { Channel, Message } from "./store/message.ts";
 import type { MessageLog } from "./store/messages.ts";
@@ -75,10 +75,27 @@ export interface CompanionOptions extends ReplyRetryOptions {
   reflectInBackground?: boolean;
 }
 
+/** How answerFixed went: the fixed words answered the message, went out as a notice, or were not needed. */
+export type FixedAnswer = "answered" | "noticed" | "already";
+
 /** The companion's interface to channels, the scheduler and the command line. */
 export interface Companion {
   /** Logs the person's message at once (outside the turn lock) and returns it as logged. */
   receive(input: IncomingInput): Promise<Message>;
+  /**
+   * Says fixed `text` (never generated, sent exactly as written) through the outbox for a message
+   * the companion cannot take in (a voice note it cannot listen to). When that message is all the
+   * person is waiting on, the words are its answer (logged as one, so no model ever answers it, not
+   * even after a restart); when other messages wait too, they are a notice and the next turn
+   * answers everything. Nothing is said twice: "already" when something already answered it.
+   * Throws when the channel could not deliver, like a channel's own send.
+   */
+  answerFixed(message: Message, text: string): Promise<FixedAnswer>;
+  /** Records that the person edited a message the log holds (matched by its Telegram ids); the logged message, or null. */
+  receiveEdit(
+    telegram: { chatId: number; messageId: number },
+    edit: { text: string; editedAt: string },
+  ): Promise<Message | null>;
   /** Logs `input` if given, then answers everything the person said since the last answer, in one turn. */
   reply(input?: IncomingInput): Promise<ReplyOutcome>;
   /** Considers a check-in now: pre-check, budget, decide, guard, write, send. */
@@ -161,6 +178,30 @@ class CompanionImpl implements Companion {
       });
     }
     return message;
+  }
+
+  async answerFixed(message: Message, text: string): Promise<FixedAnswer> {
+    const recent = this.#deps.log.recent();
+    if (recent.some((m) => m.role === "assistant" && m.replyTo === message.id)) return "already";
+    const pending = pendingMessages(recent, this.#deps.clock.now());
+    const alone = pending.length === 1 && pending[0]?.id === message.id;
+    const delivered = await this.#outbox.deliver(
+      { text, kind: "notice", replyTo: message.id },
+      { trigger: "reply", channel: message.channel, ...(alone ? { answeredThrough: message.id } : {}) },
+    );
+    if (delivered.status === "blocked") throw new RecipientBlockedError("the person blocked the bot");
+    if (delivered.status === "failed") throw new Error(`could not say the fixed answer: ${delivered.error}`);
+    return alone ? "answered" : "noticed";
+  }
+
+  async receiveEdit(
+    telegram: { chatId: number; messageId: number },
+    edit: { text: string; editedAt: string },
+  ): Promise<Message | null> {
+    const logged = await this.#deps.log.findByTelegram(telegram.chatId, telegram.messageId);
+    if (!logged) return null;
+    await this.#deps.log.update(logged.id, edit);
+    return logged;
   }
 
   async reply(input?: IncomingInput): Promise<ReplyOutcome> {

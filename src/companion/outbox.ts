@@ -241,7 +241,8 @@ export class Outbox {
       ...(intent.replyTo ? { replyTo: intent.replyTo } : {}),
       ...(intent.answeredThrough ? { answeredThrough: intent.answeredThrough } : {}),
       ...(intent.annotations ? { annotations: intent.annotations } : {}),
-      ...(intent.kind === "notice" ? { notice: true } : {}),
+      // Fixed words that cover the person's messages (answerFixed) are an answer, not a notice.
+      ...(intent.kind === "notice" && !intent.answeredThrough ? { notice: true } : {}),
       ...(telegram ? { telegram } : {}),
     });
     const reflection = await this.#settle(intent, message, bookkeeping);

@@ -1,7 +1,6 @@
 import { type Bot, type Context, GrammyError } from "grammy";
 import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
 import type { Clock, Timer, Timers } from "../../clock.ts";
-import { pendingMessages } from "../../companion/pending-messages.ts";
 import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS } from "../../config.ts";
 import { InFlight, settledWithin } from "../../in-flight.ts";
 import type { Logger } from "../../log.ts";
@@ -21,7 +20,8 @@ export interface TelegramChannelOptions {
   /** The Bot API client and the outbound port the companion was built over. */
   connection: TelegramConnection;
   companion: ChannelCompanion;
-  messages: MessageLog;
+  /** Read only: whether an update or a Telegram message is in the log already (after a restart). */
+  messages: Pick<MessageLog, "hasTelegramUpdate" | "findByTelegram">;
   /** Which updates were handled before a restart, and which strangers were answered lately. */
   updates: TelegramUpdatesState;
   commands: CommandHandlers;
@@ -222,11 +222,12 @@ export class TelegramChannel {
   async #applyEdit(edited: TelegramMessage): Promise<void> {
     const described = describeMessage(edited);
     if (!described) return;
-    const logged = await this.#options.messages.findByTelegram(edited.chat.id, edited.message_id);
-    if (!logged) return;
     const editedAt = new Date((edited.edit_date ?? edited.date) * 1000).toISOString();
-    await this.#options.messages.update(logged.id, { text: described.text, editedAt });
-    this.#options.logger.info({ messageId: logged.id }, "the person edited a message");
+    const logged = await this.#options.companion.receiveEdit(
+      { chatId: edited.chat.id, messageId: edited.message_id },
+      { text: described.text, editedAt },
+    );
+    if (logged) this.#options.logger.info({ messageId: logged.id }, "the person edited a message");
   }
 
   /**
@@ -266,7 +267,7 @@ export class TelegramChannel {
     if (messages.hasTelegramUpdate(updateId)) {
       logger.info({ updateId }, "message already logged before a restart; not logged again");
       const logged = await messages.findByTelegram(message.chat.id, message.message_id);
-      if (logged && described.unheard && !this.#answered(logged)) await this.#acknowledgeUnheard(logged);
+      if (logged && described.unheard) await companion.answerFixed(logged, UNHEARD_REPLY);
       return;
     }
     const input: IncomingInput = {
@@ -286,7 +287,8 @@ export class TelegramChannel {
       throw new NotPersistedError(`could not log the person's message: ${String(error)}`, { cause: error });
     }
     logger.info({ updateId, kind: described.media?.kind ?? "text" }, "message from the person");
-    if (described.unheard && (await this.#acknowledgeUnheard(logged)) === "answered") return;
+    // A voice note it cannot listen to gets fixed words, never the model's (Companion.answerFixed).
+    if (described.unheard && (await companion.answerFixed(logged, UNHEARD_REPLY)) === "answered") return;
     this.#replyOnceSettled();
   }
 
@@ -316,33 +318,6 @@ export class TelegramChannel {
     settling.bound.cancel();
     settling.stopWorking();
     this.#replies.track(this.#options.companion.reply());
-  }
-
-  /**
-   * Says UNHEARD_REPLY, from code, for a voice note it cannot listen to. When that note is all
-   * the person is waiting on, the fixed words are its answer (logged as one, so no model ever
-   * answers it, not even after a restart); when other messages wait too, they are logged as a
-   * notice and the model answers everything next, knowing the note was not heard.
-   */
-  async #acknowledgeUnheard(note: Message): Promise<"answered" | "noticed"> {
-    const { messages } = this.#options;
-    const pending = pendingMessages(messages.recent(), this.#options.clock.now());
-    const alone = pending.length === 1 && pending[0]?.id === note.id;
-    const delivery = await this.outbound.send({ text: UNHEARD_REPLY, kind: "notice", replyTo: note.id });
-    await messages.append({
-      role: "assistant",
-      text: UNHEARD_REPLY,
-      channel: "telegram",
-      replyTo: note.id,
-      ...(alone ? { trigger: "reply", answeredThrough: note.id } : { notice: true }),
-      ...delivery,
-    });
-    return alone ? "answered" : "noticed";
-  }
-
-  /** Whether something was already said in answer to this message (before a restart). */
-  #answered(message: Message): boolean {
-    return this.#options.messages.recent().some((m) => m.role === "assistant" && m.replyTo === message.id);
   }
 
   async #downloadImage(fileId: string): Promise<IncomingInput["image"] | undefined> {

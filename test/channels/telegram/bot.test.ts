@@ -21,6 +21,7 @@ import { TelegramUpdatesState } from "../../../src/channels/telegram/updates-sta
 import { SettableClock, systemTimers, VirtualTimers } from "../../../src/clock.ts";
 import { createLogger, type Logger, silentLogger } from "../../../src/log.ts";
 import type { IncomingInput } from "../../../src/port.ts";
+import type { Message } from "../../../src/store/message.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { MindStore } from "../../../src/store/mind.ts";
 import { type BotApiFake, startBotApiFake } from "../../fakes/bot-api.ts";
@@ -72,6 +73,32 @@ function companionDouble(messages: MessageLog, outbound: TelegramConnection["out
         ...(input.media ? { media: input.media } : {}),
         ...(input.telegram ? { telegram: input.telegram } : {}),
       });
+    },
+    /** As Companion.answerFixed: the answer when the message is all that waits, else a notice. */
+    async answerFixed(message: Message, text: string) {
+      const log = await messages.all();
+      if (log.some((m) => m.role === "assistant" && m.replyTo === message.id)) return "already" as const;
+      const lastAnswer = log.findLastIndex((m) => m.role === "assistant" && !m.notice);
+      const unanswered = log.slice(lastAnswer + 1).filter((m) => m.role === "user");
+      const alone = unanswered.length === 1 && unanswered[0]?.id === message.id;
+      const delivery = await outbound.send({ text, kind: "notice", replyTo: message.id });
+      await messages.append({
+        role: "assistant",
+        text,
+        channel: "telegram",
+        replyTo: message.id,
+        ...(alone ? { trigger: "reply", answeredThrough: message.id } : { notice: true }),
+        ...delivery,
+      });
+      return alone ? ("answered" as const) : ("noticed" as const);
+    },
+    async receiveEdit(
+      telegram: { chatId: number; messageId: number },
+      edit: { text: string; editedAt: string },
+    ) {
+      const logged = await messages.findByTelegram(telegram.chatId, telegram.messageId);
+      if (logged) await messages.update(logged.id, edit);
+      return logged;
     },
     reply() {
       turn = turn.then(async () => {
