@@ -1,4 +1,4 @@
-import type { Clock, Timers } from "./clock.ts";
+import type { Clock, Timer, Timers } from "./clock.ts";
 import { checkinTurn, type HeartbeatOutcome } from "./companion/checkin-turn.ts";
 import { Outbox } from "./companion/outbox.ts";
 import { pendingMessages } from "./companion/pending-messages.ts";
@@ -132,6 +132,8 @@ class CompanionImpl implements Companion {
   readonly #retry: ReplyRetry;
   readonly #reflection: ReflectionSchedule;
   readonly #turn: TurnContext;
+  /** The background attempt at a reply the retry asked for, waiting for its time. */
+  #retryTimer: Timer | undefined;
   #closed = false;
 
   constructor(deps: CompanionDeps) {
@@ -146,10 +148,7 @@ class CompanionImpl implements Companion {
       inBackground: options.reflectInBackground !== false,
     });
     this.#outbox = new Outbox({ ...deps, trace: this.#trace, reflection: this.#reflection });
-    this.#retry = new ReplyRetry(
-      { ...deps, outbox: this.#outbox, attempt: () => this.#background.track(this.reply()) },
-      options,
-    );
+    this.#retry = new ReplyRetry({ ...deps, outbox: this.#outbox }, options);
     this.#turn = {
       ...deps,
       images: this.#images,
@@ -207,7 +206,13 @@ class CompanionImpl implements Companion {
   async reply(input?: IncomingInput): Promise<ReplyOutcome> {
     if (input) await this.receive(input);
     if (this.#closed) return { status: "closed" };
-    return this.#lock.runCoalesced("reply", () => this.#guarded("reply", () => replyTurn(this.#turn)));
+    return this.#lock.runCoalesced("reply", async () => {
+      try {
+        return await this.#guarded("reply", () => replyTurn(this.#turn));
+      } finally {
+        this.#followRetry();
+      }
+    });
   }
 
   async heartbeat(): Promise<HeartbeatOutcome> {
@@ -225,8 +230,9 @@ class CompanionImpl implements Companion {
 
   exclusive<T>(work: () => Promise<T>): Promise<T> {
     return this.#lock.run(async () => {
-      const retrying = this.#retry.scheduled;
+      const retrying = this.#retryTimer !== undefined;
       this.#retry.cancel();
+      this.#followRetry();
       await this.#reflection.settle();
       try {
         return await work();
@@ -244,7 +250,25 @@ class CompanionImpl implements Companion {
     if (this.#closed) return;
     const pending = pendingMessages(this.#deps.log.recent(), this.#deps.clock.now());
     if (retrying && pending.length > 0) this.#retry.schedule();
+    this.#followRetry();
     this.#reflection.resume();
+  }
+
+  /**
+   * Keeps the retry's timer in step with what the turn told the retry: armed for the wait it
+   * asked for (replacing one already waiting), or dropped. The attempt it runs is a reply like
+   * any other, tracked as background work.
+   */
+  #followRetry(): void {
+    const change = this.#retry.takeChange();
+    if (change === undefined) return;
+    this.#retryTimer?.cancel();
+    this.#retryTimer = undefined;
+    if (change === null || this.#closed) return;
+    this.#retryTimer = this.#deps.timers.after(change, () => {
+      this.#retryTimer = undefined;
+      this.#background.track(this.reply());
+    });
   }
 
   async idle(): Promise<void> {
@@ -258,6 +282,7 @@ class CompanionImpl implements Companion {
   async close(): Promise<void> {
     this.#closed = true;
     this.#retry.stop();
+    this.#followRetry();
     this.#reflection.stop();
     const timeout = this.#deps.options?.closeTimeoutMs ?? 10_000;
     if (!(await settledWithin(this.idle(), timeout, this.#deps.timers)))
