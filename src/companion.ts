@@ -1,5 +1,6 @@
 import type { Clock, Timer, Timers } from "./clock.ts";
 import { checkinTurn, type HeartbeatOutcome } from "./companion/checkin-turn.ts";
+import { reflectOnRecovered } from "./companion/held-reply.ts";
 import { Outbox } from "./companion/outbox.ts";
 import { pendingMessages } from "./companion/pending-messages.ts";
 import { type QuietTrace, quietTrace } from "./companion/quiet-trace.ts";
@@ -147,7 +148,7 @@ class CompanionImpl implements Companion {
       background: this.#background,
       inBackground: options.reflectInBackground !== false,
     });
-    this.#outbox = new Outbox({ ...deps, trace: this.#trace, reflection: this.#reflection });
+    this.#outbox = new Outbox({ ...deps, trace: this.#trace });
     this.#retry = new ReplyRetry({ ...deps, outbox: this.#outbox }, options);
     this.#turn = {
       ...deps,
@@ -223,7 +224,9 @@ class CompanionImpl implements Companion {
   }
 
   async recover(): Promise<void> {
-    await this.#lock.run(() => this.#guarded("recover", () => this.#outbox.finishInterrupted()));
+    await this.#lock.run(() =>
+      this.#guarded("recover", () => this.#outbox.finishInterrupted(reflectOnRecovered(this.#turn))),
+    );
     await this.reply();
     await this.#reflection.runPending();
   }
