@@ -35,7 +35,7 @@ import {
   systemText,
   textReply,
   toolReply,
-} from "./fakes/messages-api.ts";
+} from "../testkit/messages-api.ts";
 import { tempDataDir } from "./store/helpers.ts";
 import { testCoreConfig } from "./support/core-config.ts";
 

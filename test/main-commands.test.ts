@@ -13,7 +13,6 @@ import {
   type Runtime,
 } from "../src/main.ts";
 import type { OutgoingMessage } from "../src/port.ts";
-import { waitFor } from "./e2e/harness.ts";
 import {
   fakeModelConfig,
   type MessagesApiFake,
@@ -21,7 +20,8 @@ import {
   startMessagesApiFake,
   textReply,
   toolReply,
-} from "./fakes/messages-api.ts";
+} from "../testkit/messages-api.ts";
+import { waitFor } from "./e2e/harness.ts";
 import { tempDataDir } from "./store/helpers.ts";
 import { testCoreConfig } from "./support/core-config.ts";
 

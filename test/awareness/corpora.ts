@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 
-const corporaDir = fileURLToPath(new URL("../fixtures/corpora/", import.meta.url));
+const corporaDir = fileURLToPath(new URL("../fixtures/corpora", import.meta.url));
 
 function readJson(file: string): unknown {
   return JSON.parse(readFileSync(`${corporaDir}${file}`, "utf8"));

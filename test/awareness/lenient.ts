@@ -10,7 +10,7 @@ const lenientEntry = z.object({
 });
 const lenientLog = z.object({ messages: z.array(lenientEntry) });
 
-const situationsDir = fileURLToPath(new URL("../fixtures/situations/", import.meta.url));
+const situationsDir = fileURLToPath(new URL("../fixtures/situations", import.meta.url));
 
 /**
  * A situation fixture as the command line reads it (role, text, ts with any offset) turned

@@ -23,7 +23,7 @@ import {
   startMessagesApiFake,
   textReply,
   toolReply,
-} from "../fakes/messages-api.ts";
+} from "../../testkit/messages-api.ts";
 import { tempDataDir } from "../store/helpers.ts";
 
 const clock = new SettableClock("2026-03-07T10:00:00.000Z");

@@ -13,7 +13,7 @@ import {
   type MessagesApiFake,
   startMessagesApiFake,
   textReply,
-} from "../fakes/messages-api.ts";
+} from "../../testkit/messages-api.ts";
 
 let api: MessagesApiFake;
 const clock = new SettableClock("2026-03-07T10:00:00.000Z");

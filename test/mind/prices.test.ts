@@ -12,7 +12,7 @@ import {
   UnpricedModelError,
   usageDollars,
 } from "../../src/mind/prices.ts";
-import { FAKE_PRICES, fakeDollars } from "../fakes/prices.ts";
+import { FAKE_PRICES, fakeDollars } from "../../testkit/prices.ts";
 import { tempDataDir } from "../store/helpers.ts";
 
 /** The table, per million tokens: input, output, write 5 min, write 1 h, read, minimum. */

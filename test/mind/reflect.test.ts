@@ -20,7 +20,7 @@ import {
   startMessagesApiFake,
   systemText,
   toolReply,
-} from "../fakes/messages-api.ts";
+} from "../../testkit/messages-api.ts";
 
 let root: string;
 let dataDir: string;

@@ -3,7 +3,7 @@ import { baselineCosts, COMPACT_AT_TOKENS, SILENT_TICK_TOKENS } from "../../simu
 import type { SimEvent } from "../../simulations/events.ts";
 import { shippedPriceTable } from "../../src/mind/prices.ts";
 import { estimateTokens } from "../../src/mind/tokens.ts";
-import { fakeDollars } from "../fakes/prices.ts";
+import { fakeDollars } from "../../testkit/prices.ts";
 
 /**
  * The two baselines on a timeline small enough to bill by hand: which prefix each call

@@ -7,7 +7,7 @@ import { expectationsSchema } from "../../simulations/scenario.ts";
 import { ZoneTimeline } from "../../simulations/zones.ts";
 import { parseQuietHours } from "../../src/checkin-settings.ts";
 import { shippedPriceTable } from "../../src/mind/prices.ts";
-import { fakeDollars } from "../fakes/prices.ts";
+import { fakeDollars } from "../../testkit/prices.ts";
 
 const fixture = z
   .object({

@@ -3,7 +3,7 @@ import { LEAK_EVERY, minimalObject, NaiveModel, ROTATION } from "../../simulatio
 import { guardOutgoing } from "../../src/mind/leak-guard.ts";
 import { DECIDE_CHECKIN_TOOL, WRITE_MESSAGE_TOOL } from "../../src/mind/prompts.ts";
 import { REFLECT_TOOL } from "../../src/mind/reflect.ts";
-import type { FakeResponse, MessagesRequestBody } from "../fakes/messages-api.ts";
+import type { FakeResponse, MessagesRequestBody } from "../../testkit/messages-api.ts";
 
 /** The naive model must be predictable and deliberately tactless, whatever the prompt says. */
 

@@ -10,7 +10,7 @@ import {
   type MessagesApiFake,
   type MessagesRequestBody,
   startMessagesApiFake,
-} from "../fakes/messages-api.ts";
+} from "../../testkit/messages-api.ts";
 
 /** `presence simulate` as a person runs it: the table, the progress, the files, the exit code. */
 

@@ -19,7 +19,7 @@ import { createLogger, type Logger, silentLogger } from "../../../src/log.ts";
 import type { IncomingInput } from "../../../src/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { MindStore } from "../../../src/store/mind.ts";
-import { type BotApiFake, startBotApiFake } from "../../fakes/bot-api.ts";
+import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
 
 const OWNER = 1001;
 const FAST_RETRY = { maxAttempts: 6, baseDelayMs: 10, maxDelayMs: 40, maxRetryAfterSeconds: 5 };

@@ -5,7 +5,7 @@ import { type RetryPolicy, retryTransformer } from "../../../src/channels/telegr
 import { systemTimers } from "../../../src/clock.ts";
 import { silentLogger } from "../../../src/log.ts";
 import { RecipientBlockedError } from "../../../src/port.ts";
-import { type BotApiFake, startBotApiFake } from "../../fakes/bot-api.ts";
+import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
 
 const OWNER = 1001;
 let fake: BotApiFake;

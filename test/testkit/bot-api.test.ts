@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { Api, Bot, GrammyError, HttpError, InputFile } from "grammy";
 import { afterEach, describe, expect, it } from "vitest";
-import { type BotApiFake, parseTelegramHtml, startBotApiFake } from "./bot-api.ts";
+import { type BotApiFake, parseTelegramHtml, startBotApiFake } from "../../testkit/bot-api.ts";
 
 let fake: BotApiFake;
 

@@ -1,7 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/clock.ts";
-import { type MessagesApiFake, startMessagesApiFake, textReply } from "./messages-api.ts";
+import { type MessagesApiFake, startMessagesApiFake, textReply } from "../../testkit/messages-api.ts";
 
 /**
  * The Messages API fake's prompt cache, through the real SDK on a virtual clock: what a
