@@ -6,7 +6,7 @@ import { detectTopics } from "../src/awareness/topics.ts";
 import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL } from "../src/config.ts";
 import { type ComposedPrompt, composePrompt, describeMessage } from "../src/mind/compose.ts";
 import { MAX_TOKENS } from "../src/mind/generate.ts";
-import { type MemoryItem, rankMemory } from "../src/mind/memory.ts";
+import { rankMemory } from "../src/mind/memory.ts";
 import { NOTES_TOOLS } from "../src/mind/notes-tools.ts";
 import { loadPersona } from "../src/mind/persona.ts";
 import { minCacheableTokens, shippedPriceTable } from "../src/mind/prices.ts";
@@ -18,10 +18,11 @@ import {
 } from "../src/mind/prompts.ts";
 import { REFLECT_TOOL, reflectionPrompt, reflectionSystem } from "../src/mind/reflect.ts";
 import { renderScratchpad } from "../src/mind/scratchpad.ts";
-import { recentThreadNotes, type Threads } from "../src/mind/threads.ts";
+import { recentThreadNotes } from "../src/mind/threads.ts";
 import { estimateTokens } from "../src/mind/tokens.ts";
 import type { Message } from "../src/store/message.ts";
 import { initialMindState, type MindState } from "../src/store/mind.ts";
+import type { MemoryItem, Threads } from "../src/store/mind-schema.ts";
 import type { BenchRow } from "./types.ts";
 
 /**

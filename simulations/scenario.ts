@@ -3,7 +3,8 @@ import { basename } from "node:path";
 import { z } from "zod";
 import { parseQuietHours, type QuietHours } from "../src/checkin-settings.ts";
 import { CronError, parseCron } from "../src/heartbeat/schedule.ts";
-import { MEMORY_TEXT_MAX_CHARS, memoryKindSchema } from "../src/mind/memory.ts";
+import { MEMORY_TEXT_MAX_CHARS } from "../src/mind/memory.ts";
+import { memoryKindSchema } from "../src/store/mind-schema.ts";
 import { isKnownZone } from "../src/zones.ts";
 
 /**

@@ -12,7 +12,6 @@ import {
 } from "../src/companion.ts";
 import type { ModelConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
-import type { MemoryItem } from "../src/mind/memory.ts";
 import { loadPersona, personaFromDir } from "../src/mind/persona.ts";
 import { RETRY_BACKOFF_MS } from "../src/mind/reflection-queue.ts";
 import {
@@ -24,6 +23,7 @@ import {
 import type { Message } from "../src/store/message.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
+import type { MemoryItem } from "../src/store/mind-schema.ts";
 import { NotesStore } from "../src/store/notes.ts";
 import { Trace } from "../src/store/trace.ts";
 import {

@@ -2,8 +2,9 @@ import { DateTime } from "luxon";
 import { formatQuietHours, type QuietHours } from "../checkin-settings.ts";
 import type { Clock } from "../clock.ts";
 import type { ForgottenCopies } from "../companion/forget-copies.ts";
-import { activeMemory, type MemoryItem } from "../mind/memory.ts";
+import { activeMemory } from "../mind/memory.ts";
 import type { MindStore } from "../store/mind.ts";
+import type { MemoryItem } from "../store/mind-schema.ts";
 import { plural } from "../text.ts";
 import {
   BOT_COMMANDS,

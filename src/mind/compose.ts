@@ -1,10 +1,11 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { IncomingInput } from "../port.ts";
 import type { Message } from "../store/message.ts";
+import type { MemoryItem, ThreadNote, Threads } from "../store/mind-schema.ts";
 import { type PrefixCache, withPrefixCache } from "./cache-plan.ts";
-import { type MemoryItem, memoryLineTokens } from "./memory.ts";
+import { memoryLineTokens } from "./memory.ts";
 import type { StablePrefix } from "./prompts.ts";
-import type { FlushMark, ThreadNote, Threads } from "./threads.ts";
+import type { FlushMark } from "./threads.ts";
 import { workingMessages } from "./threads.ts";
 import { estimateTokens } from "./tokens.ts";
 

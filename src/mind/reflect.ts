@@ -4,22 +4,14 @@ import { z } from "zod";
 import { messageTopics } from "../awareness/topics.ts";
 import { type Annotations, type Message, toneSchema } from "../store/message.ts";
 import type { MindState } from "../store/mind.ts";
-import {
-  activeMemory,
-  applyMemoryOps,
-  type MemoryItem,
-  memoryLineTokens,
-  memoryOpSchema,
-  rankMemory,
-} from "./memory.ts";
+import { type FieldKey, type MemoryItem, SCRATCHPAD_FIELDS } from "../store/mind-schema.ts";
+import { activeMemory, applyMemoryOps, memoryLineTokens, memoryOpSchema, rankMemory } from "./memory.ts";
 import type { Persona } from "./persona.ts";
 import {
   applyScratchpadUpdate,
   FIELD_MAX_CHARS,
-  type FieldKey,
   fieldPath,
   renderScratchpad,
-  SCRATCHPAD_FIELDS,
   WORKSPACE_INPUT_MAX_CHARS,
   type WorkspaceArchive,
   workspaceEditSchema,

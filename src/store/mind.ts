@@ -6,13 +6,19 @@ import { emptyHeartbeatState, heartbeatStateSchema } from "../checkin-settings.t
 import type { Clock } from "../clock.ts";
 import { type Decision, decisionSchema } from "../decision.ts";
 import { type UsageRecord, usageTotal } from "../mind/llm.ts";
-import { type MemoryItem, memoryItemSchema } from "../mind/memory.ts";
-import { initialScratchpad, SCRATCHPAD_FIELDS, scratchpadSchema } from "../mind/scratchpad.ts";
-import { initialThreads, threadsSchema } from "../mind/threads.ts";
 import { SerialQueue } from "../serial-queue.ts";
 import { mentionMatcher } from "../text.ts";
 import { DataFileError, DurableJsonFile, ensurePrivateDir, removeLeftoverTemps } from "./files.ts";
 import { annotationsSchema } from "./message.ts";
+import {
+  initialScratchpad,
+  initialThreads,
+  type MemoryItem,
+  memoryItemSchema,
+  SCRATCHPAD_FIELDS,
+  scratchpadSchema,
+  threadsSchema,
+} from "./mind-schema.ts";
 import { PERSON_FILES } from "./person-files.ts";
 
 /**
