@@ -2,8 +2,8 @@ import { performance } from "node:perf_hooks";
 import { buildAwarenessContext } from "../src/awareness/build.ts";
 import { type AwarenessSettings, defaultAwarenessSettings } from "../src/awareness/context.ts";
 import { formatAwarenessForPrompt } from "../src/awareness/format.ts";
+import type { Message } from "../src/message.ts";
 import { awarenessSliceStart } from "../src/store/awareness-slice.ts";
-import type { Message } from "../src/store/message.ts";
 import type { BenchRow } from "./types.ts";
 
 /**

@@ -4,6 +4,7 @@ import { defaultAwarenessSettings } from "../src/awareness/context.ts";
 import { formatAwarenessForPrompt } from "../src/awareness/format.ts";
 import { detectTopics } from "../src/awareness/topics.ts";
 import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL } from "../src/config.ts";
+import type { Message } from "../src/message.ts";
 import { type ComposedPrompt, composePrompt, describeMessage } from "../src/mind/compose.ts";
 import { MAX_TOKENS } from "../src/mind/generate.ts";
 import { rankMemory } from "../src/mind/memory.ts";
@@ -20,7 +21,6 @@ import { REFLECT_TOOL, reflectionPrompt, reflectionSystem } from "../src/mind/re
 import { renderScratchpad } from "../src/mind/scratchpad.ts";
 import { recentThreadNotes } from "../src/mind/threads.ts";
 import { estimateTokens } from "../src/mind/tokens.ts";
-import type { Message } from "../src/store/message.ts";
 import { initialMindState, type MindState } from "../src/store/mind.ts";
 import type { MemoryItem, Threads } from "../src/store/mind-schema.ts";
 import type { BenchRow } from "./types.ts";

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { SettableClock } from "../src/clock.ts";
+import type { Message } from "../src/message.ts";
 import { ensurePrivateDir, writeFileDurable } from "../src/store/files.ts";
 import { MESSAGE_LOG_VERSION, serializeMessageLog } from "../src/store/log-format.ts";
-import type { Message } from "../src/store/message.ts";
 import { DEFAULT_WINDOW_DAYS, MessageLog } from "../src/store/messages.ts";
 import type { BenchRow } from "./types.ts";
 

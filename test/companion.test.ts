@@ -12,6 +12,7 @@ import {
 } from "../src/companion.ts";
 import type { ModelConfig } from "../src/config.ts";
 import { silentLogger } from "../src/log.ts";
+import type { Message } from "../src/message.ts";
 import { loadPersona, personaFromDir } from "../src/mind/persona.ts";
 import { RETRY_BACKOFF_MS } from "../src/mind/reflection-queue.ts";
 import {
@@ -20,7 +21,6 @@ import {
   type OutgoingMessage,
   RecipientBlockedError,
 } from "../src/port.ts";
-import type { Message } from "../src/store/message.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
 import type { MemoryItem } from "../src/store/mind-schema.ts";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { loadCoreConfig } from "../src/config.ts";
 import { parseCron } from "../src/heartbeat/schedule.ts";
+import type { Message } from "../src/message.ts";
 import { buildStatus, formatStatus, unansweredCount } from "../src/status.ts";
-import type { Message } from "../src/store/message.ts";
 import { initialMindState, type MindState } from "../src/store/mind.ts";
 
 const core = loadCoreConfig({ PRESENCE_TIMEZONE: "UTC", PRESENCE_HEARTBEAT_CRON: "7 * * * *" });

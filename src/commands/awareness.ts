@@ -3,8 +3,8 @@ import { buildAwarenessContext } from "../awareness/build.ts";
 import { type AwarenessContext, defaultAwarenessSettings, type Trigger } from "../awareness/context.ts";
 import { formatAwarenessForPrompt } from "../awareness/format.ts";
 import { ConfigError, type CoreConfig, loadCoreConfig } from "../config.ts";
+import type { Message } from "../message.ts";
 import { LogFileError, loadLogFile } from "../store/log-file.ts";
-import type { Message } from "../store/message.ts";
 import { isKnownZone } from "../zones.ts";
 import { type CommandIO, defineCommand, UsageError } from "./command.ts";
 

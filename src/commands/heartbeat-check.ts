@@ -1,6 +1,6 @@
 import { emptyHeartbeatState, type HeartbeatState } from "../checkin-settings.ts";
 import { heartbeatSettingsFromConfig, shouldFireHeartbeat } from "../heartbeat/policy.ts";
-import type { Message } from "../store/message.ts";
+import type { Message } from "../message.ts";
 import { parseInstant, readLogAtMoment } from "./awareness.ts";
 import { defineCommand } from "./command.ts";
 

@@ -1,12 +1,12 @@
 import { defaultAwarenessSettings } from "../awareness/context.ts";
 import type { Decision, DecisionReason } from "../decision.ts";
 import { effectiveTimezone, heartbeatSettingsFromConfig, shouldFireHeartbeat } from "../heartbeat/policy.ts";
+import type { Message } from "../message.ts";
 import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../mind/cache-plan.ts";
 import { generateCheckin } from "../mind/generate.ts";
 import { ModelRequestError, ModelUnavailableError } from "../mind/llm.ts";
 import { PRIOR_CONTEXT_TOKENS, priorMemoryFor } from "../mind/memory.ts";
 import { checkinAnnotations, guardTopic } from "../mind/topic-guard.ts";
-import type { Message } from "../store/message.ts";
 import type { MindStore } from "../store/mind.ts";
 import { pendingMessages } from "./pending-messages.ts";
 import { generateDepsOf, type TurnContext } from "./turn-context.ts";

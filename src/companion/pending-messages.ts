@@ -1,4 +1,4 @@
-import type { Message } from "../store/message.ts";
+import type { Message } from "../message.ts";
 
 /** A fixed notice the companion sent while the model was away: said, but not an answer. */
 export function isNotice(message: Message): boolean {

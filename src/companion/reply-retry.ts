@@ -1,5 +1,5 @@
 import type { Clock, Timer, Timers } from "../clock.ts";
-import type { Message } from "../store/message.ts";
+import type { Message } from "../message.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { Outbox } from "./outbox.ts";
 import { isNotice } from "./pending-messages.ts";

@@ -1,7 +1,7 @@
+import type { Message } from "../message.ts";
 import { generateReply } from "../mind/generate.ts";
 import { ModelRequestError, ModelUnavailableError } from "../mind/llm.ts";
 import { REFLECT_TOOL } from "../mind/reflect.ts";
-import type { Message } from "../store/message.ts";
 import { sendHeldReplies } from "./held-reply.ts";
 import { pendingMessages } from "./pending-messages.ts";
 import { FAILURE_NOTICE_TEXT } from "./reply-retry.ts";

@@ -10,6 +10,7 @@ import { formatAwarenessForPrompt } from "../awareness/format.ts";
 import { detectTopics } from "../awareness/topics.ts";
 import type { CoreConfig, ModelConfig } from "../config.ts";
 import { effectiveTimezone, heartbeatSettingsFromConfig } from "../heartbeat/policy.ts";
+import type { Message } from "../message.ts";
 import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../mind/cache-plan.ts";
 import { type ComposedPrompt, composePrompt, type PendingImage } from "../mind/compose.ts";
 import { MAX_TOKENS } from "../mind/generate.ts";
@@ -20,7 +21,6 @@ import { buildStablePrefix, checkinMomentText, type StablePrefix } from "../mind
 import { REFLECT_TOOL } from "../mind/reflect.ts";
 import { renderScratchpad } from "../mind/scratchpad.ts";
 import { recentThreadNotes } from "../mind/threads.ts";
-import type { Message } from "../store/message.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindState } from "../store/mind.ts";
 

@@ -1,6 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
+import type { Message } from "../message.ts";
 import type { IncomingInput } from "../port.ts";
-import type { Message } from "../store/message.ts";
 import type { MemoryItem, ThreadNote, Threads } from "../store/mind-schema.ts";
 import { type PrefixCache, withPrefixCache } from "./cache-plan.ts";
 import { memoryLineTokens } from "./memory.ts";

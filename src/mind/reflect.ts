@@ -2,7 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { DateTime } from "luxon";
 import { z } from "zod";
 import { messageTopics } from "../awareness/topics.ts";
-import { type Annotations, type Message, toneSchema } from "../store/message.ts";
+import { type Annotations, type Message, toneSchema } from "../message.ts";
 import type { MindState } from "../store/mind.ts";
 import { type FieldKey, type MemoryItem, SCRATCHPAD_FIELDS } from "../store/mind-schema.ts";
 import { activeMemory, applyMemoryOps, memoryLineTokens, memoryOpSchema, rankMemory } from "./memory.ts";

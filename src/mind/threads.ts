@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Message } from "../store/message.ts";
+import type { Message } from "../message.ts";
 import { MAIN_THREAD, type Thread, type ThreadNote, type Threads } from "../store/mind-schema.ts";
 import { estimateTokens } from "./tokens.ts";
 

@@ -3,7 +3,7 @@ import type { AwarenessContext } from "../awareness/context.ts";
 import { elapsedMinutes } from "../awareness/time.ts";
 import { detectTone } from "../awareness/tone.ts";
 import { canonicalTopic, detectTopics, isQuestion, knownTopics, messageTopics } from "../awareness/topics.ts";
-import type { Annotations, Message } from "../store/message.ts";
+import type { Annotations, Message } from "../message.ts";
 import { formatDuration } from "../text.ts";
 
 /**

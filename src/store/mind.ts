@@ -5,11 +5,11 @@ import { z } from "zod";
 import { emptyHeartbeatState, heartbeatStateSchema } from "../checkin-settings.ts";
 import type { Clock } from "../clock.ts";
 import { type Decision, decisionSchema } from "../decision.ts";
+import { annotationsSchema } from "../message.ts";
 import { type UsageRecord, usageTotal } from "../mind/llm.ts";
 import { SerialQueue } from "../serial-queue.ts";
 import { mentionMatcher } from "../text.ts";
 import { DataFileError, DurableJsonFile, ensurePrivateDir, removeLeftoverTemps } from "./files.ts";
-import { annotationsSchema } from "./message.ts";
 import {
   initialScratchpad,
   initialThreads,

@@ -7,7 +7,7 @@ import {
   defaultAwarenessSettings,
   unansweredAskedTopics,
 } from "../../src/awareness/index.ts";
-import type { Message } from "../../src/store/message.ts";
+import type { Message } from "../../src/message.ts";
 import { toMessages } from "./lenient.ts";
 
 const madrid: AwarenessSettings = {

@@ -5,8 +5,8 @@ import {
   defaultAwarenessSettings,
   formatAwarenessForPrompt,
 } from "../../src/awareness/index.ts";
+import type { Message } from "../../src/message.ts";
 import { estimateTokens } from "../../src/mind/tokens.ts";
-import type { Message } from "../../src/store/message.ts";
 import { loadSituationLog } from "./lenient.ts";
 
 const madridHeartbeat: AwarenessSettings = {

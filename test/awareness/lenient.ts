@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import type { Message } from "../../src/store/message.ts";
+import type { Message } from "../../src/message.ts";
 
 const lenientEntry = z.object({
   role: z.enum(["user", "assistant"]),

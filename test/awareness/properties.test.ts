@@ -6,7 +6,7 @@ import {
   defaultAwarenessSettings,
   formatAwarenessForPrompt,
 } from "../../src/awareness/index.ts";
-import type { Message } from "../../src/store/message.ts";
+import type { Message } from "../../src/message.ts";
 
 const start = Date.parse("2026-03-27T00:00:00Z");
 const end = Date.parse("2026-03-31T00:00:00Z");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { detectTone, exchangeTone, messageTone, toneScore } from "../../src/awareness/index.ts";
-import type { Message, Tone } from "../../src/store/message.ts";
+import type { Message, Tone } from "../../src/message.ts";
 import { type AgreementRow, loadToneCorpus, reportAgreement } from "./corpora.ts";
 
 const corpus = loadToneCorpus();

@@ -9,7 +9,7 @@ import {
   messageTopics,
   topicDomain,
 } from "../../src/awareness/index.ts";
-import type { Message } from "../../src/store/message.ts";
+import type { Message } from "../../src/message.ts";
 import { type AgreementRow, loadTopicCorpus, reportAgreement } from "./corpora.ts";
 
 const corpus = loadTopicCorpus();

@@ -16,7 +16,7 @@ import {
   shouldFireHeartbeat,
   withCheckinSent,
 } from "../../src/heartbeat/policy.ts";
-import type { Message } from "../../src/store/message.ts";
+import type { Message } from "../../src/message.ts";
 
 const settings: HeartbeatSettings = {
   timezone: "Europe/Berlin",

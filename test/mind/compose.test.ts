@@ -1,5 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
+import type { Message } from "../../src/message.ts";
 import { type ComposeInput, composePrompt, PromptCeilingError } from "../../src/mind/compose.ts";
 import { NOTES_TOOLS } from "../../src/mind/notes-tools.ts";
 import { loadPersona } from "../../src/mind/persona.ts";
@@ -7,7 +8,6 @@ import { buildStablePrefix } from "../../src/mind/prompts.ts";
 import { FIELD_MAX_CHARS, renderScratchpad } from "../../src/mind/scratchpad.ts";
 import { applyThreadOps } from "../../src/mind/threads.ts";
 import { estimateTokens } from "../../src/mind/tokens.ts";
-import type { Message } from "../../src/store/message.ts";
 import {
   initialScratchpad,
   initialThreads,

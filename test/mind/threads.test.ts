@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Message } from "../../src/message.ts";
 import {
   applyThreadOps,
   flushMarkAfter,
@@ -7,7 +8,6 @@ import {
   workingMessages,
   workingMessageTokens,
 } from "../../src/mind/threads.ts";
-import type { Message } from "../../src/store/message.ts";
 import { initialThreads, type Threads } from "../../src/store/mind-schema.ts";
 
 const t0 = new Date("2026-11-22T08:00:00.000Z");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildAwarenessContext } from "../../src/awareness/build.ts";
+import type { Message } from "../../src/message.ts";
 import { canonicalTopicsOf, checkinAnnotations, guardTopic } from "../../src/mind/topic-guard.ts";
-import type { Message } from "../../src/store/message.ts";
 
 const base = Date.parse("2026-03-07T08:00:00.000Z");
 let counter = 0;

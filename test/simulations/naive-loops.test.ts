@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { naiveLoopOps } from "../../simulations/naive-loops.ts";
 import { detectTopics } from "../../src/awareness/topics.ts";
+import type { Message } from "../../src/message.ts";
 import { memoryOpSchema } from "../../src/mind/memory.ts";
 import { applyReflectionUpdate, reflectionPrompt } from "../../src/mind/reflect.ts";
-import type { Message } from "../../src/store/message.ts";
 import { initialMindState, type MindState } from "../../src/store/mind.ts";
 import type { MemoryItem } from "../../src/store/mind-schema.ts";
 
