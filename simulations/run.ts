@@ -1,9 +1,9 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SettableClock, systemClock } from "../src/clock.ts";
-import { loadModelConfig } from "../src/config.ts";
-import { ModelClient } from "../src/mind/llm.ts";
+import { loadModelConfig } from "../src/app/config.ts";
+import { SettableClock, systemClock } from "../src/core/clock.ts";
+import { ModelClient } from "../src/model/llm.ts";
 import { startMessagesApiFake } from "../testkit/messages-api.ts";
 import { formatDollars, timesPresence } from "./cost.ts";
 import { type ModelAccess, runScenario } from "./harness.ts";
@@ -21,9 +21,9 @@ import { renderTranscript } from "./transcript.ts";
  */
 
 /** The shipped scenario files. */
-export const SCENARIOS_DIR = fileURLToPath(new URL("./scenarios", import.meta.url));
+export const SCENARIOS_DIR = fileURLToPath(new URL("./scenarios/", import.meta.url));
 /** Where run outputs go unless PRESENCE_SIMULATIONS_OUT says otherwise (ignored by git). */
-export const OUT_DIR = fileURLToPath(new URL("./out", import.meta.url));
+export const OUT_DIR = fileURLToPath(new URL("./out/", import.meta.url));
 
 /** The shipped scenarios' names, alphabetically. */
 export async function scenarioNames(dir: string = SCENARIOS_DIR): Promise<string[]> {

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
  * Messages API fake's cache takes its minimum cacheable lengths from, and what tests
  * price usage with independently of production. It is never imported from production
  * code, and production's table is never imported here, so a test that compares the two
- * (test/mind/prices.test.ts) catches a wrong value on either side.
+ * (test/model/prices.test.ts) catches a wrong value on either side.
  */
 
 /** Prices of one model for prompts up to `maxPromptTokens`, per million tokens. */

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { estimateTokens } from "../src/mind/tokens.ts";
+import { estimateTokens } from "../src/model/tokens.ts";
 import type { MessagesRequestBody } from "./messages-api.ts";
 import { fakeMinCacheableTokens } from "./prices.ts";
 

@@ -1,5 +1,5 @@
-import type { Message } from "../message.ts";
-import type { IncomingInput } from "../port.ts";
+import type { Message } from "../core/message.ts";
+import type { IncomingInput } from "../core/port.ts";
 
 /**
  * The part of the companion a channel drives: it hands over what the person said, then asks

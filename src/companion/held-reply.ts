@@ -1,4 +1,4 @@
-import { answeredBy } from "./pending-messages.ts";
+import { answeredBy } from "../conversation/pending-messages.ts";
 import type { ReplyOutcome } from "./reply-turn.ts";
 import type { TurnContext } from "./turn-context.ts";
 

@@ -1,10 +1,10 @@
 import { stemmer } from "stemmer";
 import { z } from "zod";
-import type { PriorMemory } from "../awareness/context.ts";
-import { canonicalTopic } from "../awareness/topics.ts";
+import type { PriorMemory } from "../conversation/awareness/context.ts";
+import { canonicalTopic } from "../conversation/awareness/topics.ts";
+import { normalizeSpacing, STOP_WORDS } from "../core/text.ts";
+import { estimateTokens } from "../model/tokens.ts";
 import { type MemoryItem, type MemoryKind, memoryKindSchema } from "../store/mind-schema.ts";
-import { normalizeSpacing, STOP_WORDS } from "../text.ts";
-import { estimateTokens } from "./tokens.ts";
 
 /**
  * Episodic memory: what the companion learned over weeks that the scratchpad is too small

@@ -1,11 +1,11 @@
 import { z } from "zod";
+import { estimateTokens } from "../model/tokens.ts";
 import {
   type FieldKey,
   SCRATCHPAD_FIELDS,
   SCRATCHPAD_SECTIONS,
   type Scratchpad,
 } from "../store/mind-schema.ts";
-import { estimateTokens } from "./tokens.ts";
 
 /**
  * The scratchpad: the companion's live understanding of the person, in five sections of

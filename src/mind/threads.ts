@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { Message } from "../message.ts";
+import type { Message } from "../core/message.ts";
+import { estimateTokens } from "../model/tokens.ts";
 import { MAIN_THREAD, type Thread, type ThreadNote, type Threads } from "../store/mind-schema.ts";
-import { estimateTokens } from "./tokens.ts";
 
 /**
  * Threads of one conversation (habits, a project, a worry…). Only the current thread's

@@ -1,4 +1,4 @@
-import type { Message } from "../message.ts";
+import type { Message } from "../core/message.ts";
 import { timeOf } from "./log-format.ts";
 
 const HOUR_MS = 3_600_000;

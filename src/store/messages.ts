@@ -1,11 +1,11 @@
 import { dirname, join } from "node:path";
 import { type Adapter, Low } from "lowdb";
 import { DateTime } from "luxon";
-import type { Clock } from "../clock.ts";
-import { type Logger, silentLogger } from "../log.ts";
-import { type Message, messageSchema } from "../message.ts";
-import { SerialQueue } from "../serial-queue.ts";
-import { machineZone, requireKnownZone } from "../zones.ts";
+import type { Clock } from "../core/clock.ts";
+import { type Logger, silentLogger } from "../core/log.ts";
+import { type Message, messageSchema } from "../core/message.ts";
+import { SerialQueue } from "../core/serial-queue.ts";
+import { machineZone, requireKnownZone } from "../core/zones.ts";
 import { awarenessSliceStart } from "./awareness-slice.ts";
 import {
   DataFileError,

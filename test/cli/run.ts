@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { runCli } from "../../src/cli.ts";
 
 /** The repository root: the real command runs from here, as `npm run -s cli` does. */
-export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 export interface CliResult {
   code: number;

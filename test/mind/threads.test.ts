@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Message } from "../../src/message.ts";
+import type { Message } from "../../src/core/message.ts";
 import {
   applyThreadOps,
   flushMarkAfter,

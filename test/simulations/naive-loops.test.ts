@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { naiveLoopOps } from "../../simulations/naive-loops.ts";
-import { detectTopics } from "../../src/awareness/topics.ts";
-import type { Message } from "../../src/message.ts";
+import { detectTopics } from "../../src/conversation/awareness/topics.ts";
+import type { Message } from "../../src/core/message.ts";
 import { memoryOpSchema } from "../../src/mind/memory.ts";
 import { applyReflectionUpdate, reflectionPrompt } from "../../src/mind/reflect.ts";
 import { initialMindState, type MindState } from "../../src/store/mind.ts";

@@ -1,6 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { SettableClock } from "../../src/clock.ts";
+import { SettableClock } from "../../src/core/clock.ts";
 import { type MessagesApiFake, startMessagesApiFake, textReply } from "../../testkit/messages-api.ts";
 
 /**

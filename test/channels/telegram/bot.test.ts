@@ -14,9 +14,9 @@ import {
 } from "../../../src/channels/telegram/bot.ts";
 import { TelegramTokenRejectedError } from "../../../src/channels/telegram/first-contact.ts";
 import { TelegramUpdatesState } from "../../../src/channels/telegram/updates-state.ts";
-import { SettableClock, systemTimers, VirtualTimers } from "../../../src/clock.ts";
-import { createLogger, type Logger, silentLogger } from "../../../src/log.ts";
-import type { IncomingInput } from "../../../src/port.ts";
+import { SettableClock, systemTimers, VirtualTimers } from "../../../src/core/clock.ts";
+import { createLogger, type Logger, silentLogger } from "../../../src/core/log.ts";
+import type { IncomingInput } from "../../../src/core/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { MindStore } from "../../../src/store/mind.ts";
 import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
