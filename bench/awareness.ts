@@ -1,9 +1,9 @@
 import { performance } from "node:perf_hooks";
-import { buildAwarenessContext } from "../src/awareness/build.ts";
-import { type AwarenessSettings, defaultAwarenessSettings } from "../src/awareness/context.ts";
-import { formatAwarenessForPrompt } from "../src/awareness/format.ts";
+import { buildAwarenessContext } from "../src/conversation/awareness/build.ts";
+import { type AwarenessSettings, defaultAwarenessSettings } from "../src/conversation/awareness/context.ts";
+import { formatAwarenessForPrompt } from "../src/conversation/awareness/format.ts";
+import type { Message } from "../src/core/message.ts";
 import { awarenessSliceStart } from "../src/store/awareness-slice.ts";
-import type { Message } from "../src/store/message.ts";
 import type { BenchRow } from "./types.ts";
 
 /**

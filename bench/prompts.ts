@@ -1,27 +1,28 @@
 import { performance } from "node:perf_hooks";
-import { buildAwarenessContext } from "../src/awareness/build.ts";
-import { defaultAwarenessSettings } from "../src/awareness/context.ts";
-import { formatAwarenessForPrompt } from "../src/awareness/format.ts";
-import { detectTopics } from "../src/awareness/topics.ts";
-import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL } from "../src/config.ts";
+import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL } from "../src/app/config.ts";
+import { buildAwarenessContext } from "../src/conversation/awareness/build.ts";
+import { defaultAwarenessSettings } from "../src/conversation/awareness/context.ts";
+import { formatAwarenessForPrompt } from "../src/conversation/awareness/format.ts";
+import { detectTopics } from "../src/conversation/awareness/topics.ts";
+import type { Message } from "../src/core/message.ts";
 import { type ComposedPrompt, composePrompt, describeMessage } from "../src/mind/compose.ts";
 import { MAX_TOKENS } from "../src/mind/generate.ts";
-import { type MemoryItem, rankMemory } from "../src/mind/memory.ts";
+import { rankMemory } from "../src/mind/memory.ts";
 import { NOTES_TOOLS } from "../src/mind/notes-tools.ts";
-import { loadPersona } from "../src/mind/persona.ts";
-import { minCacheableTokens, shippedPriceTable } from "../src/mind/prices.ts";
+import { REFLECT_TOOL, reflectionPrompt, reflectionSystem } from "../src/mind/reflect.ts";
+import { renderScratchpad } from "../src/mind/scratchpad.ts";
+import { recentThreadNotes } from "../src/mind/threads.ts";
+import { loadPersona } from "../src/model/persona.ts";
+import { minCacheableTokens, shippedPriceTable } from "../src/model/prices.ts";
 import {
   buildStablePrefix,
   CACHE_MARGIN,
   checkinMomentText,
   type StablePrefix,
-} from "../src/mind/prompts.ts";
-import { REFLECT_TOOL, reflectionPrompt, reflectionSystem } from "../src/mind/reflect.ts";
-import { renderScratchpad } from "../src/mind/scratchpad.ts";
-import { recentThreadNotes, type Threads } from "../src/mind/threads.ts";
-import { estimateTokens } from "../src/mind/tokens.ts";
-import type { Message } from "../src/store/message.ts";
+} from "../src/model/prompts.ts";
+import { estimateTokens } from "../src/model/tokens.ts";
 import { initialMindState, type MindState } from "../src/store/mind.ts";
+import type { MemoryItem, Threads } from "../src/store/mind-schema.ts";
 import type { BenchRow } from "./types.ts";
 
 /**

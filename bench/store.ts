@@ -2,10 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { SettableClock } from "../src/clock.ts";
+import { SettableClock } from "../src/core/clock.ts";
+import type { Message } from "../src/core/message.ts";
 import { ensurePrivateDir, writeFileDurable } from "../src/store/files.ts";
 import { MESSAGE_LOG_VERSION, serializeMessageLog } from "../src/store/log-format.ts";
-import type { Message } from "../src/store/message.ts";
 import { DEFAULT_WINDOW_DAYS, MessageLog } from "../src/store/messages.ts";
 import type { BenchRow } from "./types.ts";
 

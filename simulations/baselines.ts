@@ -1,6 +1,6 @@
-import { type PriceTable, usageDollars } from "../src/mind/prices.ts";
-import { estimateTokens } from "../src/mind/tokens.ts";
-import { type CacheBlock, messageBlockText, messagesStart, PromptCache } from "../test/fakes/prompt-cache.ts";
+import { type PriceTable, usageDollars } from "../src/model/prices.ts";
+import { estimateTokens } from "../src/model/tokens.ts";
+import { type CacheBlock, messageBlockText, messagesStart, PromptCache } from "../testkit/prompt-cache.ts";
 import type { SimEvent } from "./events.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { PriceTable } from "../src/mind/prices.ts";
+import type { PriceTable } from "../src/model/prices.ts";
 import { type BaselinePrompt, type Baselines, baselineCosts } from "./baselines.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
 import { readIn } from "./zones.ts";

@@ -1,7 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
-import type { ModelClient } from "../src/mind/llm.ts";
-import { toolInputSchema } from "../src/mind/tool-schema.ts";
+import type { ModelClient } from "../src/model/llm.ts";
+import { toolInputSchema } from "../src/model/tool-schema.ts";
 import type { JudgeGrade, RunResult } from "./result.ts";
 import { renderTranscript } from "./transcript.ts";
 

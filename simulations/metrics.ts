@@ -1,6 +1,6 @@
-import { canonicalTopic } from "../src/awareness/topics.ts";
-import type { QuietHours } from "../src/checkin-settings.ts";
-import { usageDollars } from "../src/mind/prices.ts";
+import { canonicalTopic } from "../src/conversation/awareness/topics.ts";
+import type { QuietHours } from "../src/core/checkin-settings.ts";
+import { usageDollars } from "../src/model/prices.ts";
 import { type CostFigures, type CostOptions, costFigures } from "./cost.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
 import type { Expectations } from "./scenario.ts";

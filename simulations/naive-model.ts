@@ -1,4 +1,4 @@
-import { type FakeResponse, lastUserText, type MessagesRequestBody } from "../test/fakes/messages-api.ts";
+import { type FakeResponse, lastUserText, type MessagesRequestBody } from "../testkit/messages-api.ts";
 import { naiveLoopOps } from "./naive-loops.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { fireTimes } from "../src/heartbeat/schedule.ts";
+import { fireTimes } from "../src/conversation/schedule.ts";
 import { type Reaction, type ReactionRule, type Scenario, ScenarioError } from "./scenario.ts";
 import { inRange, type LocalReading, LocalTimeError, ZoneTimeline } from "./zones.ts";
 

@@ -1,6 +1,6 @@
 import { DateTime } from "luxon";
-import { formatQuietHours } from "../src/checkin-settings.ts";
-import { formatDuration } from "../src/text.ts";
+import { formatQuietHours } from "../src/core/checkin-settings.ts";
+import { formatDuration } from "../src/core/text.ts";
 import { formatDollars, timesPresence } from "./cost.ts";
 import { EVENT_KINDS, type SimEvent, type SimEventKind } from "./events.ts";
 import type { CallFigures, Metrics, Reask } from "./metrics.ts";

@@ -1,10 +1,10 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SettableClock, systemClock } from "../src/clock.ts";
-import { loadModelConfig } from "../src/config.ts";
-import { ModelClient } from "../src/mind/llm.ts";
-import { startMessagesApiFake } from "../test/fakes/messages-api.ts";
+import { loadModelConfig } from "../src/app/config.ts";
+import { SettableClock, systemClock } from "../src/core/clock.ts";
+import { ModelClient } from "../src/model/llm.ts";
+import { startMessagesApiFake } from "../testkit/messages-api.ts";
 import { formatDollars, timesPresence } from "./cost.ts";
 import { type ModelAccess, runScenario } from "./harness.ts";
 import { judgeRun } from "./judge.ts";

@@ -1,10 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { z } from "zod";
-import { parseQuietHours, type QuietHours } from "../src/checkin-settings.ts";
-import { CronError, parseCron } from "../src/heartbeat/schedule.ts";
-import { MEMORY_TEXT_MAX_CHARS, memoryKindSchema } from "../src/mind/memory.ts";
-import { isKnownZone } from "../src/zones.ts";
+import { CronError, parseCron } from "../src/conversation/schedule.ts";
+import { parseQuietHours, type QuietHours } from "../src/core/checkin-settings.ts";
+import { isKnownZone } from "../src/core/zones.ts";
+import { MEMORY_TEXT_MAX_CHARS } from "../src/mind/memory.ts";
+import { memoryKindSchema } from "../src/store/mind-schema.ts";
 
 /**
  * A scenario is a day (or a week) of one person's life with the companion, written as

@@ -1,16 +1,16 @@
 import { existsSync } from "node:fs";
-import { awarenessCommand } from "./commands/awareness.ts";
-import { benchCommand } from "./commands/bench.ts";
-import { chatCommand } from "./commands/chat.ts";
-import { type Command, type CommandIO, parseCommandArgs, UsageError } from "./commands/command.ts";
-import { heartbeatCheckCommand } from "./commands/heartbeat-check.ts";
-import { injectCommand } from "./commands/inject.ts";
-import { setupCommand } from "./commands/setup.ts";
-import { simulateCommand } from "./commands/simulate.ts";
-import { startCommand } from "./commands/start.ts";
-import { statusCommand } from "./commands/status.ts";
-import { traceCommand } from "./commands/trace.ts";
-import { ConfigError } from "./config.ts";
+import { awarenessCommand } from "./app/commands/awareness.ts";
+import { benchCommand } from "./app/commands/bench.ts";
+import { chatCommand } from "./app/commands/chat.ts";
+import { type Command, type CommandIO, parseCommandArgs, UsageError } from "./app/commands/command.ts";
+import { heartbeatCheckCommand } from "./app/commands/heartbeat-check.ts";
+import { injectCommand } from "./app/commands/inject.ts";
+import { setupCommand } from "./app/commands/setup.ts";
+import { simulateCommand } from "./app/commands/simulate.ts";
+import { startCommand } from "./app/commands/start.ts";
+import { statusCommand } from "./app/commands/status.ts";
+import { traceCommand } from "./app/commands/trace.ts";
+import { ConfigError } from "./app/config.ts";
 import { DataLockedError } from "./store/lock.ts";
 
 /**

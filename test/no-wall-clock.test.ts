@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 /**
  * Time comes from the injected clock, and waits from the injected timers beside it, so a day
  * can be simulated in seconds and tests are exact. This scans src/ and simulations/ for reads
- * of the wall clock outside src/clock.ts (`Date.now()`, and `new Date()`, luxon's
+ * of the wall clock outside src/core/clock.ts (`Date.now()`, and `new Date()`, luxon's
  * `DateTime.now()` and `DateTime.local()` with no argument), and for real timers outside the
  * few files that must wait on the machine itself.
  */
@@ -13,9 +13,9 @@ const root = join(import.meta.dirname, "..");
 const WALL_CLOCK = /Date\.now\(\)|new Date\(\s*\)|DateTime\.(now|local)\(\s*\)/;
 const REAL_TIMER = /\bset(Timeout|Interval)\(|AbortSignal\.timeout\(|["']node:timers/;
 
-/** Where a real timer is right, and why: everything else waits on the Timers port (src/clock.ts). */
+/** Where a real timer is right, and why: everything else waits on the Timers port (src/core/clock.ts). */
 const REAL_TIMERS_ALLOWED: Record<string, string> = {
-  "src/clock.ts":
+  "src/core/clock.ts":
     "systemTimers: the Timers port's production side, the one place logic's waits meet the machine",
   "src/channels/telegram/transport.ts":
     "network level: the limit on one request to Telegram and on a stalled answer, aborting the fetch",
@@ -23,8 +23,9 @@ const REAL_TIMERS_ALLOWED: Record<string, string> = {
     "network level: the pause between attempts of one Telegram request, ended by the request's abort signal",
   "src/channels/telegram/first-contact.ts":
     "network level: the limit on one getMe attempt while start-up waits for Telegram to answer at all",
-  "src/main.ts": "process exit: a second signal exits after a moment even if removing the lock hangs",
-  "src/commands/start.ts": "process exit: the grace before exiting once the bot stopped, so logs are flushed",
+  "src/app/main.ts": "process exit: a second signal exits after a moment even if removing the lock hangs",
+  "src/app/commands/start.ts":
+    "process exit: the grace before exiting once the bot stopped, so logs are flushed",
 };
 
 function sourceFiles(dir: string): string[] {
@@ -56,8 +57,8 @@ function offenders(pattern: RegExp, skip: (file: string) => boolean): string[] {
 }
 
 describe("the wall clock", () => {
-  it("is read only in src/clock.ts", () => {
-    expect(offenders(WALL_CLOCK, (file) => file === "src/clock.ts")).toEqual([]);
+  it("is read only in src/core/clock.ts", () => {
+    expect(offenders(WALL_CLOCK, (file) => file === "src/core/clock.ts")).toEqual([]);
   });
 });
 

@@ -1,6 +1,6 @@
-import type { FixedAnswer } from "../companion.ts";
-import type { IncomingInput } from "../port.ts";
-import type { Message } from "../store/message.ts";
+import type { FixedAnswer } from "../companion/companion.ts";
+import type { Message } from "../core/message.ts";
+import type { IncomingInput } from "../core/port.ts";
 
 /**
  * The part of the companion a channel drives: it hands over what the person said, then asks

@@ -1,10 +1,11 @@
 import { DateTime } from "luxon";
-import { formatQuietHours, type QuietHours } from "../checkin-settings.ts";
-import type { Clock } from "../clock.ts";
-import type { ForgottenCopies } from "../companion/forget-copies.ts";
-import { activeMemory, type MemoryItem } from "../mind/memory.ts";
+import { formatQuietHours, type QuietHours } from "../core/checkin-settings.ts";
+import type { Clock } from "../core/clock.ts";
+import { plural } from "../core/text.ts";
+import type { ForgottenCopies } from "../mind/forget.ts";
+import { activeMemory } from "../mind/memory.ts";
 import type { MindStore } from "../store/mind.ts";
-import { plural } from "../text.ts";
+import type { MemoryItem } from "../store/mind-schema.ts";
 import {
   BOT_COMMANDS,
   type CommandName,

@@ -1,6 +1,6 @@
 import { DateTime } from "luxon";
-import { parseQuietHours, type QuietHours } from "../checkin-settings.ts";
-import { canonicalZone } from "../zones.ts";
+import { parseQuietHours, type QuietHours } from "../core/checkin-settings.ts";
+import { canonicalZone } from "../core/zones.ts";
 
 /**
  * The slash commands, on Telegram and in the terminal: the menu Telegram shows (setMyCommands)

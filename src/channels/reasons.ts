@@ -1,4 +1,4 @@
-import type { Decision, DecisionReason } from "../decision.ts";
+import type { Decision, DecisionReason } from "../core/decision.ts";
 
 /**
  * What a check-in decision means, in words for the person: /why and /status speak to "you"

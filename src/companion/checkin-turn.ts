@@ -1,14 +1,18 @@
-import { defaultAwarenessSettings } from "../awareness/context.ts";
-import type { Decision, DecisionReason } from "../decision.ts";
-import { effectiveTimezone, heartbeatSettingsFromConfig, shouldFireHeartbeat } from "../heartbeat/policy.ts";
-import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../mind/cache-plan.ts";
+import { defaultAwarenessSettings } from "../conversation/awareness/context.ts";
+import {
+  effectiveTimezone,
+  heartbeatSettingsFromConfig,
+  shouldFireHeartbeat,
+} from "../conversation/checkin-policy.ts";
+import { pendingMessages } from "../conversation/pending-messages.ts";
+import { checkinAnnotations, guardTopic } from "../conversation/topic-guard.ts";
+import type { Decision, DecisionReason } from "../core/decision.ts";
+import type { Message } from "../core/message.ts";
 import { generateCheckin } from "../mind/generate.ts";
-import { ModelRequestError, ModelUnavailableError } from "../mind/llm.ts";
 import { PRIOR_CONTEXT_TOKENS, priorMemoryFor } from "../mind/memory.ts";
-import { checkinAnnotations, guardTopic } from "../mind/topic-guard.ts";
-import type { Message } from "../store/message.ts";
+import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../model/cache-plan.ts";
+import { ModelRequestError, ModelUnavailableError } from "../model/llm.ts";
 import type { MindStore } from "../store/mind.ts";
-import { pendingMessages } from "./pending-messages.ts";
 import { generateDepsOf, type TurnContext } from "./turn-context.ts";
 import { awarenessFor, composeTurnPrompt, queryOf } from "./turn-prompt.ts";
 

@@ -1,6 +1,6 @@
+import { answeredBy } from "../conversation/pending-messages.ts";
 import type { OutboxIntent } from "../store/mind.ts";
 import type { AfterSent } from "./outbox.ts";
-import { answeredBy } from "./pending-messages.ts";
 import type { ReplyOutcome } from "./reply-turn.ts";
 import type { TurnContext } from "./turn-context.ts";
 

@@ -1,14 +1,19 @@
 import { randomBytes } from "node:crypto";
-import type { Clock } from "../clock.ts";
-import type { Decision } from "../decision.ts";
-import { withCheckinSent } from "../heartbeat/policy.ts";
-import type { Logger } from "../log.ts";
+import { withCheckinSent } from "../conversation/checkin-policy.ts";
+import { answeredBy } from "../conversation/pending-messages.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Decision } from "../core/decision.ts";
+import type { Logger } from "../core/log.ts";
+import type { Annotations, Channel, Message } from "../core/message.ts";
+import {
+  type Delivery,
+  type OutboundPort,
+  type OutgoingMessage,
+  RecipientBlockedError,
+} from "../core/port.ts";
 import type { ExchangeInput } from "../mind/reflection-queue.ts";
-import { type Delivery, type OutboundPort, type OutgoingMessage, RecipientBlockedError } from "../port.ts";
-import type { Annotations, Channel, Message } from "../store/message.ts";
 import type { MessageLog } from "../store/messages.ts";
 import { addDecision, type MindState, type MindStore, type OutboxIntent } from "../store/mind.ts";
-import { answeredBy } from "./pending-messages.ts";
 import type { QuietTrace } from "./quiet-trace.ts";
 
 /**

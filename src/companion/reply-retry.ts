@@ -1,8 +1,8 @@
-import type { Clock } from "../clock.ts";
-import type { Message } from "../store/message.ts";
+import { isNotice } from "../conversation/pending-messages.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Message } from "../core/message.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { Outbox } from "./outbox.ts";
-import { isNotice } from "./pending-messages.ts";
 
 /** Background retries of a reply: the third lands just past a minute, when the notice is due; then every 5 min. */
 export const DEFAULT_RETRY_DELAYS_MS = [5_000, 15_000, 41_000, 120_000, 300_000] as const;

@@ -1,9 +1,9 @@
+import { pendingMessages } from "../conversation/pending-messages.ts";
+import type { Message } from "../core/message.ts";
 import { generateReply } from "../mind/generate.ts";
-import { ModelRequestError, ModelUnavailableError } from "../mind/llm.ts";
 import { REFLECT_TOOL } from "../mind/reflect.ts";
-import type { Message } from "../store/message.ts";
+import { ModelRequestError, ModelUnavailableError } from "../model/llm.ts";
 import { sendHeldReplies } from "./held-reply.ts";
-import { pendingMessages } from "./pending-messages.ts";
 import { FAILURE_NOTICE_TEXT } from "./reply-retry.ts";
 import { generateDepsOf, type TurnContext } from "./turn-context.ts";
 import { type Composed, composeTurnPrompt } from "./turn-prompt.ts";

@@ -1,10 +1,10 @@
-import type { Clock } from "../clock.ts";
-import type { Logger } from "../log.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
+import type { Channel } from "../core/message.ts";
+import type { OutboundPort } from "../core/port.ts";
 import type { PendingImage } from "../mind/compose.ts";
 import type { GenerateDeps } from "../mind/generate.ts";
-import type { ModelClient } from "../mind/llm.ts";
-import type { OutboundPort } from "../port.ts";
-import type { Channel } from "../store/message.ts";
+import type { ModelClient } from "../model/llm.ts";
 import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { Outbox } from "./outbox.ts";

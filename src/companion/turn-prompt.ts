@@ -1,26 +1,26 @@
 import { DateTime } from "luxon";
-import { buildAwarenessContext } from "../awareness/build.ts";
+import type { CoreConfig, ModelConfig } from "../app/config.ts";
+import { buildAwarenessContext } from "../conversation/awareness/build.ts";
 import {
   type AwarenessContext,
   defaultAwarenessSettings,
   type PriorMemory,
   type Trigger,
-} from "../awareness/context.ts";
-import { formatAwarenessForPrompt } from "../awareness/format.ts";
-import { detectTopics } from "../awareness/topics.ts";
-import type { CoreConfig, ModelConfig } from "../config.ts";
-import { effectiveTimezone, heartbeatSettingsFromConfig } from "../heartbeat/policy.ts";
-import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../mind/cache-plan.ts";
+} from "../conversation/awareness/context.ts";
+import { formatAwarenessForPrompt } from "../conversation/awareness/format.ts";
+import { detectTopics } from "../conversation/awareness/topics.ts";
+import { effectiveTimezone, heartbeatSettingsFromConfig } from "../conversation/checkin-policy.ts";
+import type { Message } from "../core/message.ts";
 import { type ComposedPrompt, composePrompt, type PendingImage } from "../mind/compose.ts";
 import { MAX_TOKENS } from "../mind/generate.ts";
 import { PRIOR_CONTEXT_TOKENS, priorMemoryFor, rankMemory, withoutPriorContext } from "../mind/memory.ts";
 import { NOTES_TOOLS } from "../mind/notes-tools.ts";
-import type { PersonaSource } from "../mind/persona.ts";
-import { buildStablePrefix, checkinMomentText, type StablePrefix } from "../mind/prompts.ts";
 import { REFLECT_TOOL } from "../mind/reflect.ts";
 import { renderScratchpad } from "../mind/scratchpad.ts";
 import { recentThreadNotes } from "../mind/threads.ts";
-import type { Message } from "../store/message.ts";
+import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../model/cache-plan.ts";
+import type { PersonaSource } from "../model/persona.ts";
+import { buildStablePrefix, checkinMomentText, type StablePrefix } from "../model/prompts.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindState } from "../store/mind.ts";
 

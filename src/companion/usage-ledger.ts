@@ -1,7 +1,8 @@
-import type { Clock } from "../clock.ts";
-import type { ModelConfig } from "../config.ts";
-import type { Logger } from "../log.ts";
-import { ModelClient, type UsageRecord } from "../mind/llm.ts";
+import type { ModelConfig } from "../app/config.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
+import type { UsageRecord } from "../core/usage.ts";
+import { ModelClient } from "../model/llm.ts";
 import type { MindStore } from "../store/mind.ts";
 
 /** The onUsage hook that writes every call's usage into the mind's ledger. */

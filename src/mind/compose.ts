@@ -1,12 +1,13 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { IncomingInput } from "../port.ts";
-import type { Message } from "../store/message.ts";
-import { type PrefixCache, withPrefixCache } from "./cache-plan.ts";
-import { type MemoryItem, memoryLineTokens } from "./memory.ts";
-import type { StablePrefix } from "./prompts.ts";
-import type { FlushMark, ThreadNote, Threads } from "./threads.ts";
+import type { Message } from "../core/message.ts";
+import type { IncomingInput } from "../core/port.ts";
+import { type PrefixCache, withPrefixCache } from "../model/cache-plan.ts";
+import type { StablePrefix } from "../model/prompts.ts";
+import { estimateTokens } from "../model/tokens.ts";
+import type { MemoryItem, ThreadNote, Threads } from "../store/mind-schema.ts";
+import { memoryLineTokens } from "./memory.ts";
+import type { FlushMark } from "./threads.ts";
 import { workingMessages } from "./threads.ts";
-import { estimateTokens } from "./tokens.ts";
 
 /**
  * Assembles what the model sees, fresh every turn, in a fixed order: the cached prefix

@@ -1,10 +1,10 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { Clock } from "../clock.ts";
-import type { NotesStore } from "../store/notes.ts";
-import { type PrefixCache, withPrefixCache } from "./cache-plan.ts";
-import { guardOutgoing } from "./leak-guard.ts";
-import { type ModelClient, type UsageRecord, usageRecord } from "./llm.ts";
-import { NOTES_TOOL_NAMES, runNotesTool } from "./notes-tools.ts";
+import type { TopicVerdict } from "../conversation/topic-guard.ts";
+import type { Clock } from "../core/clock.ts";
+import type { UsageRecord } from "../core/usage.ts";
+import { type PrefixCache, withPrefixCache } from "../model/cache-plan.ts";
+import { guardOutgoing } from "../model/leak-guard.ts";
+import { type ModelClient, usageRecord } from "../model/llm.ts";
 import {
   CHECKIN_TOOL_IN_REPLY,
   CHECKIN_TOOL_NAMES,
@@ -14,9 +14,10 @@ import {
   DECIDE_CHECKIN_TOOL,
   WRITE_MESSAGE_TOOL,
   writeCheckinText,
-} from "./prompts.ts";
-import { estimateTokens } from "./tokens.ts";
-import type { TopicVerdict } from "./topic-guard.ts";
+} from "../model/prompts.ts";
+import { estimateTokens } from "../model/tokens.ts";
+import type { NotesStore } from "../store/notes.ts";
+import { NOTES_TOOL_NAMES, runNotesTool } from "./notes-tools.ts";
 
 /**
  * Turning a composed prompt into words that may reach the person. A reply is one call,

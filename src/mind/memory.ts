@@ -1,44 +1,18 @@
 import { stemmer } from "stemmer";
 import { z } from "zod";
-import type { PriorMemory } from "../awareness/context.ts";
-import { canonicalTopic } from "../awareness/topics.ts";
-import { normalizeSpacing, STOP_WORDS } from "../text.ts";
-import { estimateTokens } from "./tokens.ts";
+import type { PriorMemory } from "../conversation/awareness/context.ts";
+import { canonicalTopic } from "../conversation/awareness/topics.ts";
+import { normalizeSpacing, STOP_WORDS } from "../core/text.ts";
+import { estimateTokens } from "../model/tokens.ts";
+import { type MemoryItem, type MemoryKind, memoryKindSchema } from "../store/mind-schema.ts";
 
 /**
  * Episodic memory: what the companion learned over weeks that the scratchpad is too small
  * to hold — declared patterns ("weekends are loose"), open loops (things started and not
  * finished) and milestones. Nothing here is silently deleted: an item that stops being
  * true is retired with when and why, and only the person's /forget or /wipe removes one.
+ * An item's shape as mind.json keeps it is defined at the store's edge (store/mind-schema.ts).
  */
-
-const isoUtc = z.iso.datetime({ offset: false });
-
-/** The three things worth remembering: how they live, what is unfinished, what they reached. */
-export const memoryKindSchema = z.enum(["pattern", "open_loop", "milestone"]);
-export type MemoryKind = z.infer<typeof memoryKindSchema>;
-
-/** One remembered item as mind.json keeps it. */
-export const memoryItemSchema = z.looseObject({
-  id: z.string().min(1),
-  kind: memoryKindSchema,
-  text: z.string().min(1),
-  learnedAt: isoUtc,
-  /** The log entries it was learned from. */
-  sourceMessageIds: z.array(z.string()),
-  /** 1 (passing) to 5 (central to the person). */
-  importance: z.number().int().min(1).max(5),
-  topics: z.array(z.string()),
-  /** When the same thing was learned again; recency counts from here. */
-  reinforcedAt: isoUtc.optional(),
-  retiredAt: isoUtc.optional(),
-  retiredWhy: z.enum(["superseded", "closed"]).optional(),
-  /** The item that replaced this one. */
-  supersededBy: z.string().optional(),
-  /** How a loop was closed, in a few words. */
-  retiredNote: z.string().optional(),
-});
-export type MemoryItem = z.infer<typeof memoryItemSchema>;
 
 /** Longest text an item may have: one sentence, not a story. */
 export const MEMORY_TEXT_MAX_CHARS = 300;

@@ -1,7 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
+import { toolInputSchema } from "../model/tool-schema.ts";
 import { InvalidNoteKeyError, type NotesStore, NoteTooLargeError } from "../store/notes.ts";
-import { toolInputSchema } from "./tool-schema.ts";
 
 /**
  * The keyed notes as tools for the reply call: things worth keeping verbatim (a plan, a

@@ -1,32 +1,24 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { DateTime } from "luxon";
 import { z } from "zod";
-import { messageTopics } from "../awareness/topics.ts";
-import { type Annotations, type Message, toneSchema } from "../store/message.ts";
+import { messageTopics } from "../conversation/awareness/topics.ts";
+import { type Annotations, type Message, toneSchema } from "../core/message.ts";
+import type { Persona } from "../model/persona.ts";
+import { estimateTokens } from "../model/tokens.ts";
+import { toolInputSchema } from "../model/tool-schema.ts";
 import type { MindState } from "../store/mind.ts";
-import {
-  activeMemory,
-  applyMemoryOps,
-  type MemoryItem,
-  memoryLineTokens,
-  memoryOpSchema,
-  rankMemory,
-} from "./memory.ts";
-import type { Persona } from "./persona.ts";
+import { type FieldKey, type MemoryItem, SCRATCHPAD_FIELDS } from "../store/mind-schema.ts";
+import { activeMemory, applyMemoryOps, memoryLineTokens, memoryOpSchema, rankMemory } from "./memory.ts";
 import {
   applyScratchpadUpdate,
   FIELD_MAX_CHARS,
-  type FieldKey,
   fieldPath,
   renderScratchpad,
-  SCRATCHPAD_FIELDS,
   WORKSPACE_INPUT_MAX_CHARS,
   type WorkspaceArchive,
   workspaceEditSchema,
 } from "./scratchpad.ts";
 import { applyThreadOps, recentThreadNotes, threadOpSchema } from "./threads.ts";
-import { estimateTokens } from "./tokens.ts";
-import { toolInputSchema } from "./tool-schema.ts";
 
 /**
  * Reflection: after an exchange, the cheaper model looks at what the companion understood

@@ -1,18 +1,18 @@
 import { randomBytes } from "node:crypto";
 import type Anthropic from "@anthropic-ai/sdk";
-import { detectTopics } from "../awareness/topics.ts";
-import type { Clock } from "../clock.ts";
-import type { ModelConfig } from "../config.ts";
-import { type Logger, silentLogger } from "../log.ts";
-import { SerialQueue } from "../serial-queue.ts";
-import type { Message } from "../store/message.ts";
+import type { ModelConfig } from "../app/config.ts";
+import { detectTopics } from "../conversation/awareness/topics.ts";
+import type { Clock } from "../core/clock.ts";
+import { type Logger, silentLogger } from "../core/log.ts";
+import type { Message } from "../core/message.ts";
+import { SerialQueue } from "../core/serial-queue.ts";
+import { prefixCacheFor, REFLECTION_PREFIX_PURPOSES, withPrefixCache } from "../model/cache-plan.ts";
+import { type ModelClient, ModelUnavailableError } from "../model/llm.ts";
+import type { PersonaSource } from "../model/persona.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindState, MindStore, ReflectionJob } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { NewTraceRecord, Trace } from "../store/trace.ts";
-import { prefixCacheFor, REFLECTION_PREFIX_PURPOSES, withPrefixCache } from "./cache-plan.ts";
-import { type ModelClient, ModelUnavailableError } from "./llm.ts";
-import type { PersonaSource } from "./persona.ts";
 import {
   applyReflectionUpdate,
   type Exchange,

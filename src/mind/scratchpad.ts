@@ -1,53 +1,19 @@
 import { z } from "zod";
-import { estimateTokens } from "./tokens.ts";
+import { estimateTokens } from "../model/tokens.ts";
+import {
+  type FieldKey,
+  SCRATCHPAD_FIELDS,
+  SCRATCHPAD_SECTIONS,
+  type Scratchpad,
+} from "../store/mind-schema.ts";
 
 /**
  * The scratchpad: the companion's live understanding of the person, in five sections of
  * distinct stability. It is not a log; reflection curates it after every exchange through
  * per-field edits, and every edit is checked as a whole before anything changes, so one
- * bad field never leaves the pad half-updated.
+ * bad field never leaves the pad half-updated. Its fields as mind.json keeps them are defined
+ * at the store's edge (store/mind-schema.ts).
  */
-
-/** The five sections, most stable first. */
-export const SCRATCHPAD_SECTIONS = ["IDENTITY", "UNDERSTANDING", "TRAJECTORY", "WORKSPACE", "SELF"] as const;
-export type ScratchpadSection = (typeof SCRATCHPAD_SECTIONS)[number];
-
-/** The 13 fields: the reflection tool's parameter names, their section and their heading. */
-export const SCRATCHPAD_FIELDS = [
-  { key: "identity_purpose", section: "IDENTITY", label: "Purpose" },
-  { key: "identity_user", section: "IDENTITY", label: "User" },
-  { key: "identity_boundaries", section: "IDENTITY", label: "Boundaries" },
-  { key: "understanding_known", section: "UNDERSTANDING", label: "Known" },
-  { key: "understanding_believed", section: "UNDERSTANDING", label: "Believed" },
-  { key: "understanding_unknown", section: "UNDERSTANDING", label: "Unknown" },
-  { key: "trajectory_now", section: "TRAJECTORY", label: "Now" },
-  { key: "trajectory_path", section: "TRAJECTORY", label: "Path" },
-  { key: "trajectory_later", section: "TRAJECTORY", label: "Later" },
-  { key: "workspace", section: "WORKSPACE", label: null },
-  { key: "self_confidence", section: "SELF", label: "Confidence" },
-  { key: "self_attention", section: "SELF", label: "Attention" },
-  { key: "self_flags", section: "SELF", label: "Flags" },
-] as const satisfies readonly { key: string; section: ScratchpadSection; label: string | null }[];
-
-export type FieldKey = (typeof SCRATCHPAD_FIELDS)[number]["key"];
-
-/** The pad as mind.json stores it: one string per field, "" when empty. */
-export const scratchpadSchema = z.object({
-  identity_purpose: z.string(),
-  identity_user: z.string(),
-  identity_boundaries: z.string(),
-  understanding_known: z.string(),
-  understanding_believed: z.string(),
-  understanding_unknown: z.string(),
-  trajectory_now: z.string(),
-  trajectory_path: z.string(),
-  trajectory_later: z.string(),
-  workspace: z.string(),
-  self_confidence: z.string(),
-  self_attention: z.string(),
-  self_flags: z.string(),
-});
-export type Scratchpad = z.infer<typeof scratchpadSchema>;
 
 /** Longest value (characters) a field other than WORKSPACE may hold, or be given in one edit. */
 export const FIELD_MAX_CHARS = 1_500;
@@ -59,26 +25,6 @@ export const WORKSPACE_BUDGET_TOKENS = 700;
 export const MIN_PAD_CHARS = 40;
 
 const CONFIDENCE = /^\W*(HIGH|MEDIUM|LOW)\b/i;
-
-/** The pad a new companion starts with: enough to act on, and honest that little is known. */
-export function initialScratchpad(): Scratchpad {
-  return {
-    identity_purpose: "Be a warm, perceptive companion to one person: remember what matters to them.",
-    identity_user: "Not known yet: learn it from what they say, not from guesses.",
-    identity_boundaries:
-      "A companion, not a therapist or doctor. In danger or crisis: warmth, and local emergency services or a crisis line.",
-    understanding_known: "",
-    understanding_believed: "",
-    understanding_unknown: "What their days look like; what they want from these conversations.",
-    trajectory_now: "Getting to know them.",
-    trajectory_path: "",
-    trajectory_later: "",
-    workspace: "",
-    self_confidence: "LOW - nothing learned yet",
-    self_attention: "Listening for what matters to them.",
-    self_flags: "",
-  };
-}
 
 /** A surgical edit of WORKSPACE, the notepad: add at either end, change or remove an exact passage. */
 export const workspaceEditSchema = z.object({

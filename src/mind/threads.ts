@@ -1,6 +1,7 @@
 import { z } from "zod";
-import type { Message } from "../store/message.ts";
-import { estimateTokens } from "./tokens.ts";
+import type { Message } from "../core/message.ts";
+import { estimateTokens } from "../model/tokens.ts";
+import { MAIN_THREAD, type Thread, type ThreadNote, type Threads } from "../store/mind-schema.ts";
 
 /**
  * Threads of one conversation (habits, a project, a worry…). Only the current thread's
@@ -14,10 +15,6 @@ import { estimateTokens } from "./tokens.ts";
  * where a map from message id to thread would grow with every message.
  */
 
-const isoUtc = z.iso.datetime({ offset: false });
-
-/** The thread every conversation starts in. */
-export const MAIN_THREAD = "main";
 /** Notes kept per thread; older ones have done their work (only the last few are ever shown). */
 export const THREAD_NOTES_KEPT = 50;
 /** Notes of the current thread shown in the prompt. */
@@ -26,32 +23,6 @@ export const RECENT_NOTES = 5;
 export const EVICTION_MARGIN = 0.25;
 
 const THREAD_NAME = /^[A-Za-z0-9][A-Za-z0-9 _-]{0,39}$/;
-
-/** A line left in a thread so that whoever comes back to it knows why it was left or what was brought. */
-export const threadNoteSchema = z.object({
-  ts: isoUtc,
-  text: z.string(),
-  /** left: written by `scope` in the origin; arrived: by `goto` in the destination; note: in place. */
-  kind: z.enum(["left", "arrived", "note"]),
-});
-export type ThreadNote = z.infer<typeof threadNoteSchema>;
-
-/** One subject of the conversation, with its notes (its messages stay in the log). */
-export const threadSchema = z.object({
-  name: z.string().min(1),
-  createdAt: isoUtc,
-  notes: z.array(threadNoteSchema),
-});
-export type Thread = z.infer<typeof threadSchema>;
-
-/** All threads, which one is current, and when each stretch of conversation began (which thread a message belongs to). */
-export const threadsSchema = z.object({
-  current: z.string().min(1),
-  list: z.array(threadSchema).min(1),
-  /** Moments the conversation entered a thread, oldest first; before the first, it was in main. */
-  switches: z.array(z.object({ at: isoUtc, thread: z.string().min(1) })),
-});
-export type Threads = z.infer<typeof threadsSchema>;
 
 /** A thread operation as reflection proposes it. */
 export const threadOpSchema = z.object({
@@ -68,15 +39,6 @@ export const threadOpSchema = z.object({
     .describe("why you leave (scope), what you bring (goto), or what to remember (note)"),
 });
 export type ThreadOp = z.infer<typeof threadOpSchema>;
-
-/** A conversation's threads before anything happened. */
-export function initialThreads(now: Date): Threads {
-  return {
-    current: MAIN_THREAD,
-    list: [{ name: MAIN_THREAD, createdAt: now.toISOString(), notes: [] }],
-    switches: [],
-  };
-}
 
 /** The thread a message (by its time) belongs to. */
 export function threadAt(threads: Threads, ts: string): string {

@@ -1,5 +1,5 @@
+import type { Message } from "../core/message.ts";
 import { timeOf } from "./log-format.ts";
-import type { Message } from "./message.ts";
 
 const HOUR_MS = 3_600_000;
 

@@ -1,7 +1,7 @@
 import { access, link, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { type Clock, systemClock } from "../clock.ts";
+import { type Clock, systemClock } from "../core/clock.ts";
 import {
   DataWriteError,
   ensurePrivateDir,

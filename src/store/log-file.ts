@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { DateTime } from "luxon";
-import { type Message, messageSchema } from "./message.ts";
+import { type Message, messageSchema } from "../core/message.ts";
 
 /**
  * A log given on the command line (`--log FILE`) that cannot be used. The message is one line

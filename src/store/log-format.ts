@@ -1,4 +1,4 @@
-import { type Message, messageSchema } from "./message.ts";
+import { type Message, messageSchema } from "../core/message.ts";
 
 /** The format version this code writes. Older files are migrated in memory when read. */
 export const MESSAGE_LOG_VERSION = 1;

@@ -1,10 +1,11 @@
 import { dirname, join } from "node:path";
 import { type Adapter, Low } from "lowdb";
 import { DateTime } from "luxon";
-import type { Clock } from "../clock.ts";
-import { type Logger, silentLogger } from "../log.ts";
-import { SerialQueue } from "../serial-queue.ts";
-import { machineZone, requireKnownZone } from "../zones.ts";
+import type { Clock } from "../core/clock.ts";
+import { type Logger, silentLogger } from "../core/log.ts";
+import { type Message, messageSchema } from "../core/message.ts";
+import { SerialQueue } from "../core/serial-queue.ts";
+import { machineZone, requireKnownZone } from "../core/zones.ts";
 import { awarenessSliceStart } from "./awareness-slice.ts";
 import {
   DataFileError,
@@ -26,7 +27,6 @@ import {
   sortByTime,
   timeOf,
 } from "./log-format.ts";
-import { type Message, messageSchema } from "./message.ts";
 import { PERSON_FILES } from "./person-files.ts";
 
 export { MESSAGE_LOG_VERSION, type MessageLogData, MessageLogError } from "./log-format.ts";

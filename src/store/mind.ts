@@ -2,17 +2,23 @@ import { join } from "node:path";
 import { Low } from "lowdb";
 import { DateTime } from "luxon";
 import { z } from "zod";
-import { emptyHeartbeatState, heartbeatStateSchema } from "../checkin-settings.ts";
-import type { Clock } from "../clock.ts";
-import { type Decision, decisionSchema } from "../decision.ts";
-import { type UsageRecord, usageTotal } from "../mind/llm.ts";
-import { type MemoryItem, memoryItemSchema } from "../mind/memory.ts";
-import { initialScratchpad, SCRATCHPAD_FIELDS, scratchpadSchema } from "../mind/scratchpad.ts";
-import { initialThreads, threadsSchema } from "../mind/threads.ts";
-import { SerialQueue } from "../serial-queue.ts";
-import { mentionMatcher } from "../text.ts";
+import { emptyHeartbeatState, heartbeatStateSchema } from "../core/checkin-settings.ts";
+import type { Clock } from "../core/clock.ts";
+import { type Decision, decisionSchema } from "../core/decision.ts";
+import { annotationsSchema } from "../core/message.ts";
+import { SerialQueue } from "../core/serial-queue.ts";
+import { mentionMatcher } from "../core/text.ts";
+import { type UsageRecord, usageTotal } from "../core/usage.ts";
 import { DataFileError, DurableJsonFile, ensurePrivateDir, removeLeftoverTemps } from "./files.ts";
-import { annotationsSchema } from "./message.ts";
+import {
+  initialScratchpad,
+  initialThreads,
+  type MemoryItem,
+  memoryItemSchema,
+  SCRATCHPAD_FIELDS,
+  scratchpadSchema,
+  threadsSchema,
+} from "./mind-schema.ts";
 import { PERSON_FILES } from "./person-files.ts";
 
 /**

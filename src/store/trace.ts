@@ -1,10 +1,10 @@
 import { chmod, rename } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
-import type { Clock } from "../clock.ts";
-import { heartbeatDecisionSchema } from "../decision.ts";
-import { type Logger, silentLogger } from "../log.ts";
-import { SerialQueue } from "../serial-queue.ts";
+import type { Clock } from "../core/clock.ts";
+import { heartbeatDecisionSchema } from "../core/decision.ts";
+import { type Logger, silentLogger } from "../core/log.ts";
+import { SerialQueue } from "../core/serial-queue.ts";
 import {
   appendPrivate,
   DataWriteError,
@@ -28,7 +28,7 @@ const ts = z.iso.datetime();
 const count = z.number().int().nonnegative();
 /**
  * What another room shaped and the trace only keeps, as given: the prompt's section sizes
- * (mind/compose.ts), the model's answer and usage (mind/llm.ts), its check-in decision, the
+ * (mind/compose.ts), the model's answer and usage (model/llm.ts), its check-in decision, the
  * topic guard's verdict, reflection's exchange.
  */
 const asGiven = z.unknown().optional();

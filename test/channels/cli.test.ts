@@ -5,9 +5,9 @@ import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CliOutbound, runCliChat } from "../../src/channels/cli.ts";
 import { CommandHandlers } from "../../src/channels/command-handlers.ts";
-import { SettableClock } from "../../src/clock.ts";
-import { silentLogger } from "../../src/log.ts";
-import type { IncomingInput } from "../../src/port.ts";
+import { SettableClock } from "../../src/core/clock.ts";
+import { silentLogger } from "../../src/core/log.ts";
+import type { IncomingInput } from "../../src/core/port.ts";
 import { MindStore } from "../../src/store/mind.ts";
 
 let dir: string;

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CommandHandlers, type CommandReply } from "../../src/channels/command-handlers.ts";
 import { BOT_COMMANDS } from "../../src/channels/commands.ts";
-import { SettableClock } from "../../src/clock.ts";
-import type { MemoryItem } from "../../src/mind/memory.ts";
+import { SettableClock } from "../../src/core/clock.ts";
 import { MindStore } from "../../src/store/mind.ts";
+import type { MemoryItem } from "../../src/store/mind-schema.ts";
 
 let dir: string;
 let clock: SettableClock;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { decisionSentence, describeDecision, topicWords } from "../../src/channels/reasons.ts";
-import { decisionReasonSchema } from "../../src/decision.ts";
+import { decisionReasonSchema } from "../../src/core/decision.ts";
 
 describe("describeDecision", () => {
   it("words every held-back reason as a sentence to you, never as its code", () => {

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { awarenessContextSchema } from "../../src/awareness/context.ts";
-import { heartbeatReasonSchema } from "../../src/decision.ts";
+import { awarenessContextSchema } from "../../src/conversation/awareness/context.ts";
+import { heartbeatReasonSchema } from "../../src/core/decision.ts";
 import { ROOT, runInProcess } from "./run.ts";
 
 /**

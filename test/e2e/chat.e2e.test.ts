@@ -2,7 +2,7 @@ import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BOT_COMMANDS } from "../../src/channels/commands.ts";
-import { systemClock } from "../../src/clock.ts";
+import { systemClock } from "../../src/core/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { createWorld, startPresence, stopPresence, untilListening, type World } from "./harness.ts";
 

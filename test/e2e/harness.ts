@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BotApiFake, startBotApiFake } from "../fakes/bot-api.ts";
-import { type MessagesApiFake, startMessagesApiFake, textReply } from "../fakes/messages-api.ts";
+import { type BotApiFake, startBotApiFake } from "../../testkit/bot-api.ts";
+import { type MessagesApiFake, startMessagesApiFake, textReply } from "../../testkit/messages-api.ts";
 
 /**
  * End-to-end harness: the real `presence start` process, as a person runs it (node with tsx's

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
-import { SettableClock, systemTimers } from "../../src/clock.ts";
-import type { HeartbeatScheduleOptions } from "../../src/heartbeat/scheduler.ts";
-import { silentLogger } from "../../src/log.ts";
+import type { HeartbeatScheduleOptions } from "../../src/app/scheduler.ts";
+import { SettableClock, systemTimers } from "../../src/core/clock.ts";
+import { silentLogger } from "../../src/core/log.ts";
 import { OWNER_ID, waitFor } from "./harness.ts";
 import { inProcessBotPerTest } from "./in-process.ts";
 
@@ -13,8 +13,8 @@ import { inProcessBotPerTest } from "./in-process.ts";
 
 const schedules = vi.hoisted(() => ({ started: 0, live: new Set<number>() }));
 
-vi.mock("../../src/heartbeat/scheduler.ts", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../../src/heartbeat/scheduler.ts")>();
+vi.mock("../../src/app/scheduler.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../src/app/scheduler.ts")>();
   return {
     ...real,
     startHeartbeatSchedule(options: HeartbeatScheduleOptions) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { SettableClock, systemTimers } from "../../src/clock.ts";
-import { silentLogger } from "../../src/log.ts";
+import { SettableClock, systemTimers } from "../../src/core/clock.ts";
+import { silentLogger } from "../../src/core/log.ts";
 import { OWNER_ID, waitFor } from "./harness.ts";
 import { inProcessBotPerTest } from "./in-process.ts";
 

@@ -1,6 +1,11 @@
 import { afterEach, beforeEach } from "vitest";
-import { loadConfigParts, loadCoreConfig, loadModelConfig, loadTelegramConfig } from "../../src/config.ts";
-import { type BotEnvironment, type RunningBot, startBot } from "../../src/main.ts";
+import {
+  loadConfigParts,
+  loadCoreConfig,
+  loadModelConfig,
+  loadTelegramConfig,
+} from "../../src/app/config.ts";
+import { type BotEnvironment, type RunningBot, startBot } from "../../src/app/main.ts";
 import { createWorld, type World, worldEnv } from "./harness.ts";
 
 /**

@@ -1,9 +1,9 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { EXIT_GRACE_MS } from "../../src/app/commands/start.ts";
+import { STOP_BUDGET } from "../../src/app/main.ts";
 import { CONFIRM_OFFSET_MS } from "../../src/channels/telegram/bot.ts";
-import { EXIT_GRACE_MS } from "../../src/commands/start.ts";
-import { STOP_BUDGET } from "../../src/main.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { systemClock } from "../../src/clock.ts";
+import { systemClock } from "../../src/core/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";
-import { textReply, toolReply } from "../fakes/messages-api.ts";
+import { textReply, toolReply } from "../../testkit/messages-api.ts";
 import {
   createWorld,
   dataDirText,

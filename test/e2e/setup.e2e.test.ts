@@ -5,9 +5,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { mergeEnvFile, runSetup, type SetupPrompter } from "../../src/setup.ts";
-import { type BotApiFake, startBotApiFake } from "../fakes/bot-api.ts";
-import { type MessagesApiFake, startMessagesApiFake } from "../fakes/messages-api.ts";
+import { mergeEnvFile, runSetup, type SetupPrompter } from "../../src/app/setup.ts";
+import { type BotApiFake, startBotApiFake } from "../../testkit/bot-api.ts";
+import { type MessagesApiFake, startMessagesApiFake } from "../../testkit/messages-api.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 

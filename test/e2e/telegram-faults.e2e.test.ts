@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { systemClock } from "../../src/clock.ts";
+import { systemClock } from "../../src/core/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import {
   createWorld,

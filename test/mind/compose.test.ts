@@ -1,19 +1,20 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
+import type { Message } from "../../src/core/message.ts";
 import { type ComposeInput, composePrompt, PromptCeilingError } from "../../src/mind/compose.ts";
-import type { MemoryItem } from "../../src/mind/memory.ts";
 import { NOTES_TOOLS } from "../../src/mind/notes-tools.ts";
-import { loadPersona } from "../../src/mind/persona.ts";
-import { buildStablePrefix } from "../../src/mind/prompts.ts";
+import { FIELD_MAX_CHARS, renderScratchpad } from "../../src/mind/scratchpad.ts";
+import { applyThreadOps } from "../../src/mind/threads.ts";
+import { loadPersona } from "../../src/model/persona.ts";
+import { buildStablePrefix } from "../../src/model/prompts.ts";
+import { estimateTokens } from "../../src/model/tokens.ts";
 import {
-  FIELD_MAX_CHARS,
   initialScratchpad,
-  renderScratchpad,
+  initialThreads,
+  type MemoryItem,
   SCRATCHPAD_FIELDS,
-} from "../../src/mind/scratchpad.ts";
-import { applyThreadOps, initialThreads, type Threads } from "../../src/mind/threads.ts";
-import { estimateTokens } from "../../src/mind/tokens.ts";
-import type { Message } from "../../src/store/message.ts";
+  type Threads,
+} from "../../src/store/mind-schema.ts";
 
 const persona = await loadPersona();
 const prefix = buildStablePrefix(persona, { notes: NOTES_TOOLS });

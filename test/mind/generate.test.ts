@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SettableClock } from "../../src/clock.ts";
+import type { TopicVerdict } from "../../src/conversation/topic-guard.ts";
+import { SettableClock } from "../../src/core/clock.ts";
 import {
   type CheckinGeneration,
   type DecideStep,
@@ -9,12 +10,11 @@ import {
   generateReply,
   MAX_TOOL_ROUNDS,
 } from "../../src/mind/generate.ts";
-import { ModelClient } from "../../src/mind/llm.ts";
 import { NOTES_TOOLS } from "../../src/mind/notes-tools.ts";
-import { loadPersona } from "../../src/mind/persona.ts";
-import { buildStablePrefix } from "../../src/mind/prompts.ts";
 import { REFLECT_TOOL } from "../../src/mind/reflect.ts";
-import type { TopicVerdict } from "../../src/mind/topic-guard.ts";
+import { ModelClient } from "../../src/model/llm.ts";
+import { loadPersona } from "../../src/model/persona.ts";
+import { buildStablePrefix } from "../../src/model/prompts.ts";
 import { NotesStore } from "../../src/store/notes.ts";
 import {
   fakeModelConfig,
@@ -23,7 +23,7 @@ import {
   startMessagesApiFake,
   textReply,
   toolReply,
-} from "../fakes/messages-api.ts";
+} from "../../testkit/messages-api.ts";
 import { tempDataDir } from "../store/helpers.ts";
 
 const clock = new SettableClock("2026-03-07T10:00:00.000Z");

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import {
   applyMemoryOps,
-  type MemoryItem,
   type MemoryOpContext,
   priorMemoryFor,
   rankMemory,
   selectMemory,
 } from "../../src/mind/memory.ts";
+import type { MemoryItem } from "../../src/store/mind-schema.ts";
 
 const now = new Date("2026-11-22T12:00:00.000Z");
 const hoursAgo = (h: number) => new Date(now.getTime() - h * 3_600_000).toISOString();

@@ -2,13 +2,13 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SettableClock } from "../../src/clock.ts";
-import type { ModelConfig } from "../../src/config.ts";
-import { ModelClient } from "../../src/mind/llm.ts";
-import { fixedPersona, loadPersona } from "../../src/mind/persona.ts";
+import type { ModelConfig } from "../../src/app/config.ts";
+import { SettableClock } from "../../src/core/clock.ts";
+import type { Message } from "../../src/core/message.ts";
 import { applyReflectionUpdate, REFLECT_TOOL, reflectionUpdateSchema } from "../../src/mind/reflect.ts";
 import { RETRY_BACKOFF_MS, Reflector } from "../../src/mind/reflection-queue.ts";
-import type { Message } from "../../src/store/message.ts";
+import { ModelClient } from "../../src/model/llm.ts";
+import { fixedPersona, loadPersona } from "../../src/model/persona.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { initialMindState, MindStore } from "../../src/store/mind.ts";
 import { NotesStore } from "../../src/store/notes.ts";
@@ -20,7 +20,7 @@ import {
   startMessagesApiFake,
   systemText,
   toolReply,
-} from "../fakes/messages-api.ts";
+} from "../../testkit/messages-api.ts";
 
 let root: string;
 let dataDir: string;

@@ -3,16 +3,15 @@ import {
   applyScratchpadUpdate,
   FIELD_MAX_CHARS,
   fieldPaths,
-  initialScratchpad,
   injectSection,
   renderScratchpad,
   resolveFieldPath,
-  type Scratchpad,
   type ScratchpadResult,
   UnknownSectionError,
   WORKSPACE_BUDGET_TOKENS,
 } from "../../src/mind/scratchpad.ts";
-import { estimateTokens } from "../../src/mind/tokens.ts";
+import { estimateTokens } from "../../src/model/tokens.ts";
+import { initialScratchpad, type Scratchpad } from "../../src/store/mind-schema.ts";
 
 const now = new Date("2026-11-22T08:30:15.000Z");
 

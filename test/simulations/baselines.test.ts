@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { baselineCosts, COMPACT_AT_TOKENS, SILENT_TICK_TOKENS } from "../../simulations/baselines.ts";
 import type { SimEvent } from "../../simulations/events.ts";
-import { shippedPriceTable } from "../../src/mind/prices.ts";
-import { estimateTokens } from "../../src/mind/tokens.ts";
-import { fakeDollars } from "../fakes/prices.ts";
+import { shippedPriceTable } from "../../src/model/prices.ts";
+import { estimateTokens } from "../../src/model/tokens.ts";
+import { fakeDollars } from "../../testkit/prices.ts";
 
 /**
  * The two baselines on a timeline small enough to bill by hand: which prefix each call

@@ -5,9 +5,9 @@ import { callRecordSchema, simEventSchema } from "../../simulations/events.ts";
 import { carriesInternalText, checkExpectations, computeMetrics } from "../../simulations/metrics.ts";
 import { expectationsSchema } from "../../simulations/scenario.ts";
 import { ZoneTimeline } from "../../simulations/zones.ts";
-import { parseQuietHours } from "../../src/checkin-settings.ts";
-import { shippedPriceTable } from "../../src/mind/prices.ts";
-import { fakeDollars } from "../fakes/prices.ts";
+import { parseQuietHours } from "../../src/core/checkin-settings.ts";
+import { shippedPriceTable } from "../../src/model/prices.ts";
+import { fakeDollars } from "../../testkit/prices.ts";
 
 const fixture = z
   .object({

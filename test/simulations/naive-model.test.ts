@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { LEAK_EVERY, minimalObject, NaiveModel, ROTATION } from "../../simulations/naive-model.ts";
-import { guardOutgoing } from "../../src/mind/leak-guard.ts";
-import { DECIDE_CHECKIN_TOOL, WRITE_MESSAGE_TOOL } from "../../src/mind/prompts.ts";
 import { REFLECT_TOOL } from "../../src/mind/reflect.ts";
-import type { FakeResponse, MessagesRequestBody } from "../fakes/messages-api.ts";
+import { guardOutgoing } from "../../src/model/leak-guard.ts";
+import { DECIDE_CHECKIN_TOOL, WRITE_MESSAGE_TOOL } from "../../src/model/prompts.ts";
+import type { FakeResponse, MessagesRequestBody } from "../../testkit/messages-api.ts";
 
 /** The naive model must be predictable and deliberately tactless, whatever the prompt says. */
 

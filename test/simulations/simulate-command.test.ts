@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NaiveModel } from "../../simulations/naive-model.ts";
+import type { CommandIO } from "../../src/app/commands/command.ts";
 import { runCli } from "../../src/cli.ts";
-import type { CommandIO } from "../../src/commands/command.ts";
 import {
   type MessagesApiFake,
   type MessagesRequestBody,
   startMessagesApiFake,
-} from "../fakes/messages-api.ts";
+} from "../../testkit/messages-api.ts";
 
 /** `presence simulate` as a person runs it: the table, the progress, the files, the exit code. */
 

@@ -2,11 +2,11 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildAwarenessContext, defaultAwarenessSettings } from "../../src/awareness/index.ts";
-import { SettableClock } from "../../src/clock.ts";
+import { buildAwarenessContext, defaultAwarenessSettings } from "../../src/conversation/awareness/index.ts";
+import { SettableClock } from "../../src/core/clock.ts";
+import type { Message } from "../../src/core/message.ts";
 import { awarenessSliceStart } from "../../src/store/awareness-slice.ts";
 import { MESSAGE_LOG_VERSION, serializeMessageLog } from "../../src/store/log-format.ts";
-import type { Message } from "../../src/store/message.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { tempDataDir } from "./helpers.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SettableClock } from "../../src/clock.ts";
+import { SettableClock } from "../../src/core/clock.ts";
 import { createIdGenerator } from "../../src/store/ids.ts";
 
 describe("createIdGenerator", () => {

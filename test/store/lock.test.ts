@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SettableClock } from "../../src/clock.ts";
+import { SettableClock } from "../../src/core/clock.ts";
 import { acquireDataLock, DataLockedError, LOCK_FILE, readDataLock } from "../../src/store/lock.ts";
 import { procName, procStat } from "../support/proc.ts";
 import { modeOf, tempDataDir } from "./helpers.ts";

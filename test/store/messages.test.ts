@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SettableClock } from "../../src/clock.ts";
+import { SettableClock } from "../../src/core/clock.ts";
 import {
   DuplicateMessageError,
   InvalidMessageError,

@@ -2,8 +2,8 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SettableClock } from "../../src/clock.ts";
-import type { UsageRecord } from "../../src/mind/llm.ts";
+import { SettableClock } from "../../src/core/clock.ts";
+import type { UsageRecord } from "../../src/core/usage.ts";
 import { DataFileError } from "../../src/store/files.ts";
 import { DECISIONS_KEPT, initialMindState, MindStore } from "../../src/store/mind.ts";
 

@@ -1,8 +1,8 @@
 import { copyFile, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SettableClock } from "../../src/clock.ts";
-import { pendingMessages } from "../../src/companion/pending-messages.ts";
+import { pendingMessages } from "../../src/conversation/pending-messages.ts";
+import { SettableClock } from "../../src/core/clock.ts";
 import { DataFileError } from "../../src/store/files.ts";
 import { MessageLog, MessageLogError } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";

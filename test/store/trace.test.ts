@@ -1,8 +1,8 @@
 import { appendFile, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SettableClock } from "../../src/clock.ts";
-import { createLogger } from "../../src/log.ts";
+import { SettableClock } from "../../src/core/clock.ts";
+import { createLogger } from "../../src/core/log.ts";
 import { type NewTraceRecord, Trace, type TraceLine } from "../../src/store/trace.ts";
 import { modeOf, tempDataDir } from "./helpers.ts";
 

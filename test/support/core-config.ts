@@ -1,5 +1,5 @@
-import type { CoreConfig } from "../../src/config.ts";
-import { parseCron } from "../../src/heartbeat/schedule.ts";
+import type { CoreConfig } from "../../src/app/config.ts";
+import { parseCron } from "../../src/conversation/schedule.ts";
 
 /**
  * The check-in rules as documented, written out once: config.test.ts holds loadCoreConfig to

@@ -1,11 +1,11 @@
 import { type Bot, type Context, GrammyError } from "grammy";
 import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
-import type { Clock, Timer, Timers } from "../../clock.ts";
-import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS } from "../../config.ts";
-import { InFlight, settledWithin } from "../../in-flight.ts";
-import type { Logger } from "../../log.ts";
-import { type IncomingInput, RecipientBlockedError } from "../../port.ts";
-import type { Message } from "../../store/message.ts";
+import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS } from "../../app/config.ts";
+import type { Clock, Timer, Timers } from "../../core/clock.ts";
+import { InFlight, settledWithin } from "../../core/in-flight.ts";
+import type { Logger } from "../../core/log.ts";
+import type { Message } from "../../core/message.ts";
+import { type IncomingInput, RecipientBlockedError } from "../../core/port.ts";
 import type { MessageLog } from "../../store/messages.ts";
 import type { ChannelCompanion } from "../channel.ts";
 import type { CommandHandlers } from "../command-handlers.ts";

@@ -1,6 +1,6 @@
 import { Bot } from "grammy";
-import type { Timers } from "../../clock.ts";
-import type { Logger } from "../../log.ts";
+import type { Timers } from "../../core/clock.ts";
+import type { Logger } from "../../core/log.ts";
 import { TELEGRAM_API_ROOT } from "./first-contact.ts";
 import { TelegramOutbound } from "./outbound.ts";
 import { pollingHealthTransformer } from "./polling-health.ts";

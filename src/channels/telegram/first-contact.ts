@@ -1,6 +1,6 @@
 import { Api, GrammyError, HttpError } from "grammy";
 import type { UserFromGetMe } from "grammy/types";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../core/log.ts";
 import { abortableSleep } from "./retry.ts";
 
 /**

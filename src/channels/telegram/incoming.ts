@@ -1,6 +1,6 @@
 import type { Message as TelegramMessage } from "grammy/types";
-import type { IncomingInput } from "../../port.ts";
-import type { Media } from "../../store/message.ts";
+import type { Media } from "../../core/message.ts";
+import type { IncomingInput } from "../../core/port.ts";
 
 /**
  * What the person sent, in words the companion and the log can hold. Every kind of message

@@ -1,15 +1,15 @@
 import { type Api, GrammyError, InputFile } from "grammy";
 import type { MessageEntity } from "grammy/types";
-import type { Timer, Timers } from "../../clock.ts";
-import type { Logger } from "../../log.ts";
+import type { Timer, Timers } from "../../core/clock.ts";
+import type { Logger } from "../../core/log.ts";
 import {
   type Delivery,
   type OutboundPort,
   type OutgoingMessage,
   RecipientBlockedError,
   type SendProgress,
-} from "../../port.ts";
-import { SerialQueue } from "../../serial-queue.ts";
+} from "../../core/port.ts";
+import { SerialQueue } from "../../core/serial-queue.ts";
 import { type FormattedText, formatMarkdown } from "./format.ts";
 import { splitFormatted } from "./split.ts";
 

@@ -1,5 +1,5 @@
 import type { Transformer } from "grammy";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../core/log.ts";
 import { describeTransportFailure } from "./transport.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { HttpError, type Transformer } from "grammy";
-import type { Logger } from "../../log.ts";
+import type { Logger } from "../../core/log.ts";
 import { describeTransportFailure, mayHaveReachedTelegram } from "./transport.ts";
 
 /**

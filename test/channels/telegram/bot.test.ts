@@ -18,13 +18,13 @@ import {
 } from "../../../src/channels/telegram/connection.ts";
 import { TelegramTokenRejectedError } from "../../../src/channels/telegram/first-contact.ts";
 import { TelegramUpdatesState } from "../../../src/channels/telegram/updates-state.ts";
-import { SettableClock, systemTimers, VirtualTimers } from "../../../src/clock.ts";
-import { createLogger, type Logger, silentLogger } from "../../../src/log.ts";
-import type { IncomingInput } from "../../../src/port.ts";
-import type { Message } from "../../../src/store/message.ts";
+import { SettableClock, systemTimers, VirtualTimers } from "../../../src/core/clock.ts";
+import { createLogger, type Logger, silentLogger } from "../../../src/core/log.ts";
+import type { Message } from "../../../src/core/message.ts";
+import type { IncomingInput } from "../../../src/core/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { MindStore } from "../../../src/store/mind.ts";
-import { type BotApiFake, startBotApiFake } from "../../fakes/bot-api.ts";
+import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
 
 const OWNER = 1001;
 const FAST_RETRY = { maxAttempts: 6, baseDelayMs: 10, maxDelayMs: 40, maxRetryAfterSeconds: 5 };

@@ -2,10 +2,10 @@ import { Api } from "grammy";
 import { afterEach, describe, expect, it } from "vitest";
 import { TelegramOutbound } from "../../../src/channels/telegram/outbound.ts";
 import { type RetryPolicy, retryTransformer } from "../../../src/channels/telegram/retry.ts";
-import { systemTimers } from "../../../src/clock.ts";
-import { silentLogger } from "../../../src/log.ts";
-import { RecipientBlockedError } from "../../../src/port.ts";
-import { type BotApiFake, startBotApiFake } from "../../fakes/bot-api.ts";
+import { systemTimers } from "../../../src/core/clock.ts";
+import { silentLogger } from "../../../src/core/log.ts";
+import { RecipientBlockedError } from "../../../src/core/port.ts";
+import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
 
 const OWNER = 1001;
 let fake: BotApiFake;

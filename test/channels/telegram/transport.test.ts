@@ -2,8 +2,8 @@ import { Api } from "grammy";
 import { afterEach, describe, expect, it } from "vitest";
 import { retryTransformer } from "../../../src/channels/telegram/retry.ts";
 import { DEFAULT_TRANSPORT_TIMEOUTS, telegramFetch } from "../../../src/channels/telegram/transport.ts";
-import { silentLogger } from "../../../src/log.ts";
-import { type BotApiFake, startBotApiFake } from "../../fakes/bot-api.ts";
+import { silentLogger } from "../../../src/core/log.ts";
+import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
 
 const OWNER = 1001;
 let fake: BotApiFake;

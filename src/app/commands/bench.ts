@@ -1,0 +1,161 @@
+import type { BenchRow } from "../../../bench/types.ts";
+import { defineCommand, UsageError } from "./command.ts";
+
+/**
+ * `presence bench` (`npm run bench`): runs the benchmark suites listed in bench/index.ts and
+ * prints their figures, suite by suite, in lines a person can read (at most 120 columns; the
+ * notes and every detail are in `--json`), then a verdict that names each missed target.
+ * Figures, not assertions: a missed target is reported, and the exit code stays 0.
+ */
+
+/** The widest line the report prints. */
+export const REPORT_WIDTH = 120;
+const INDENT = "  ";
+const GAP = "  ";
+
+function ms(value: number): string {
+  return value < 1 ? value.toFixed(3) : value < 100 ? value.toFixed(2) : value.toFixed(1);
+}
+
+/** A row's figure: its median in ms, or its value in its unit. */
+function figure(row: BenchRow): string {
+  if (row.median_ms !== undefined) return `${ms(row.median_ms)} ms`;
+  if (row.value === undefined) return "";
+  if (row.unit === "$") return `$${row.value.toFixed(4)}`;
+  return row.unit && row.unit !== "ratio" && row.unit !== "share"
+    ? `${row.value} ${row.unit}`
+    : String(row.value);
+}
+
+/**
+ * Each timed row's median against the first row of the same suite and name: the suites list
+ * their sizes smallest first, so this shows how a cost grows from a day to a year.
+ */
+function ratios(rows: readonly BenchRow[]): string[] {
+  const baseline = new Map<string, number>();
+  return rows.map((row) => {
+    if (row.median_ms === undefined) return "";
+    const key = `${row.suite}\u0000${row.name}`;
+    const base = baseline.get(key);
+    if (base === undefined) {
+      baseline.set(key, row.median_ms);
+      return "×1.0";
+    }
+    return base > 0 ? `×${(row.median_ms / base).toFixed(1)}` : "";
+  });
+}
+
+/** A cell cut to a width, marked with an ellipsis when something was left out. */
+function clip(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+}
+
+/**
+ * The rows as a report: a heading per suite, one line per row (name, size, figure, p95,
+ * growth against the smallest size, target, whether it was met), aligned within the suite,
+ * with the name cut so that no line passes REPORT_WIDTH; then the verdict.
+ */
+export function formatBenchReport(rows: readonly BenchRow[]): string {
+  const growth = ratios(rows);
+  const suites = [...new Set(rows.map((r) => r.suite))];
+  const out: string[] = [];
+  for (const suite of suites) {
+    const indexes = rows.flatMap((row, i) => (row.suite === suite ? [i] : []));
+    const cells = indexes.map((i) => {
+      const row = rows[i] as BenchRow;
+      return [
+        row.name,
+        row.size === "-" ? "" : row.size,
+        figure(row),
+        row.p95_ms === undefined ? "" : `p95 ${ms(row.p95_ms)}`,
+        growth[i] ?? "",
+        row.target ?? "",
+        row.met === undefined ? "" : row.met ? "ok" : "MISSED",
+      ];
+    });
+    if (out.length > 0) out.push("");
+    out.push(suite, ...alignedLines(cells));
+  }
+  out.push("", ...verdict(rows));
+  return out.join("\n");
+}
+
+/** Cells as lines: empty columns left out, figures right-aligned, the first column cut to fit the width. */
+function alignedLines(cells: readonly string[][]): string[] {
+  const columns = cells[0]?.length ?? 0;
+  const widths = Array.from({ length: columns }, (_, col) =>
+    Math.max(0, ...cells.map((line) => (line[col] ?? "").length)),
+  );
+  const others = widths.slice(1).reduce((sum, w) => sum + (w > 0 ? w + GAP.length : 0), 0);
+  widths[0] = Math.min(widths[0] ?? 0, REPORT_WIDTH - INDENT.length - others);
+  const right = new Set([2, 3, 4]);
+  return cells.map(
+    (line) =>
+      INDENT +
+      line
+        .flatMap((text, col) => {
+          const width = widths[col] ?? 0;
+          if (width === 0) return [];
+          const cell = clip(text, width);
+          return [right.has(col) ? cell.padStart(width) : cell.padEnd(width)];
+        })
+        .join(GAP)
+        .trimEnd(),
+  );
+}
+
+/** Which targets were met, and each missed one in a line of its own. */
+function verdict(rows: readonly BenchRow[]): string[] {
+  const judged = rows.filter((r) => r.met !== undefined);
+  const missed = judged.filter((r) => r.met === false);
+  if (judged.length === 0) return ["verdict: no targets in the suites run"];
+  if (missed.length === 0) return [`verdict: all ${judged.length} targets met`];
+  return [
+    `verdict: ${judged.length - missed.length} of ${judged.length} targets met; missed:`,
+    ...missed.map((r) =>
+      clip(
+        `${INDENT}- ${r.suite}: ${r.name}${r.size === "-" ? "" : ` (${r.size})`}: ${figure(r)}, target ${r.target}`,
+        REPORT_WIDTH,
+      ),
+    ),
+  ];
+}
+
+export const benchCommand = defineCommand({
+  name: "bench",
+  summary: "run the performance benchmarks and print their figures side by side",
+  usage: "bench [--suite NAME]... [--json]",
+  help: [
+    "Runs the benchmark suites (bench/index.ts) on generated data (a day, a month and a year of",
+    "heavy use) and on two simulated scenarios (the cost suite: a busy workday and a month, in",
+    "modelled dollars beside two baselines), and prints them suite by suite: median and",
+    "95th-percentile milliseconds or the figure, the growth from the smallest size, the target",
+    "where there is one; then a verdict listing each missed target. Takes a few minutes; writes",
+    "only to temporary directories.",
+    "",
+    "Options:",
+    "  --suite NAME   run only this suite (repeatable)",
+    "  --json         print the rows as a JSON array, with their notes, instead of the report",
+  ].join("\n"),
+  options: {
+    suite: { type: "string", multiple: true },
+    json: { type: "boolean", default: false },
+  },
+  async run({ values }, io) {
+    const { benchSuites } = await import("../../../bench/index.ts");
+    const wanted = values.suite ?? benchSuites.map((s) => s.name);
+    const unknown = wanted.filter((name) => !benchSuites.some((s) => s.name === name));
+    if (unknown.length > 0) {
+      throw new UsageError(
+        `bench: no suite named "${unknown[0]}" (suites: ${benchSuites.map((s) => s.name).join(", ")})`,
+      );
+    }
+    const rows: BenchRow[] = [];
+    for (const suite of benchSuites.filter((s) => wanted.includes(s.name))) {
+      if (!values.json) io.stderr(`running ${suite.name}…\n`);
+      rows.push(...(await suite.run()));
+    }
+    io.stdout(values.json ? `${JSON.stringify(rows, null, 2)}\n` : `${formatBenchReport(rows)}\n`);
+    return 0;
+  },
+});

@@ -1,0 +1,77 @@
+import { relative } from "node:path";
+import { loadScenarios, progressLine, runBatch, summaryTable } from "../../../simulations/run.ts";
+import { ScenarioError } from "../../../simulations/scenario.ts";
+import { plural } from "../../core/text.ts";
+import { modelPrice, UnpricedModelError } from "../../model/prices.ts";
+import { loadModelConfig } from "../config.ts";
+import { defineCommand, UsageError } from "./command.ts";
+
+/**
+ * `presence simulate` (`npm run simulate`): lives whole days with the companion in
+ * seconds and says whether it behaved — one table, a report per run, and a failing exit
+ * code when any scenario's expectations are not met, so CI can hold the line.
+ */
+export const simulateCommand = defineCommand({
+  name: "simulate",
+  summary: "day-long simulations with a virtual clock, a table and an HTML report per run",
+  usage: "simulate [SCENARIO…] [--live] [--judge]",
+  help: [
+    "Runs the scenarios in simulations/scenarios (all of them, or the ones named; a path to a",
+    ".json file runs your own) against the real companion code with a virtual clock.",
+    "The model is the offline naive model unless --live is given, which uses the real model",
+    "(ANTHROPIC_API_KEY, PRESENCE_MODEL…) and needs exactly one scenario. --judge grades each",
+    "run's appropriateness with one extra call to the real model.",
+    "Progress goes to stderr, one table to stdout; each run writes simulations/out/<run>/",
+    "transcript.md, metrics.json and report.html (PRESENCE_SIMULATIONS_OUT: another directory).",
+    "Exit code: 0 when every expectation is met, 1 when any is not, 2 for usage mistakes.",
+  ].join("\n"),
+  positionals: true,
+  options: {
+    live: { type: "boolean", default: false },
+    judge: { type: "boolean", default: false },
+  },
+  async run({ values, positionals }, io) {
+    if (values.live && positionals.length !== 1) {
+      throw new UsageError("simulate: --live runs one scenario against the real model; name exactly one");
+    }
+    let scenarios: Awaited<ReturnType<typeof loadScenarios>>;
+    try {
+      scenarios = await loadScenarios(positionals);
+    } catch (error) {
+      if (error instanceof ScenarioError) {
+        io.stderr(`presence simulate: ${error.message}\n`);
+        return 2;
+      }
+      throw error;
+    }
+    // A missing key is a ConfigError now, before any run starts, not after the first one.
+    if (values.live || values.judge) {
+      const config = loadModelConfig(io.env);
+      // A live run is priced at its end: a model the table does not list would waste it.
+      const unpriced = values.live
+        ? [config.model, config.decideModel, config.reflectModel].find((m) => !modelPrice(config.prices, m))
+        : undefined;
+      if (unpriced !== undefined) {
+        io.stderr(`presence simulate: ${new UnpricedModelError(unpriced, config.prices.file).message}\n`);
+        return 2;
+      }
+    }
+    const started = performance.now();
+    io.stderr(
+      `simulating ${plural(scenarios.length, "scenario")} (${values.live ? "live model" : "naive model, offline"})\n`,
+    );
+    const results = await runBatch(scenarios, {
+      live: values.live === true,
+      judge: values.judge === true,
+      env: io.env,
+      ...(io.env.PRESENCE_SIMULATIONS_OUT ? { outDir: io.env.PRESENCE_SIMULATIONS_OUT } : {}),
+      onResult: (result, dir) =>
+        io.stderr(`  ${progressLine(result)} → ${relative(process.cwd(), dir)}/report.html\n`),
+    });
+    io.stdout(`${summaryTable(results)}\n`);
+    const failed = results.filter((r) => !r.passed).length;
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    io.stderr(`${results.length - failed} of ${results.length} met their expectations in ${seconds} s\n`);
+    return failed === 0 ? 0 : 1;
+  },
+});

@@ -1,0 +1,272 @@
+import { DateTime } from "luxon";
+import { decisionSentence } from "../channels/reasons.ts";
+import { checkinsToday, isInQuietHours } from "../conversation/checkin-policy.ts";
+import { type HeartbeatCron, nextFireTime } from "../conversation/schedule.ts";
+import type { Decision } from "../core/decision.ts";
+import type { Message } from "../core/message.ts";
+import { plural } from "../core/text.ts";
+import { activeMemory } from "../mind/memory.ts";
+import type { MessageLog } from "../store/messages.ts";
+import type { MindState, MindStore } from "../store/mind.ts";
+import type { CoreConfig } from "./config.ts";
+
+/**
+ * What the companion's data says right now, in one place for the `status` command and
+ * Telegram's /status: whether check-ins are on, how many messages wait for an answer,
+ * when the next check-in could go out, and today's token spend against the budget.
+ */
+export interface Status {
+  now: string;
+  /** The person's zone: their /tz override, else the configured one. */
+  timezone: string;
+  /** Null when check-ins are not paused. */
+  paused: { until: string | null; indefinitely: boolean } | null;
+  /** Telegram said the person blocked the bot; check-ins wait until they write. */
+  blocked: boolean;
+  /** The companion's messages since the person last wrote. */
+  unansweredCount: number;
+  /**
+   * The first tick of the schedule no rule is known to hold back: past quiet hours, the pause,
+   * the minimum gap, the recent conversation, today's check-in and token limits and weekends
+   * held by the weekend limit (the model may still decide against it); null when none.
+   */
+  nextCheckin: string | null;
+  /** Check-ins wait for the person: the bot was blocked, or too many messages are unanswered. */
+  awaitingYou: boolean;
+  tokensToday: number;
+  /** The daily token budget, when known. */
+  budget: number | null;
+  /**
+   * When the person wiped everything today (their local day), else null: the token count
+   * outlived the wipe on purpose, so the daily budget still holds, and status says so.
+   */
+  wipedToday: string | null;
+  lastDecision: Decision | null;
+  /** Exchanges still waiting for reflection. */
+  pendingReflections: number;
+  /** What the companion holds in episodic memory now (active items), so the person can see it remembers. */
+  memory: { declaredPatterns: number; openLoops: number; milestones: number };
+}
+
+/** What buildStatus reads; all of it already loaded, so building is pure. */
+export interface StatusInput {
+  now: Date;
+  core: CoreConfig;
+  mind: MindState;
+  /** At least every message since the person's last one (MessageLog.awarenessSlice gives that). */
+  messages: readonly Message[];
+  tokensToday: number;
+  budget: number | null;
+}
+
+/** How far back the log is read for the unanswered count: the awareness window. */
+const STATUS_WINDOW_HOURS = 48;
+
+/**
+ * Reads the stores and builds the status, the same way for `/status` in Telegram and the
+ * `status` command, so both always tell the person the same thing.
+ */
+export async function readStatus(input: {
+  now: Date;
+  core: CoreConfig;
+  mind: MindStore;
+  log: MessageLog;
+  budget: number | null;
+}): Promise<Status> {
+  const { now, core, mind, log, budget } = input;
+  const state = mind.read();
+  const timezone = state.heartbeat.timezone ?? core.timezone;
+  return buildStatus({
+    now,
+    core,
+    mind: state,
+    messages: await log.awarenessSlice(now, STATUS_WINDOW_HOURS),
+    tokensToday: mind.tokensOnLocalDay(now, timezone),
+    budget,
+  });
+}
+
+/** How far ahead the next check-in is looked for. */
+const LOOKAHEAD_TICKS = 2_000;
+
+/** Puts the companion's state together. */
+export function buildStatus(input: StatusInput): Status {
+  const { now, core, mind } = input;
+  const heartbeat = mind.heartbeat;
+  const timezone = heartbeat.timezone ?? core.timezone;
+  const pausedUntil =
+    heartbeat.pausedUntil !== null && Date.parse(heartbeat.pausedUntil) > now.getTime()
+      ? heartbeat.pausedUntil
+      : null;
+  const paused =
+    heartbeat.pausedIndefinitely || pausedUntil !== null
+      ? {
+          until: heartbeat.pausedIndefinitely ? null : pausedUntil,
+          indefinitely: heartbeat.pausedIndefinitely,
+        }
+      : null;
+  const unanswered = unansweredCount(input.messages);
+  const awaitingYou =
+    !heartbeat.pausedIndefinitely && (heartbeat.blocked || unanswered >= core.maxUnanswered);
+  const sentToday = checkinsToday(heartbeat, now, timezone);
+  const overBudget = input.budget !== null && input.tokensToday >= input.budget;
+  const notBefore = latest([
+    pausedUntil === null ? null : Date.parse(pausedUntil),
+    lastAt(input.messages, "assistant", core.minGapMinutes),
+    lastAt(input.messages, "user", core.recentMinutes),
+  ]);
+  const weekendHeld = unanswered >= core.weekendMaxUnanswered;
+  const next =
+    heartbeat.pausedIndefinitely || awaitingYou
+      ? null
+      : nextCheckin({
+          cron: core.heartbeatCron,
+          timezone,
+          quiet: heartbeat.quietHours ?? core.quietHours,
+          now,
+          notBefore: notBefore === null ? null : new Date(notBefore),
+          skipToday: overBudget || sentToday >= core.maxCheckinsPerDay,
+          skipWeekend: weekendHeld,
+        });
+  return {
+    now: now.toISOString(),
+    timezone,
+    paused,
+    blocked: heartbeat.blocked,
+    unansweredCount: unanswered,
+    nextCheckin: next,
+    // A weekend-only schedule held by the weekend limit also waits for the person's message.
+    awaitingYou:
+      awaitingYou || (next === null && weekendHeld && unanswered > 0 && !heartbeat.pausedIndefinitely),
+    tokensToday: input.tokensToday,
+    budget: input.budget,
+    wipedToday:
+      mind.wipedAt !== undefined &&
+      DateTime.fromISO(mind.wipedAt, { zone: timezone }).hasSame(
+        DateTime.fromJSDate(now, { zone: timezone }),
+        "day",
+      )
+        ? mind.wipedAt
+        : null,
+    lastDecision: mind.decisions.at(-1) ?? null,
+    pendingReflections: mind.reflectionQueue.length,
+    memory: memoryCounts(mind),
+  };
+}
+
+/** When the last message of `role` plus `minutes` ends, in ms; null when there is none in view. */
+function lastAt(messages: readonly Message[], role: Message["role"], minutes: number): number | null {
+  const last = messages.findLast((m) => m.role === role);
+  return last === undefined || minutes === 0 ? null : Date.parse(last.ts) + minutes * 60_000;
+}
+
+function latest(instants: (number | null)[]): number | null {
+  const known = instants.filter((ms): ms is number => ms !== null);
+  return known.length === 0 ? null : Math.max(...known);
+}
+
+function memoryCounts(mind: MindState): Status["memory"] {
+  const active = activeMemory(mind.memory);
+  const count = (kind: string) => active.filter((item) => item.kind === kind).length;
+  return {
+    declaredPatterns: count("pattern"),
+    openLoops: count("open_loop"),
+    milestones: count("milestone"),
+  };
+}
+
+/** The companion's messages after the person's last one: the awareness engine's unanswered count. */
+export function unansweredCount(messages: readonly Message[]): number {
+  let count = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as Message;
+    if (message.role === "user") break;
+    count += 1;
+  }
+  return count;
+}
+
+function nextCheckin(options: {
+  cron: HeartbeatCron;
+  timezone: string;
+  quiet: CoreConfig["quietHours"];
+  now: Date;
+  notBefore: Date | null;
+  skipToday: boolean;
+  skipWeekend: boolean;
+}): string | null {
+  const today = DateTime.fromJSDate(options.now, { zone: options.timezone }).toISODate();
+  // Held stretches are jumped over, not walked tick by tick, so a frequent schedule still
+  // reaches past a pause, quiet hours, the rest of today or a weekend within the lookahead.
+  const justBefore = (instant: DateTime | Date) => new Date(instant.valueOf() - 1);
+  let after = options.now;
+  for (let i = 0; i < LOOKAHEAD_TICKS; i++) {
+    const next = nextFireTime(options.cron, options.timezone, after);
+    if (next === null) return null;
+    after = next;
+    const local = DateTime.fromJSDate(next, { zone: options.timezone });
+    if (options.notBefore !== null && next < options.notBefore) after = justBefore(options.notBefore);
+    else if (options.skipToday && local.toISODate() === today)
+      after = justBefore(local.startOf("day").plus({ days: 1 }));
+    else if (options.skipWeekend && local.weekday >= 6)
+      after = justBefore(local.startOf("week").plus({ weeks: 1 }));
+    else if (isInQuietHours(next, options.timezone, options.quiet))
+      after = justBefore(quietEnd(local, options.quiet));
+    else return next.toISOString();
+  }
+  return null;
+}
+
+/** When the quiet hours that hold `local` end. */
+function quietEnd(local: DateTime, quiet: CoreConfig["quietHours"]): DateTime {
+  const end = local.set({
+    hour: Math.floor(quiet.end / 60),
+    minute: quiet.end % 60,
+    second: 0,
+    millisecond: 0,
+  });
+  return end > local ? end : end.plus({ days: 1 });
+}
+
+/** The status as a few lines for a person, times in their zone. */
+export function formatStatus(status: Status, timezone: string = status.timezone): string {
+  const local = (iso: string) => DateTime.fromISO(iso, { zone: timezone }).toFormat("ccc d LLL HH:mm");
+  const checkins = status.blocked
+    ? "stopped: the bot was blocked; they resume when you write"
+    : status.paused?.indefinitely
+      ? "paused until /resume"
+      : status.paused?.until
+        ? `paused until ${local(status.paused.until)}`
+        : "on";
+  const tokens =
+    status.budget === null
+      ? `${status.tokensToday.toLocaleString("en-US")}`
+      : `${status.tokensToday.toLocaleString("en-US")} of ${status.budget.toLocaleString("en-US")}${
+          status.tokensToday >= status.budget ? " (over budget: no check-ins until tomorrow)" : ""
+        }`;
+  const keptThroughWipe =
+    status.wipedToday === null
+      ? ""
+      : `; the count was kept through your /wipe at ${DateTime.fromISO(status.wipedToday, { zone: timezone }).toFormat("HH:mm")} (a number, no words), so today's budget still holds`;
+  const decision = status.lastDecision;
+  const next = status.awaitingYou
+    ? "after you write"
+    : status.nextCheckin === null
+      ? "none scheduled"
+      : `${local(status.nextCheckin)} at the earliest (${timezone})`;
+  const lines = [
+    `Check-ins: ${checkins}`,
+    `Unanswered: ${status.unansweredCount === 0 ? "none" : `${plural(status.unansweredCount, "message")} since you last wrote`}`,
+    `Next check-in: ${next}`,
+    `Tokens today: ${tokens}${keptThroughWipe}`,
+    `Last check-in decision: ${decision === null ? "none yet" : `${local(decision.ts)}, ${decisionSentence(decision)}`}`,
+  ];
+  const { declaredPatterns, openLoops, milestones } = status.memory;
+  if (declaredPatterns + openLoops + milestones > 0) {
+    lines.push(
+      `Memory: ${plural(declaredPatterns, "declared pattern")}, ${plural(openLoops, "open loop")}, ${plural(milestones, "milestone")}`,
+    );
+  }
+  if (status.pendingReflections > 0) lines.push(`Reflections waiting: ${status.pendingReflections}`);
+  return lines.join("\n");
+}

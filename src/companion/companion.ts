@@ -1,0 +1,324 @@
+import type { CoreConfig, ModelConfig } from "../app/config.ts";
+import { pendingMessages } from "../conversation/pending-messages.ts";
+import type { Clock, Timer, Timers } from "../core/clock.ts";
+import { InFlight, settledWithin } from "../core/in-flight.ts";
+import type { Logger } from "../core/log.ts";
+import type { Channel, Message } from "../core/message.ts";
+import { type IncomingInput, type OutboundPort, RecipientBlockedError } from "../core/port.ts";
+import { SerialQueue } from "../core/serial-queue.ts";
+import type { PendingImage } from "../mind/compose.ts";
+import { Reflector } from "../mind/reflection-queue.ts";
+import type { ModelClient } from "../model/llm.ts";
+import type { PersonaSource } from "../model/persona.ts";
+import type { MessageLog } from "../store/messages.ts";
+import type { MindStore } from "../store/mind.ts";
+import type { NotesStore } from "../store/notes.ts";
+import type { Trace } from "../store/trace.ts";
+import { checkinTurn, type HeartbeatOutcome } from "./checkin-turn.ts";
+import { reflectOnRecovered } from "./held-reply.ts";
+import { Outbox } from "./outbox.ts";
+import { type QuietTrace, quietTrace } from "./quiet-trace.ts";
+import { ReflectionSchedule } from "./reflection-schedule.ts";
+import { ReplyRetry, type ReplyRetryOptions } from "./reply-retry.ts";
+import { type ReplyOutcome, replyTurn } from "./reply-turn.ts";
+import type { TurnContext } from "./turn-context.ts";
+
+export { pendingMessages } from "../conversation/pending-messages.ts";
+export type { HeartbeatOutcome } from "./checkin-turn.ts";
+export { STALE_CHECKIN_MS } from "./outbox.ts";
+export {
+  DEFAULT_NOTICE_AFTER_MS,
+  DEFAULT_NOTICE_TEXT,
+  DEFAULT_RETRY_DELAYS_MS,
+  FAILURE_NOTICE_TEXT,
+} from "./reply-retry.ts";
+export type { ReplyOutcome } from "./reply-turn.ts";
+export { createLedgerModelClient, usageLedger } from "./usage-ledger.ts";
+
+/**
+ * The companion: the only place that orders the steps of a turn. Channels hand it the
+ * person's messages (receive, then reply); the scheduler asks it to consider a check-in
+ * (heartbeat). One turn runs at a time. The person's words are in the log before any
+ * model is called; what goes out goes through the outbox (outbox.ts), so a crash can
+ * neither lose an answer nor repeat one. The turns themselves are in reply-turn.ts and
+ * checkin-turn.ts; the retry and notice in reply-retry.ts; a reply the channel refused,
+ * resent as written, in held-reply.ts; reflection's timing in reflection-schedule.ts.
+ */
+
+/** Everything the companion is built from; main.ts wires the real ones, tests the fakes. */
+export interface CompanionDeps {
+  clock: Clock;
+  /** Every wait (the retry, reflection's back-off, close's bound) goes through these. */
+  timers: Timers;
+  core: CoreConfig;
+  model: ModelConfig;
+  log: MessageLog;
+  mind: MindStore;
+  notes: NotesStore;
+  trace: Trace;
+  /** Build it with `usageLedger(mind)` as onUsage (or use createLedgerModelClient) so the budget counts. */
+  llm: ModelClient;
+  port: OutboundPort;
+  persona: PersonaSource;
+  logger: Logger;
+  /** The reflection runner; by default one is built from the other deps. */
+  reflector?: Reflector;
+  options?: CompanionOptions;
+}
+
+/** Knobs that tests and simulations turn; production uses the defaults. */
+export interface CompanionOptions extends ReplyRetryOptions {
+  /** How long close() waits for the turn in flight and background work. */
+  closeTimeoutMs?: number;
+  /** The channel assistant messages are logged with when the person has not written yet. */
+  defaultChannel?: Channel;
+  /** Run reflection in the background after each exchange (default true). */
+  reflectInBackground?: boolean;
+}
+
+/** How answerFixed went: the fixed words answered the message, went out as a notice, or were not needed. */
+export type FixedAnswer = "answered" | "noticed" | "already";
+
+/** The companion's interface to channels, the scheduler and the command line. */
+export interface Companion {
+  /** Logs the person's message at once (outside the turn lock) and returns it as logged. */
+  receive(input: IncomingInput): Promise<Message>;
+  /**
+   * Says fixed `text` (never generated, sent exactly as written) through the outbox for a message
+   * the companion cannot take in (a voice note it cannot listen to). When that message is all the
+   * person is waiting on, the words are its answer (logged as one, so no model ever answers it, not
+   * even after a restart); when other messages wait too, they are a notice and the next turn
+   * answers everything. Nothing is said twice: "already" when something already answered it.
+   * Throws when the channel could not deliver, like a channel's own send.
+   */
+  answerFixed(message: Message, text: string): Promise<FixedAnswer>;
+  /** Records that the person edited a message the log holds (matched by its Telegram ids); the logged message, or null. */
+  receiveEdit(
+    telegram: { chatId: number; messageId: number },
+    edit: { text: string; editedAt: string },
+  ): Promise<Message | null>;
+  /** Logs `input` if given, then answers everything the person said since the last answer, in one turn. */
+  reply(input?: IncomingInput): Promise<ReplyOutcome>;
+  /** Considers a check-in now: pre-check, budget, decide, guard, write, send. */
+  heartbeat(): Promise<HeartbeatOutcome>;
+  /** After a restart: finishes interrupted sends, answers what is unanswered (once), runs queued reflections. */
+  recover(): Promise<void>;
+  /**
+   * Runs `work` (a /wipe, a /forget) with nothing else touching the stores: it takes the turn
+   * lock, so the turn in flight finishes first and the next one starts after; retries wait, and
+   * a reflection in flight finishes before `work` starts, so neither can write back what `work`
+   * deletes.
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
+  /** Resolves when no turn or background work (reflection, a retry that started) is running; a retry still waiting for its timer is not waited for. */
+  idle(): Promise<void>;
+  /** Stops taking turns, cancels retries, waits (bounded) for work in flight. */
+  close(): Promise<void>;
+}
+
+/** Builds the companion. Nothing runs until a method is called. */
+export function createCompanion(deps: CompanionDeps): Companion {
+  return new CompanionImpl(deps);
+}
+
+class CompanionImpl implements Companion {
+  readonly #deps: CompanionDeps;
+  /** One turn at a time: a reply and a check-in both read the log, call the model and write back. */
+  readonly #lock = new SerialQueue();
+  readonly #images = new Map<string, PendingImage>();
+  /** Work started off the turn path (reflection, a retried reply), for idle() and close(). */
+  readonly #background: InFlight;
+  readonly #trace: QuietTrace;
+  readonly #outbox: Outbox;
+  readonly #retry: ReplyRetry;
+  readonly #reflection: ReflectionSchedule;
+  readonly #turn: TurnContext;
+  /** The background attempt at a reply the retry asked for, waiting for its time. */
+  #retryTimer: Timer | undefined;
+  #closed = false;
+
+  constructor(deps: CompanionDeps) {
+    this.#deps = deps;
+    const options = deps.options ?? {};
+    this.#background = new InFlight((error) => deps.logger.error({ err: error }, "background work failed"));
+    this.#trace = quietTrace(deps.trace, deps.logger);
+    this.#reflection = new ReflectionSchedule({
+      ...deps,
+      reflector: deps.reflector ?? defaultReflector(deps),
+      background: this.#background,
+      inBackground: options.reflectInBackground !== false,
+    });
+    this.#outbox = new Outbox({ ...deps, trace: this.#trace });
+    this.#retry = new ReplyRetry({ ...deps, outbox: this.#outbox }, options);
+    this.#turn = {
+      ...deps,
+      images: this.#images,
+      outbox: this.#outbox,
+      retry: this.#retry,
+      reflection: this.#reflection,
+      trace: this.#trace,
+      defaultChannel: options.defaultChannel ?? "telegram",
+      isClosed: () => this.#closed,
+    };
+  }
+
+  async receive(input: IncomingInput): Promise<Message> {
+    const message = await this.#deps.log.append({
+      role: "user",
+      text: input.text,
+      channel: input.channel,
+      ...(input.media ? { media: input.media } : {}),
+      ...(input.telegram ? { telegram: input.telegram } : {}),
+      ...(input.replyTo ? { replyTo: input.replyTo } : {}),
+    });
+    if (input.image) this.#images.set(message.id, input.image);
+    if (this.#deps.mind.read().heartbeat.blocked) {
+      await this.#deps.mind.update((mind) => {
+        mind.heartbeat.blocked = false;
+      });
+    }
+    return message;
+  }
+
+  async answerFixed(message: Message, text: string): Promise<FixedAnswer> {
+    const recent = this.#deps.log.recent();
+    if (recent.some((m) => m.role === "assistant" && m.replyTo === message.id)) return "already";
+    const pending = pendingMessages(recent, this.#deps.clock.now());
+    const alone = pending.length === 1 && pending[0]?.id === message.id;
+    const delivered = await this.#outbox.deliver(
+      { text, kind: "notice", replyTo: message.id },
+      { trigger: "reply", channel: message.channel, ...(alone ? { answeredThrough: message.id } : {}) },
+    );
+    if (delivered.status === "blocked") throw new RecipientBlockedError("the person blocked the bot");
+    if (delivered.status === "failed") throw new Error(`could not say the fixed answer: ${delivered.error}`);
+    return alone ? "answered" : "noticed";
+  }
+
+  async receiveEdit(
+    telegram: { chatId: number; messageId: number },
+    edit: { text: string; editedAt: string },
+  ): Promise<Message | null> {
+    const logged = await this.#deps.log.findByTelegram(telegram.chatId, telegram.messageId);
+    if (!logged) return null;
+    await this.#deps.log.update(logged.id, edit);
+    return logged;
+  }
+
+  async reply(input?: IncomingInput): Promise<ReplyOutcome> {
+    if (input) await this.receive(input);
+    if (this.#closed) return { status: "closed" };
+    return this.#lock.runCoalesced("reply", async () => {
+      try {
+        return await this.#guarded("reply", () => replyTurn(this.#turn));
+      } finally {
+        this.#followRetry();
+      }
+    });
+  }
+
+  async heartbeat(): Promise<HeartbeatOutcome> {
+    if (this.#closed) return { status: "closed" };
+    return this.#lock.runCoalesced("heartbeat", () =>
+      this.#guarded("heartbeat", () => checkinTurn(this.#turn)),
+    );
+  }
+
+  async recover(): Promise<void> {
+    await this.#lock.run(() =>
+      this.#guarded("recover", () => this.#outbox.finishInterrupted(reflectOnRecovered(this.#turn))),
+    );
+    await this.reply();
+    await this.#reflection.runPending();
+  }
+
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.#lock.run(async () => {
+      const retrying = this.#retryTimer !== undefined;
+      this.#retry.cancel();
+      this.#followRetry();
+      await this.#reflection.settle();
+      try {
+        return await work();
+      } finally {
+        await this.#afterExclusive(retrying);
+      }
+    });
+  }
+
+  /** Drops photos of messages `work` deleted and picks up what is still owed: the retry of a pending reply, queued reflections. */
+  async #afterExclusive(retrying: boolean): Promise<void> {
+    for (const id of [...this.#images.keys()]) {
+      if (!(await this.#deps.log.get(id))) this.#images.delete(id);
+    }
+    if (this.#closed) return;
+    const pending = pendingMessages(this.#deps.log.recent(), this.#deps.clock.now());
+    if (retrying && pending.length > 0) this.#retry.schedule();
+    this.#followRetry();
+    this.#reflection.resume();
+  }
+
+  /**
+   * Keeps the retry's timer in step with what the turn told the retry: armed for the wait it
+   * asked for (replacing one already waiting), or dropped. The attempt it runs is a reply like
+   * any other, tracked as background work.
+   */
+  #followRetry(): void {
+    const change = this.#retry.takeChange();
+    if (change === undefined) return;
+    this.#retryTimer?.cancel();
+    this.#retryTimer = undefined;
+    if (change === null || this.#closed) return;
+    this.#retryTimer = this.#deps.timers.after(change, () => {
+      this.#retryTimer = undefined;
+      this.#background.track(this.reply());
+    });
+  }
+
+  async idle(): Promise<void> {
+    for (;;) {
+      await this.#lock.idle();
+      if (!this.#background.busy) return;
+      await this.#background.settled();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#retry.stop();
+    this.#followRetry();
+    this.#reflection.stop();
+    const timeout = this.#deps.options?.closeTimeoutMs ?? 10_000;
+    if (!(await settledWithin(this.idle(), timeout, this.#deps.timers)))
+      this.#deps.logger.warn({ timeoutMs: timeout }, "closed with work still in flight");
+  }
+
+  /** Runs a turn so that an unexpected failure (a bug, a full disk) is logged and traced before it reaches the caller. */
+  async #guarded<T>(kind: "reply" | "heartbeat" | "recover", turn: () => Promise<T>): Promise<T> {
+    try {
+      return await turn();
+    } catch (error) {
+      this.#deps.logger.error({ err: error, kind }, "turn failed");
+      await this.#trace({
+        kind: `${kind}-error` as const,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    }
+  }
+}
+
+/** The reflection runner built from the companion's own stores and model, when the caller brings none. */
+function defaultReflector(deps: CompanionDeps): Reflector {
+  return new Reflector({
+    mind: deps.mind,
+    log: deps.log,
+    notes: deps.notes,
+    model: deps.llm,
+    config: deps.model,
+    clock: deps.clock,
+    timezone: deps.core.timezone,
+    persona: deps.persona,
+    trace: deps.trace,
+    logger: deps.logger,
+  });
+}

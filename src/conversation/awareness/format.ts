@@ -1,0 +1,145 @@
+import type { Message } from "../../core/message.ts";
+import { formatDuration, plural } from "../../core/text.ts";
+import type { AwarenessContext, Trigger } from "./context.ts";
+import { inZone, localStamp } from "./time.ts";
+import { topicDomain, topicName } from "./topics.ts";
+
+/** Quotes are cut to these lengths: enough to recognise a message, short enough for every prompt. */
+const QUOTE_OWN = 80;
+const QUOTE_THEIR_LAST = 140;
+const QUOTE_OTHER = 60;
+/** At most this many of the assistant's unanswered messages are quoted; the rest are counted. */
+const MAX_SENT_SHOWN = 3;
+/** The person's messages quoted besides their last one. */
+const MAX_THEIR_EARLIER = 2;
+/** Messages shown in the slim block: about three exchanges. */
+const SLIM_MESSAGES = 6;
+
+/** A message in one line, cut at a word boundary, with its media described. */
+function quote(message: Message, max: number): string {
+  const media = message.media
+    ? `[${message.media.kind}${message.media.caption ? `: ${message.media.caption}` : ""}] `
+    : "";
+  const flat = `${media}${message.text}`.replace(/\s+/g, " ").trim();
+  if (flat.length <= max) return `"${flat}"`;
+  const cut = flat.slice(0, max);
+  const atWord = cut.lastIndexOf(" ") > max * 0.6 ? cut.slice(0, cut.lastIndexOf(" ")) : cut;
+  return `"${atWord.replace(/[\s,.;:!?—-]+$/u, "")}…"`;
+}
+
+function topicList(topics: readonly string[]): string {
+  return topics.map(topicName).join(", ");
+}
+
+function header(ctx: AwarenessContext, nowMs: number): string {
+  const local = inZone(nowMs, ctx.timezone);
+  const { timeOfDay, dayType } = ctx.conversationState;
+  return `Now: ${local.toFormat("cccc h:mm a")} (${timeOfDay}, ${dayType}), ${ctx.timezone}`;
+}
+
+function ownActivity(ctx: AwarenessContext, nowMs: number): string[] {
+  const stamp = (m: Message) => localStamp(Date.parse(m.ts), nowMs, ctx.timezone);
+  const { self, user } = ctx;
+  const lines = ["### Your recent activity"];
+  const sent = self.messagesSent;
+  if (sent.length > 0) {
+    const since =
+      user.lastMessage && user.timeSinceLastMessage !== null
+        ? `Since their last message (${stamp(user.lastMessage)}, ${formatDuration(user.timeSinceLastMessage)} ago)`
+        : "Since the conversation began (they have not written yet)";
+    lines.push(`${since}, you sent ${plural(sent.length, "message")}:`);
+    const hidden = Math.max(0, sent.length - MAX_SENT_SHOWN);
+    if (hidden > 0) lines.push(`- (${plural(hidden, "earlier message")} not shown)`);
+    for (const m of sent.slice(hidden)) lines.push(`- ${stamp(m)}: ${quote(m, QUOTE_OWN)}`);
+  } else {
+    lines.push("You have not written since their last message.");
+  }
+  if (self.lastMessageTime !== null && self.timeSinceLastMessage !== null) {
+    const when = localStamp(Date.parse(self.lastMessageTime), nowMs, ctx.timezone);
+    lines.push(`Your last message: ${when} (${formatDuration(self.timeSinceLastMessage)} ago)`);
+  }
+  if (self.topicsMentioned.length > 0)
+    lines.push(`Topics you raised recently: ${topicList(self.topicsMentioned)}`);
+  return lines;
+}
+
+function theirActivity(ctx: AwarenessContext, nowMs: number): string[] {
+  const stamp = (m: Message) => localStamp(Date.parse(m.ts), nowMs, ctx.timezone);
+  const { user, self } = ctx;
+  const lines = ["### Their recent activity"];
+  const last = user.lastMessage;
+  if (last === null || user.timeSinceLastMessage === null) {
+    lines.push("- They have not written yet");
+    return lines;
+  }
+  const ago = formatDuration(user.timeSinceLastMessage);
+  lines.push(`- Last message (${stamp(last)}, ${ago} ago): ${quote(last, QUOTE_THEIR_LAST)}`);
+  const earlier = user.recentMessages.filter((m) => m.id !== last.id);
+  for (const m of earlier.slice(-MAX_THEIR_EARLIER))
+    lines.push(`- Earlier (${stamp(m)}): ${quote(m, QUOTE_OTHER)}`);
+  const today = inZone(nowMs, ctx.timezone).startOf("day").toMillis();
+  const todayCount = user.recentMessages.filter((m) => Date.parse(m.ts) >= today).length;
+  lines.push(`- Messages today: ${todayCount}`);
+  if (self.messagesSent.length > 0)
+    lines.push(`- Replies to your ${plural(self.messagesSent.length, "message")} since: none`);
+  if (user.topicsAddressed.length > 0)
+    lines.push(`- Topics they addressed recently: ${topicList(user.topicsAddressed)}`);
+  lines.push(`- Engagement: ${user.engagementLevel}`);
+  return lines;
+}
+
+function priorContext(ctx: AwarenessContext): string[] {
+  const { declaredPatterns, openLoops, recentMilestones } = ctx.priorContext;
+  const items = [
+    ...declaredPatterns.map((p) => `- Declared pattern: ${p}`),
+    ...openLoops.map((l) => `- Open loop: ${l}`),
+    ...recentMilestones.map((m) => `- Recent milestone: ${m}`),
+  ];
+  return items.length > 0 ? ["### Notable prior context", ...items] : [];
+}
+
+function observations(ctx: AwarenessContext): string[] {
+  return ctx.observations.length > 0 ? ["### Observations", ...ctx.observations.map((o) => `- ${o}`)] : [];
+}
+
+function fullBlock(ctx: AwarenessContext, nowMs: number): string[] {
+  return [
+    "## Conversational awareness",
+    header(ctx, nowMs),
+    "",
+    ...ownActivity(ctx, nowMs),
+    "",
+    ...theirActivity(ctx, nowMs),
+    ...(ctx.observations.length > 0 ? ["", ...observations(ctx)] : []),
+    ...(priorContext(ctx).length > 0 ? ["", ...priorContext(ctx)] : []),
+  ];
+}
+
+function slimBlock(ctx: AwarenessContext, nowMs: number): string[] {
+  const stamp = (m: Message) => localStamp(Date.parse(m.ts), nowMs, ctx.timezone);
+  const mine = ctx.self.recentMessages ?? ctx.self.messagesSent;
+  const recent = [...mine, ...ctx.user.recentMessages]
+    .sort((a, b) => Date.parse(a.ts) - Date.parse(b.ts))
+    .slice(-SLIM_MESSAGES);
+  const { conversationMinutes, currentTopic } = ctx.conversationState;
+  const lines = ["## Recent context (active conversation)", header(ctx, nowMs), "Last exchanges:"];
+  for (const m of recent)
+    lines.push(`- ${stamp(m)} ${m.role === "user" ? "them" : "you"}: ${quote(m, QUOTE_OTHER)}`);
+  if (conversationMinutes !== null && conversationMinutes !== undefined) {
+    lines.push(`Time in conversation: ${formatDuration(conversationMinutes)}`);
+  }
+  if (currentTopic) lines.push(`Current topic: ${topicName(currentTopic)} (${topicDomain(currentTopic)})`);
+  return ctx.observations.length > 0 ? [...lines, ...observations(ctx)] : lines;
+}
+
+/**
+ * The awareness context as markdown for the system prompt: facts only, never advice.
+ * The full block (own activity with local times, theirs, observations, prior context)
+ * when the context says the assistant is context-poor or a heartbeat asks; the slim one
+ * (last exchanges, time in conversation, current topic) in an active conversation.
+ */
+export function formatAwarenessForPrompt(ctx: AwarenessContext, trigger?: Trigger): string {
+  const nowMs = Date.parse(ctx.now);
+  const full = trigger === "heartbeat" || ctx.format === "full";
+  return `${(full ? fullBlock(ctx, nowMs) : slimBlock(ctx, nowMs)).join("\n")}\n`;
+}

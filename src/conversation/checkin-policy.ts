@@ -1,0 +1,146 @@
+import { DateTime } from "luxon";
+import {
+  formatQuietHours,
+  type HeartbeatSettings,
+  type HeartbeatState,
+  type QuietHours,
+} from "../core/checkin-settings.ts";
+import type { HeartbeatDecision, HeartbeatReason } from "../core/decision.ts";
+import { plural } from "../core/text.ts";
+import type { AwarenessContext } from "./awareness/context.ts";
+
+/**
+ * The heartbeat pre-check: before any model is called, decide whether a check-in may go
+ * out at all. Pure (no clock, no I/O), so every decision can be replayed, explained by
+ * /why and tested at any instant. The rules are few and hard on purpose; everything
+ * subtler (was it already answered? is the topic repeated?) is left to the model, which
+ * sees the awareness block.
+ */
+
+/**
+ * What the pre-check reads: the kept state, plus whether today's token spend has passed the
+ * budget, which the caller computes from the usage ledger at each tick (never stored, so it
+ * turns with the person's day by itself). Left out, the budget is taken as not spent.
+ */
+export type PreCheckState = HeartbeatState & { budgetExceeded?: boolean };
+
+/** The pre-check's settings out of the configuration (CoreConfig holds them among others). */
+export function heartbeatSettingsFromConfig(core: HeartbeatSettings): HeartbeatSettings {
+  return {
+    timezone: core.timezone,
+    quietHours: core.quietHours,
+    maxUnanswered: core.maxUnanswered,
+    weekendMaxUnanswered: core.weekendMaxUnanswered,
+    recentMinutes: core.recentMinutes,
+    minGapMinutes: core.minGapMinutes,
+    maxCheckinsPerDay: core.maxCheckinsPerDay,
+  };
+}
+
+/** The zone the person is in now: their /tz override, else the configured one. */
+export function effectiveTimezone(settings: HeartbeatSettings, state: HeartbeatState): string {
+  return state.timezone ?? settings.timezone;
+}
+
+/** True when the local time of `now` in `zone` falls in quiet hours (start inclusive, end exclusive, may wrap midnight). */
+export function isInQuietHours(now: Date, zone: string, quiet: QuietHours): boolean {
+  const local = DateTime.fromJSDate(now, { zone });
+  const minute = local.hour * 60 + local.minute;
+  if (quiet.start === quiet.end) return false;
+  return quiet.start < quiet.end
+    ? minute >= quiet.start && minute < quiet.end
+    : minute >= quiet.start || minute < quiet.end;
+}
+
+/** How many check-ins went out on the local day of `now`, up to `now`. */
+export function checkinsToday(state: HeartbeatState, now: Date, zone: string): number {
+  const today = DateTime.fromJSDate(now, { zone }).toISODate();
+  return state.checkinsSent.filter((ts) => {
+    const sent = DateTime.fromISO(ts, { zone });
+    return sent.toMillis() <= now.getTime() && sent.toISODate() === today;
+  }).length;
+}
+
+/**
+ * Records a check-in that went out. Sends older than two days are dropped: no local day
+ * reaches further back, and the state must not grow for a year.
+ */
+export function withCheckinSent(state: HeartbeatState, at: Date): HeartbeatState {
+  const horizon = at.getTime() - 2 * 24 * 60 * 60_000;
+  const kept = state.checkinsSent.filter((ts) => Date.parse(ts) >= horizon);
+  return { ...state, checkinsSent: [...kept, at.toISOString()] };
+}
+
+/**
+ * May a check-in go out now? The first rule that holds gives the reason: paused, blocked,
+ * quiet-hours, unanswered-limit, weekend-limit, recent-conversation, too-soon, daily-limit,
+ * budget; otherwise `ok`. Local times (quiet hours, weekend, "today") are in the person's
+ * zone, the state's override first.
+ */
+export function shouldFireHeartbeat(
+  awareness: AwarenessContext,
+  now: Date,
+  settings: HeartbeatSettings,
+  state: PreCheckState,
+): HeartbeatDecision {
+  const zone = effectiveTimezone(settings, state);
+  const local = DateTime.fromJSDate(now, { zone });
+  const hold = (reason: HeartbeatReason, detail: string): HeartbeatDecision => ({
+    fire: false,
+    reason,
+    detail,
+  });
+
+  if (state.pausedIndefinitely) return hold("paused", "Check-ins are paused until /resume.");
+  if (state.pausedUntil !== null && now.getTime() < Date.parse(state.pausedUntil)) {
+    const until = DateTime.fromISO(state.pausedUntil, { zone });
+    return hold("paused", `Check-ins are paused until ${until.toFormat("ccc d LLL HH:mm")} (${zone}).`);
+  }
+  if (state.blocked) {
+    return hold("blocked", "The person blocked the bot; check-ins resume when they write again.");
+  }
+  const quiet = state.quietHours ?? settings.quietHours;
+  if (isInQuietHours(now, zone, quiet)) {
+    return hold(
+      "quiet-hours",
+      `It is ${local.toFormat("HH:mm")} in ${zone}, inside quiet hours ${formatQuietHours(quiet)}.`,
+    );
+  }
+  const unanswered = awareness.conversationState.unansweredCount;
+  if (unanswered >= settings.maxUnanswered) {
+    return hold(
+      "unanswered-limit",
+      `${plural(unanswered, "message is", "messages are")} unanswered (limit ${settings.maxUnanswered}).`,
+    );
+  }
+  const weekend = local.weekday >= 6;
+  if (weekend && unanswered >= settings.weekendMaxUnanswered) {
+    return hold(
+      "weekend-limit",
+      `It is ${local.toFormat("cccc")} and ${plural(unanswered, "message is", "messages are")} unanswered (weekend limit ${settings.weekendMaxUnanswered}).`,
+    );
+  }
+  const sinceUser = awareness.user.timeSinceLastMessage;
+  if (sinceUser !== null && sinceUser < settings.recentMinutes) {
+    return hold(
+      "recent-conversation",
+      `The person wrote ${plural(sinceUser, "minute", "minutes")} ago (a conversation counts as recent for ${settings.recentMinutes}).`,
+    );
+  }
+  const sinceSelf = awareness.self.timeSinceLastMessage;
+  if (sinceSelf !== null && sinceSelf < settings.minGapMinutes) {
+    return hold(
+      "too-soon",
+      `The last message went out ${plural(sinceSelf, "minute", "minutes")} ago (minimum gap ${settings.minGapMinutes}).`,
+    );
+  }
+  const sentToday = checkinsToday(state, now, zone);
+  if (sentToday >= settings.maxCheckinsPerDay) {
+    return hold(
+      "daily-limit",
+      `${plural(sentToday, "check-in", "check-ins")} already sent today (limit ${settings.maxCheckinsPerDay}).`,
+    );
+  }
+  if (state.budgetExceeded) return hold("budget", "Today's token budget is spent.");
+  return { fire: true, reason: "ok", detail: "Nothing holds a check-in back." };
+}

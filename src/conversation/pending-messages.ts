@@ -1,0 +1,53 @@
+import type { Message } from "../core/message.ts";
+
+/** A fixed notice the companion sent while the model was away: said, but not an answer. */
+export function isNotice(message: Message): boolean {
+  return message.role === "assistant" && message.notice === true;
+}
+
+/** An assistant message after which earlier messages count as seen: a reply or a check-in, not a notice. */
+function isAnswer(message: Message): boolean {
+  return message.role === "assistant" && !isNotice(message);
+}
+
+/**
+ * The person's messages not answered yet, oldest first. The companion's last message (a
+ * reply or a check-in; a notice does not count) covers the person's messages up to the one
+ * it names in `answeredThrough` — messages that arrived while it was being written come
+ * after that, even if they were logged before it — or, for entries without the field,
+ * everything before it. A check-in that went out while a message waited has moved on from
+ * it: a restart does not answer a morning greeting in the afternoon. A message marked as
+ * handled without a reply covers itself and everything before it the same way.
+ */
+export function pendingMessages(recent: readonly Message[], now: Date): Message[] {
+  const visible = recent.filter((m) => Date.parse(m.ts) <= now.getTime());
+  const from = Math.max(answeredFrom(visible), visible.findLastIndex(isHandledWithoutReply) + 1);
+  return visible.filter((m, i) => m.role === "user" && i >= from);
+}
+
+/**
+ * A message of the person's that was dealt with although nothing was said (the reply turn's
+ * answer was all leakage twice): it and the messages before it stop waiting.
+ */
+function isHandledWithoutReply(message: Message): boolean {
+  return message.role === "user" && message.handledWithoutReply === true;
+}
+
+/** Where the person's unanswered messages start, counting only the companion's answers. */
+function answeredFrom(visible: readonly Message[]): number {
+  const lastAnswer = visible.findLastIndex(isAnswer);
+  if (lastAnswer < 0) return 0;
+  const through = visible[lastAnswer]?.answeredThrough;
+  const coveredUpTo = through === undefined ? -1 : visible.findIndex((m) => m.id === through);
+  return coveredUpTo >= 0 ? coveredUpTo + 1 : lastAnswer + 1;
+}
+
+/**
+ * The person's messages a resent reply answers: the pending ones up to the one it names,
+ * so the reflection of a reply finished after a crash covers what that reply answered.
+ */
+export function answeredBy(recent: readonly Message[], now: Date, through: string | undefined): Message[] {
+  const pending = pendingMessages(recent, now);
+  const last = through === undefined ? -1 : pending.findIndex((m) => m.id === through);
+  return last < 0 ? pending : pending.slice(0, last + 1);
+}

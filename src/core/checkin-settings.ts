@@ -1,0 +1,80 @@
+import { z } from "zod";
+import { zoneSchema } from "./zones.ts";
+
+/**
+ * What the check-in rules read: the configured settings (quiet hours, limits) and the state
+ * kept between ticks (the person's pause, /quiet and /tz overrides, what was sent). At the
+ * core level, below both the configuration that fills the settings and the pre-check that
+ * reads them (conversation/checkin-policy.ts), and below the store that keeps the state in mind.json.
+ */
+
+const isoUtc = z.iso.datetime({ offset: false });
+const minuteOfDay = z
+  .number()
+  .int()
+  .min(0)
+  .max(24 * 60 - 1);
+
+/** Quiet hours: minutes after local midnight, start inclusive, end exclusive; may wrap midnight, equal ends mean none. */
+export const quietHoursSchema = z.object({ start: minuteOfDay, end: minuteOfDay });
+export type QuietHours = z.infer<typeof quietHoursSchema>;
+
+const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
+
+/** Parses "22:00-08:00"; null when malformed. A range may wrap past midnight; equal ends mean none. */
+export function parseQuietHours(text: string): QuietHours | null {
+  const [from, to, ...rest] = text.trim().split("-");
+  if (from === undefined || to === undefined || rest.length > 0) return null;
+  const a = HHMM.exec(from.trim());
+  const b = HHMM.exec(to.trim());
+  if (!a || !b) return null;
+  return { start: Number(a[1]) * 60 + Number(a[2]), end: Number(b[1]) * 60 + Number(b[2]) };
+}
+
+/** Renders quiet hours back as "HH:MM-HH:MM". */
+export function formatQuietHours(q: QuietHours): string {
+  const hhmm = (m: number) =>
+    `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")}`;
+  return `${hhmm(q.start)}-${hhmm(q.end)}`;
+}
+
+/** The configured rules; the person's overrides in HeartbeatState win over zone and quiet hours. */
+export interface HeartbeatSettings {
+  timezone: string;
+  quietHours: QuietHours;
+  /** Hold check-ins once this many messages are unanswered. */
+  maxUnanswered: number;
+  /** On Saturday and Sunday, hold once this many are unanswered (0: no weekend check-ins). */
+  weekendMaxUnanswered: number;
+  /** Hold while the person wrote less than this many minutes ago: they are talking, not waiting. */
+  recentMinutes: number;
+  /** Hold while the companion's last message is younger than this. */
+  minGapMinutes: number;
+  maxCheckinsPerDay: number;
+}
+
+/**
+ * What the person set and what was sent, kept in the mind's data between ticks. Every field
+ * has a default, so state written by an older version (or none at all) still loads.
+ */
+export const heartbeatStateSchema = z.object({
+  /** Check-ins are paused until this instant (`/pause 2h`, `/pause until 18:00`); null when not. */
+  pausedUntil: isoUtc.nullable().default(null),
+  /** `/pause` with no time: paused until `/resume`. */
+  pausedIndefinitely: z.boolean().default(false),
+  /** `/quiet HH:MM-HH:MM`: replaces the configured quiet hours. */
+  quietHours: quietHoursSchema.nullable().default(null),
+  /** `/tz Area/City` while travelling: replaces the configured zone. */
+  timezone: zoneSchema.nullable().default(null),
+  /** When recent check-ins went out; the daily limit counts those in the person's local day. */
+  checkinsSent: z.array(isoUtc).default([]),
+  /** Telegram said the person blocked the bot; cleared when they write again. */
+  blocked: z.boolean().default(false),
+  // `budgetExceeded`, kept here by earlier versions, is computed at each tick from the usage
+  // ledger instead (PreCheckState in conversation/checkin-policy.ts); an old file still holding it loads,
+  // and the key is dropped.
+});
+export type HeartbeatState = z.infer<typeof heartbeatStateSchema>;
+
+/** Nothing set, nothing sent: a fresh install. */
+export const emptyHeartbeatState: HeartbeatState = heartbeatStateSchema.parse({});

@@ -1,0 +1,271 @@
+import Anthropic from "@anthropic-ai/sdk";
+import type { ModelConfig } from "../app/config.ts";
+import type { Clock } from "../core/clock.ts";
+import type { Logger } from "../core/log.ts";
+import type { CallPurpose, UsageRecord } from "../core/usage.ts";
+
+/**
+ * The one door to the model. Every call names its purpose so that the usage ledger can
+ * say what the tokens were spent on, and every failure comes out as one of two errors a
+ * caller can act on: wait and try again later, or tell the person which setting to fix.
+ */
+
+/** The model could not be reached or was overloaded even after the SDK's own retries: try later. */
+export class ModelUnavailableError extends Error {
+  override readonly name = "ModelUnavailableError";
+  /** The HTTP status when the API answered (429, 5xx, 529), undefined for connection failures. */
+  readonly status: number | undefined;
+
+  constructor(message: string, status: number | undefined, options?: { cause?: unknown }) {
+    super(message, options);
+    this.status = status;
+  }
+}
+
+/** The API refused the request in a way waiting cannot fix; the message names the setting to change. */
+export class ModelRequestError extends Error {
+  override readonly name = "ModelRequestError";
+  readonly status: number | undefined;
+  /** The configuration variable most likely at fault, when there is one. */
+  readonly setting: string | undefined;
+
+  constructor(message: string, status: number | undefined, setting?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.status = status;
+    this.setting = setting;
+  }
+}
+
+/**
+ * The API refused ANTHROPIC_API_KEY (401 or 403) when `start` or `setup` checked it: no reply
+ * can be made until the key is changed, so starting would only fail the person's first message.
+ */
+export class ModelKeyRejectedError extends Error {
+  override readonly name = "ModelKeyRejectedError";
+  readonly setting = "ANTHROPIC_API_KEY";
+
+  constructor(
+    /** 401 (the key is not valid) or 403 (the key may not do this). */
+    readonly status: number,
+    /** The API's own words, when it gave any. */
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `the Anthropic API rejected ANTHROPIC_API_KEY (${status}${detail ? `: ${detail}` : ""}). ${
+        status === 403
+          ? "The key is not allowed to use the API or this model: check its workspace in the Anthropic Console, or create a new key"
+          : "Create a new key in the Anthropic Console (Settings → API keys)"
+      }, put it in .env as ANTHROPIC_API_KEY (or run \`npm run setup\`), then start again.`,
+      options,
+    );
+  }
+}
+
+/** What the key check could not confirm: one sentence for the log or the terminal, and the setting it concerns. */
+export interface KeyCheckWarning {
+  /** Says what could not be confirmed and why; the caller adds what happens next. */
+  message: string;
+  setting: string | undefined;
+}
+
+/** The key check must not hold up `start` for a model call's whole time limit. */
+export const KEY_CHECK_TIMEOUT_MS = 10_000;
+
+/** What the client needs besides its configuration. */
+export interface ModelClientDeps {
+  clock: Clock;
+  /** Called once per successful call; a failure here is logged, never lost replies. */
+  onUsage?: (usage: UsageRecord) => void | Promise<void>;
+  logger?: Logger;
+}
+
+/** Purposes that run on the cheaper reflection model. */
+const REFLECT_PURPOSES: ReadonlySet<CallPurpose> = new Set(["reflect", "judge"]);
+
+/** The real Anthropic SDK, configured from ModelConfig, with usage reporting and typed errors. */
+export class ModelClient {
+  readonly config: ModelConfig;
+  readonly #sdk: Anthropic;
+  readonly #deps: ModelClientDeps;
+
+  constructor(config: ModelConfig, deps: ModelClientDeps) {
+    this.config = config;
+    this.#deps = deps;
+    this.#sdk = new Anthropic({
+      apiKey: config.apiKey,
+      baseURL: config.baseURL ?? null,
+      maxRetries: config.maxRetries,
+      timeout: config.timeoutMs,
+    });
+  }
+
+  /** The configured model for a purpose: reflection and judging use the cheaper one, a check-in's decision its own. */
+  modelFor(purpose: CallPurpose): string {
+    if (purpose === "heartbeat-decide") return this.config.decideModel;
+    return REFLECT_PURPOSES.has(purpose) ? this.config.reflectModel : this.config.model;
+  }
+
+  /** Sends one Messages API request (the SDK retries transient faults itself) and reports its usage. */
+  async create(
+    params: Anthropic.MessageCreateParamsNonStreaming,
+    purpose: CallPurpose,
+  ): Promise<Anthropic.Message> {
+    let message: Anthropic.Message;
+    try {
+      message = await this.#sdk.messages.create(params);
+    } catch (error) {
+      throw classifyModelError(error, params.model);
+    }
+    await this.#report(message, purpose, params.model);
+    return message;
+  }
+
+  /**
+   * Checks ANTHROPIC_API_KEY with a call that costs no tokens: retrieving PRESENCE_MODEL from
+   * the models endpoint (GET /v1/models/{id}), which also catches a mistyped model name. A key
+   * the API rejects (401/403) throws ModelKeyRejectedError. Anything else is not fatal and comes
+   * back as a warning (null when all is well): an API that is down, overloaded or rate-limited
+   * is already handled per turn, and a 404 may be a proxy without this endpoint. One attempt,
+   * no SDK retries, at most KEY_CHECK_TIMEOUT_MS; `signal` abandons it.
+   */
+  async checkKey(signal?: AbortSignal): Promise<KeyCheckWarning | null> {
+    const model = this.config.model;
+    const timeout = Math.min(KEY_CHECK_TIMEOUT_MS, this.config.timeoutMs);
+    try {
+      await this.#sdk.models.retrieve(model, null, { maxRetries: 0, timeout, ...(signal ? { signal } : {}) });
+      return null;
+    } catch (error) {
+      signal?.throwIfAborted();
+      if (error instanceof Anthropic.APIError && (error.status === 401 || error.status === 403)) {
+        throw new ModelKeyRejectedError(error.status, apiErrorDetail(error), { cause: error });
+      }
+      if (error instanceof Anthropic.NotFoundError) {
+        const detail = apiErrorDetail(error);
+        return {
+          setting: "PRESENCE_MODEL",
+          message: `the models endpoint does not know PRESENCE_MODEL "${model}" (404${detail ? `: ${detail}` : ""}): check the name, or ignore this if ANTHROPIC_BASE_URL is a proxy without that endpoint`,
+        };
+      }
+      const classified = classifyModelError(error, model);
+      const problem =
+        error instanceof Anthropic.APIConnectionTimeoutError
+          ? `the API did not answer within ${timeout / 1000} s`
+          : classified.message;
+      return {
+        setting: classified instanceof ModelRequestError ? classified.setting : undefined,
+        message: `could not check ANTHROPIC_API_KEY: ${problem}`,
+      };
+    }
+  }
+
+  async #report(message: Anthropic.Message, purpose: CallPurpose, requestedModel: string): Promise<void> {
+    const onUsage = this.#deps.onUsage;
+    if (!onUsage) return;
+    const usage = usageRecord(message, purpose, requestedModel, this.#deps.clock.now());
+    try {
+      await onUsage(usage);
+    } catch (error) {
+      this.#deps.logger?.warn({ err: error, purpose }, "could not record model usage");
+    }
+  }
+}
+
+/** Turns an SDK message's usage block into a ledger record. */
+export function usageRecord(
+  message: Anthropic.Message,
+  purpose: CallPurpose,
+  requestedModel: string,
+  now: Date,
+): UsageRecord {
+  const u = message.usage;
+  return {
+    ts: now.toISOString(),
+    purpose,
+    model: message.model || requestedModel,
+    input: u?.input_tokens ?? 0,
+    output: u?.output_tokens ?? 0,
+    cacheWrite: u?.cache_creation_input_tokens ?? 0,
+    cacheWrite1h: u?.cache_creation?.ephemeral_1h_input_tokens ?? 0,
+    cacheRead: u?.cache_read_input_tokens ?? 0,
+  };
+}
+
+/** Maps whatever the SDK threw to ModelUnavailableError or ModelRequestError. */
+function classifyModelError(error: unknown, model: string): Error {
+  if (error instanceof Anthropic.APIConnectionTimeoutError) {
+    return new ModelUnavailableError(
+      "the model did not answer in time (PRESENCE_MODEL_TIMEOUT_MS)",
+      undefined,
+      { cause: error },
+    );
+  }
+  if (error instanceof Anthropic.APIConnectionError) {
+    return new ModelUnavailableError(
+      "could not reach the model API (check the network or ANTHROPIC_BASE_URL)",
+      undefined,
+      { cause: error },
+    );
+  }
+  if (!(error instanceof Anthropic.APIError)) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+  const status = error.status;
+  const detail = apiErrorDetail(error);
+  if (status === undefined || status === 408 || status === 409 || status === 429 || status >= 500) {
+    return new ModelUnavailableError(
+      `the model API is unavailable right now (${status ?? "no status"}${detail ? `: ${detail}` : ""})`,
+      status,
+      { cause: error },
+    );
+  }
+  const explained = explainRequestError(status, model, detail);
+  return new ModelRequestError(explained.message, status, explained.setting, { cause: error });
+}
+
+function explainRequestError(
+  status: number,
+  model: string,
+  detail: string,
+): { message: string; setting: string | undefined } {
+  const said = detail ? ` (the API said: ${detail})` : "";
+  switch (status) {
+    case 401:
+      return {
+        message: `ANTHROPIC_API_KEY was rejected (401); create a new key in the Anthropic Console${said}`,
+        setting: "ANTHROPIC_API_KEY",
+      };
+    case 402:
+      return {
+        message: `the Anthropic account behind ANTHROPIC_API_KEY cannot be billed (402)${said}`,
+        setting: "ANTHROPIC_API_KEY",
+      };
+    case 403:
+      return {
+        message: `ANTHROPIC_API_KEY is not allowed to use model "${model}" (403)${said}`,
+        setting: "ANTHROPIC_API_KEY",
+      };
+    case 404:
+      return {
+        message: `model "${model}" was not found (404): check PRESENCE_MODEL / PRESENCE_REFLECT_MODEL / PRESENCE_DECIDE_MODEL and ANTHROPIC_BASE_URL${said}`,
+        setting: "PRESENCE_MODEL",
+      };
+    case 413:
+      return {
+        message: `the prompt was too large for the API (413): lower PRESENCE_PROMPT_CEILING${said}`,
+        setting: "PRESENCE_PROMPT_CEILING",
+      };
+    default:
+      return {
+        message: `the model API refused the request (${status})${said}`,
+        setting: /prompt is too long|too many tokens/i.test(detail) ? "PRESENCE_PROMPT_CEILING" : undefined,
+      };
+  }
+}
+
+/** The API's own error message, when the body carried one. */
+function apiErrorDetail(error: InstanceType<typeof Anthropic.APIError>): string {
+  const body = error.error as { error?: { message?: unknown } } | undefined;
+  const message = body?.error?.message;
+  return typeof message === "string" ? message : "";
+}

@@ -1,0 +1,1218 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ModelConfig } from "../../src/app/config.ts";
+import {
+  type Companion,
+  type CompanionOptions,
+  createCompanion,
+  createLedgerModelClient,
+  DEFAULT_NOTICE_AFTER_MS,
+  DEFAULT_NOTICE_TEXT,
+  DEFAULT_RETRY_DELAYS_MS,
+  pendingMessages,
+} from "../../src/companion/companion.ts";
+import { SettableClock, systemTimers, VirtualTimers } from "../../src/core/clock.ts";
+import { silentLogger } from "../../src/core/log.ts";
+import type { Message } from "../../src/core/message.ts";
+import {
+  type Delivery,
+  type IncomingInput,
+  type OutgoingMessage,
+  RecipientBlockedError,
+} from "../../src/core/port.ts";
+import { RETRY_BACKOFF_MS } from "../../src/mind/reflection-queue.ts";
+import { loadPersona, personaFromDir } from "../../src/model/persona.ts";
+import { MessageLog } from "../../src/store/messages.ts";
+import { MindStore } from "../../src/store/mind.ts";
+import type { MemoryItem } from "../../src/store/mind-schema.ts";
+import { NotesStore } from "../../src/store/notes.ts";
+import { Trace } from "../../src/store/trace.ts";
+import {
+  fakeModelConfig,
+  lastUserText,
+  type MessagesApiFake,
+  type MessagesRequestBody,
+  startMessagesApiFake,
+  systemText,
+  textReply,
+  toolReply,
+} from "../../testkit/messages-api.ts";
+import { tempDataDir } from "../store/helpers.ts";
+import { testCoreConfig } from "../support/core-config.ts";
+
+/** Wednesday 4 March 2026, 10:00 in Berlin. */
+const START = "2026-03-04T09:00:00.000Z";
+
+interface Harness {
+  companion: Companion;
+  api: MessagesApiFake;
+  clock: SettableClock;
+  /** Timers on `clock`; the companion waits on them when built with `virtualTimers`. */
+  virtual: VirtualTimers;
+  log: MessageLog;
+  mind: MindStore;
+  trace: Trace;
+  sent: OutgoingMessage[];
+  /** Every part the channel accepted: it splits a text at blank lines, like Telegram's port at its limit. */
+  parts: string[];
+  port: PortState;
+  dataDir: string;
+}
+
+/** How the fake channel misbehaves: every send fails, or the send of one part fails once. */
+interface PortState {
+  fail?: Error;
+  failPart?: { index: number; error: Error };
+}
+
+const open: Harness[] = [];
+
+afterEach(async () => {
+  for (const h of open.splice(0)) {
+    await h.companion.close();
+    await h.api.close();
+  }
+});
+
+async function harness(
+  options: {
+    model?: Partial<ModelConfig>;
+    companion?: CompanionOptions;
+    dataDir?: string;
+    api?: MessagesApiFake;
+    /** Waits on `virtual` (moved with advanceTo) instead of the machine's timers. */
+    virtualTimers?: boolean;
+  } = {},
+): Promise<Harness> {
+  const clock = new SettableClock(START);
+  // The fake's prompt cache ages on the same virtual clock as the companion.
+  const api = options.api ?? (await startMessagesApiFake({ clock }));
+  const dataDir = options.dataDir ?? (await tempDataDir());
+  const virtual = new VirtualTimers(clock);
+  const core = testCoreConfig(dataDir);
+  const model = fakeModelConfig(api, { reflectMode: "off", ...options.model });
+  const log = await MessageLog.open({ dataDir, clock, timeZone: core.timezone });
+  const mind = await MindStore.open(dataDir, clock);
+  const notes = new NotesStore({ dataDir });
+  const trace = new Trace({ dataDir, clock });
+  const sent: OutgoingMessage[] = [];
+  const parts: string[] = [];
+  const portState: PortState = {};
+  const companion = createCompanion({
+    clock,
+    timers: options.virtualTimers ? virtual : systemTimers,
+    core,
+    model,
+    log,
+    mind,
+    notes,
+    trace,
+    llm: createLedgerModelClient(model, { clock, mind }),
+    port: {
+      async send(message, progress) {
+        if (portState.fail) throw portState.fail;
+        let first: Delivery = {};
+        for (const [index, part] of message.text.split("\n\n").entries()) {
+          if (index < (message.partsDelivered ?? 0)) continue;
+          const failure = portState.failPart;
+          if (failure?.index === index) {
+            delete portState.failPart;
+            throw failure.error;
+          }
+          parts.push(part);
+          const delivery = { telegram: { chatId: 1, messageId: 100 + parts.length } };
+          if (!first.telegram) first = delivery;
+          await progress?.(index + 1, delivery);
+        }
+        sent.push(message);
+        return first;
+      },
+    },
+    persona: personaFromDir(),
+    logger: silentLogger,
+    options: { retryDelaysMs: [20], closeTimeoutMs: 2_000, ...options.companion },
+  });
+  const h = { companion, api, clock, virtual, log, mind, trace, sent, parts, port: portState, dataDir };
+  open.push(h);
+  return h;
+}
+
+const said = (text: string): IncomingInput => ({ text, channel: "telegram" });
+
+/** Something the person wrote on Telegram earlier, already in the log. */
+async function personSaid(h: Harness, text: string, ts: string): Promise<void> {
+  await h.log.append({ role: "user", text, channel: "telegram", ts });
+}
+
+/** Something the companion sent on Telegram earlier, already in the log. */
+async function companionSaid(
+  h: Harness,
+  text: string,
+  trigger: "reply" | "heartbeat",
+  ts: string,
+): Promise<void> {
+  await h.log.append({ role: "assistant", text, channel: "telegram", trigger, ts });
+}
+
+/** Ends a companion as a process exit would, keeping its data dir and model fake for the next one. */
+async function endProcess(h: Harness): Promise<void> {
+  open.splice(open.indexOf(h), 1);
+  await h.companion.close();
+}
+
+/** What a crash between writing a reply's intent and handing it to the channel leaves behind. */
+async function crashedBeforeSending(
+  h: Harness,
+  question: Message,
+  text: string,
+  partsDelivered = 0,
+): Promise<void> {
+  await h.mind.update((mind) => {
+    mind.outbox.push({
+      id: "o-unsent",
+      kind: "reply",
+      text,
+      trigger: "reply",
+      channel: "telegram",
+      createdAt: h.clock.now().toISOString(),
+      replyTo: question.id,
+      answeredThrough: question.id,
+      ...(partsDelivered ? { partsDelivered } : {}),
+    });
+  });
+}
+
+function memoryItem(id: string, kind: MemoryItem["kind"], text: string): MemoryItem {
+  return {
+    id,
+    kind,
+    text,
+    learnedAt: "2026-03-01T09:00:00.000Z",
+    sourceMessageIds: [],
+    importance: 4,
+    topics: [],
+  };
+}
+
+/** The model's check-in decision and message, answered per request kind. */
+function checkinModel(
+  decision: { send: boolean; why: string; topic: string },
+  message = "How did the dentist go?",
+) {
+  return (body: MessagesRequestBody) => {
+    if (body.tool_choice?.name === "decide_checkin") return toolReply("decide_checkin", decision);
+    if (body.tool_choice?.name === "write_message") return toolReply("write_message", { message });
+    return textReply("Glad to hear from you!");
+  };
+}
+
+describe("the companion replying", () => {
+  it("logs the person's message before calling the model, and answers it", async () => {
+    const h = await harness();
+    h.api.setHandler(() => {
+      expect(h.log.recent().map((m) => m.text)).toContain("Morning! Slept badly.");
+      return textReply("Oh no — what kept you up?");
+    });
+    const outcome = await h.companion.reply(said("Morning! Slept badly."));
+    expect(outcome).toMatchObject({ status: "sent" });
+    expect(h.sent).toEqual([expect.objectContaining({ text: "Oh no — what kept you up?", kind: "reply" })]);
+    const messages = h.log.recent();
+    expect(messages.map((m) => [m.role, m.text])).toEqual([
+      ["user", "Morning! Slept badly."],
+      ["assistant", "Oh no — what kept you up?"],
+    ]);
+    expect(messages[1]).toMatchObject({
+      trigger: "reply",
+      replyTo: messages[0]?.id,
+      telegram: { chatId: 1, messageId: 101 },
+    });
+    expect(h.mind.read().outbox).toEqual([]);
+  });
+
+  it("answers everything pending in one turn, and a reply with nothing pending is a no-op", async () => {
+    const h = await harness();
+    h.api.setHandler((body) => textReply(`got: ${lastUserText(body).replace(/\n/g, " / ")}`));
+    for (const text of ["one", "two", "three"]) await h.companion.receive(said(text));
+    const outcome = await h.companion.reply();
+    expect(outcome).toMatchObject({ status: "sent" });
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.sent.map((m) => m.text)).toEqual(["got: one / two / three"]);
+    expect(await h.companion.reply()).toEqual({ status: "nothing-pending" });
+    expect(h.api.requests).toHaveLength(1);
+  });
+
+  it("answers messages that arrive while a reply is being written together, in the next turn", async () => {
+    const h = await harness();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    h.api.setHandler(async (body, index) => {
+      if (index === 0) await gate;
+      return textReply(`re: ${lastUserText(body).replace(/\n/g, " + ")}`);
+    });
+    const first = h.companion.reply(said("A"));
+    await vi.waitFor(() => expect(h.api.requests).toHaveLength(1));
+    const second = h.companion.reply(said("B"));
+    const third = h.companion.reply(said("C"));
+    release();
+    const outcomes = await Promise.all([first, second, third]);
+    expect(outcomes.map((o) => o.status)).toEqual(["sent", "sent", "sent"]);
+    expect(h.api.requests).toHaveLength(2);
+    expect(h.sent.map((m) => m.text)).toEqual(["re: A", "re: B + C"]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+  });
+
+  it("asks once more when the answer is all leakage, and sends what the second try says", async () => {
+    const h = await harness();
+    h.api.enqueue(
+      textReply("<thinking>I should say something kind</thinking>\nNO_MESSAGE"),
+      textReply("Hm indeed. Long day?"),
+    );
+    const outcome = await h.companion.reply(said("hm"));
+    expect(outcome).toMatchObject({ status: "sent" });
+    expect(h.sent.map((m) => m.text)).toEqual(["Hm indeed. Long day?"]);
+    expect(h.api.requests).toHaveLength(2);
+  });
+
+  it("sends nothing when both tries are all leakage, and counts the messages as handled", async () => {
+    const h = await harness();
+    const leak = textReply("<thinking>I should say something kind</thinking>\nNO_MESSAGE");
+    h.api.enqueue(leak, leak);
+    const outcome = await h.companion.reply(said("hm"));
+    expect(outcome).toMatchObject({ status: "empty" });
+    expect(h.sent).toEqual([]);
+    expect(h.api.requests).toHaveLength(2);
+    const [record] = await h.trace.last(1);
+    expect(record).toMatchObject({
+      kind: "reply",
+      outcome: "empty",
+      why: expect.stringContaining("leak guard"),
+      handledWithoutReply: outcome.status === "empty" ? outcome.answered[0] : "",
+    });
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+    expect(await h.companion.reply()).toEqual({ status: "nothing-pending" });
+    expect(h.api.requests).toHaveLength(2);
+    h.clock.advanceMinutes(1);
+    h.api.enqueue(textReply("Yes, here."));
+    expect(await h.companion.reply(said("still there?"))).toMatchObject({ status: "sent" });
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+  });
+
+  it("keeps the stable prefix byte-identical across turns and between replies and check-ins", async () => {
+    const h = await harness();
+    h.api.setHandler(checkinModel({ send: false, why: "they are busy", topic: "" }));
+    await h.companion.reply(said("Off to the dentist"));
+    h.clock.advanceMinutes(120);
+    await h.companion.heartbeat();
+    h.clock.advanceMinutes(60);
+    await h.companion.reply(said("Back, all fine"));
+    expect(h.api.requests).toHaveLength(3);
+    const prefixes = h.api.requests.map((r) =>
+      JSON.stringify({
+        tools: r.body.tools,
+        first: Array.isArray(r.body.system) ? r.body.system[0]?.text : null,
+      }),
+    );
+    expect(new Set(prefixes).size).toBe(1);
+    const usage = h.mind.read().usage;
+    expect(usage.map((u) => [u.purpose, u.model])).toEqual([
+      ["reply", "claude-sonnet-5-5"],
+      ["heartbeat-decide", "claude-haiku-5-5"],
+      ["reply", "claude-sonnet-5-5"],
+    ]);
+    // Calls hours apart, and no rhythm to go by yet: no breakpoint is paid for.
+    expect(JSON.stringify(h.api.requests.map((r) => r.body.system))).not.toContain("cache_control");
+    expect(usage.every((u) => u.cacheWrite === 0 && u.cacheRead === 0)).toBe(true);
+  });
+
+  it("marks the stable prefix once replies come minutes apart, and the next reply reads it", async () => {
+    const h = await harness();
+    h.api.setHandler(() => textReply("Mm, tell me more."));
+    const marked: boolean[] = [];
+    for (const text of ["So", "the", "interview", "went", "well", "really", "well"]) {
+      await h.companion.reply(said(text));
+      const system = h.api.requests.at(-1)?.body.system;
+      marked.push(Array.isArray(system) && system[0]?.cache_control !== undefined);
+      h.clock.advanceMinutes(1);
+    }
+    // Once the ledger holds three quick gaps (four replies), every reply marks the prefix.
+    expect(marked).toEqual([false, false, false, false, true, true, true]);
+    const usage = h.mind.read().usage;
+    expect(usage[4]?.cacheWrite).toBeGreaterThan(1_000);
+    expect(usage[5]).toMatchObject({ cacheWrite: 0, cacheRead: usage[4]?.cacheWrite });
+    expect(usage[6]).toMatchObject({ cacheWrite: 0, cacheRead: usage[4]?.cacheWrite });
+    // An hour later the rhythm still says bursts, but the entry has expired: written again.
+    h.clock.advanceMinutes(60);
+    await h.companion.reply(said("Back again"));
+    expect(h.mind.read().usage.at(-1)).toMatchObject({ cacheRead: 0, cacheWrite: usage[4]?.cacheWrite });
+  });
+
+  it("shows only the current thread's messages", async () => {
+    const h = await harness();
+    h.api.setHandler(() => textReply("ok"));
+    await h.companion.reply(said("The tax return is due Friday"));
+    h.clock.advanceMinutes(5);
+    await h.mind.update((mind) => {
+      mind.threads.list.push({ name: "garden", createdAt: h.clock.now().toISOString(), notes: [] });
+      mind.threads.switches.push({ at: h.clock.now().toISOString(), thread: "garden" });
+      mind.threads.current = "garden";
+    });
+    await h.companion.reply(said("The tomatoes finally sprouted"));
+    const shown = h.api.requests[1]?.body.messages.map((m) => JSON.stringify(m.content)).join("\n") ?? "";
+    expect(shown).toContain("tomatoes");
+    expect(shown).not.toContain("tax return");
+  });
+
+  it("mentions in the prompt how long a late message waited", async () => {
+    const h = await harness();
+    await h.companion.receive(said("are you there?"));
+    h.clock.advanceMinutes(50);
+    h.api.enqueue(textReply("Sorry for the wait!"));
+    await h.companion.reply();
+    expect(systemText(h.api.requests[0]?.body as MessagesRequestBody)).toMatch(/has waited 50/);
+  });
+});
+
+describe("the companion saying fixed words for what it cannot take in", () => {
+  const FIXED = "I can't listen to that one. Could you type it?";
+  const voiceNote = (): IncomingInput => ({
+    text: "[voice note, 9 s]",
+    channel: "telegram",
+    media: { kind: "voice", durationSeconds: 9 },
+  });
+
+  it("answers a message that is all the person waits on through the outbox, as written, and never asks the model", async () => {
+    const h = await harness();
+    const note = await h.companion.receive(voiceNote());
+    expect(await h.companion.answerFixed(note, FIXED)).toBe("answered");
+    expect(h.sent).toEqual([{ text: FIXED, kind: "notice", replyTo: note.id }]);
+    const answer = h.log.recent().at(-1);
+    expect(answer).toMatchObject({
+      role: "assistant",
+      text: FIXED,
+      answeredThrough: note.id,
+      replyTo: note.id,
+    });
+    expect(answer?.notice).toBeUndefined();
+    expect(answer?.outboxId).toBeDefined();
+    expect(h.mind.read().outbox).toEqual([]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+    expect(await h.companion.reply()).toEqual({ status: "nothing-pending" });
+    expect(h.api.requests).toHaveLength(0);
+    // Said once: a second ask (the update delivered again after a restart) says nothing.
+    expect(await h.companion.answerFixed(note, FIXED)).toBe("already");
+    expect(h.sent).toHaveLength(1);
+  });
+
+  it("says the words as a notice when other messages wait, and the next turn answers them all", async () => {
+    const h = await harness();
+    h.api.setHandler(() => textReply("Tell me in words when you can."));
+    await h.companion.receive(said("listen to this"));
+    const note = await h.companion.receive(voiceNote());
+    expect(await h.companion.answerFixed(note, FIXED)).toBe("noticed");
+    expect(h.log.recent().at(-1)).toMatchObject({ text: FIXED, notice: true });
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toHaveLength(2);
+    expect(await h.companion.reply()).toMatchObject({ status: "sent" });
+    expect(h.sent.map((m) => m.text)).toEqual([FIXED, "Tell me in words when you can."]);
+  });
+
+  it("throws when the channel cannot deliver, leaving the message waiting", async () => {
+    const h = await harness();
+    const note = await h.companion.receive(voiceNote());
+    h.port.fail = new Error("network down");
+    await expect(h.companion.answerFixed(note, FIXED)).rejects.toThrow(/network down/);
+    expect(h.mind.read().outbox).toEqual([]);
+    expect(pendingMessages(h.log.recent(), h.clock.now()).map((m) => m.id)).toEqual([note.id]);
+  });
+
+  it("records the person's edit of a logged message, found by its Telegram ids", async () => {
+    const h = await harness();
+    const logged = await h.companion.receive({ ...said("helo"), telegram: { chatId: 1, messageId: 7 } });
+    const editedAt = h.clock.now().toISOString();
+    expect(
+      await h.companion.receiveEdit({ chatId: 1, messageId: 7 }, { text: "hello", editedAt }),
+    ).toMatchObject({
+      id: logged.id,
+    });
+    expect(await h.log.get(logged.id)).toMatchObject({ text: "hello", editedAt });
+    expect(await h.companion.receiveEdit({ chatId: 1, messageId: 8 }, { text: "x", editedAt })).toBeNull();
+  });
+});
+
+describe("the companion when the model is unavailable", () => {
+  it("retries a reply in the background, sends at most one fixed notice, then the real answer", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [30], noticeAfterMs: 60_000 } });
+    h.api.failNext("529", 4);
+    h.api.setHandler(() => textReply("Here now — how did it go?"));
+    const outcome = await h.companion.reply(said("Big interview today"));
+    expect(outcome).toMatchObject({ status: "deferred" });
+    expect(h.sent).toEqual([]);
+    h.clock.advanceMinutes(2);
+    await vi.waitFor(() => expect(h.sent.map((m) => m.kind)).toEqual(["notice", "reply"]), {
+      timeout: 3_000,
+    });
+    expect(h.sent[0]?.text).toBe(
+      "I'm having trouble thinking right now — I have your message and will answer as soon as I can.",
+    );
+    expect(h.sent[1]?.text).toBe("Here now — how did it go?");
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["529", "529", "529", "529", "answered"]);
+    expect(h.log.recent().map((m) => m.text)).toEqual([
+      "Big interview today",
+      "I'm having trouble thinking right now — I have your message and will answer as soon as I can.",
+      "Here now — how did it go?",
+    ]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+  });
+
+  it("with the default waits, in virtual time: the notice with the attempt just past a minute, then the answer", async () => {
+    const h = await harness({
+      virtualTimers: true,
+      companion: { retryDelaysMs: DEFAULT_RETRY_DELAYS_MS, noticeAfterMs: DEFAULT_NOTICE_AFTER_MS },
+    });
+    h.api.failNext("529", 4);
+    h.api.setHandler(() => textReply("Here now — how did it go?"));
+    expect(await h.companion.reply(said("Big interview today"))).toMatchObject({ status: "deferred" });
+    expect(h.virtual.next()?.toISOString()).toBe("2026-03-04T09:00:05.000Z");
+    await h.virtual.advanceTo(new Date("2026-03-04T09:10:00.000Z"), () => h.companion.idle());
+    // Attempts at 0 s, 5 s, 20 s and 61 s fail; the fourth is past a minute, so it says the notice; 61 + 120 s answers.
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["529", "529", "529", "529", "answered"]);
+    expect(h.log.recent().map((m) => [m.ts, m.text])).toEqual([
+      ["2026-03-04T09:00:00.000Z", "Big interview today"],
+      ["2026-03-04T09:01:01.000Z", DEFAULT_NOTICE_TEXT],
+      ["2026-03-04T09:03:01.000Z", "Here now — how did it go?"],
+    ]);
+    expect(h.virtual.next()).toBeNull();
+  });
+
+  it("answers quickly without any notice when the model comes back within a minute", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [10] } });
+    h.api.failNext("529", 2);
+    h.api.setHandler(() => textReply("Sorry, I'm here."));
+    await h.companion.reply(said("hello?"));
+    await vi.waitFor(() => expect(h.sent.map((m) => m.kind)).toEqual(["reply"]), { timeout: 3_000 });
+  });
+
+  it("skips a check-in, recording model-unavailable", async () => {
+    const h = await harness();
+    await personSaid(h, "Off to work", "2026-03-04T06:00:00.000Z");
+    await companionSaid(h, "Have a good day!", "reply", "2026-03-04T06:01:00.000Z");
+    h.api.failNext("529", 1);
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({ status: "held", decision: { reason: "model-unavailable", fire: false } });
+    expect(h.mind.lastDecision()?.reason).toBe("model-unavailable");
+    expect(h.sent).toEqual([]);
+  });
+});
+
+describe("the companion when the API refuses the request", () => {
+  const PIXEL =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+  const hasImage = (h: Harness, index: number) =>
+    JSON.stringify(h.api.requests[index]?.body.messages ?? []).includes('"type":"image"');
+
+  it("says the fixed failure notice once, however many replies fail, and never generates it", async () => {
+    const h = await harness();
+    h.api.failNext("401", 2);
+    expect(await h.companion.reply(said("Are you there?"))).toMatchObject({ status: "failed" });
+    expect(await h.companion.reply(said("Hello??"))).toMatchObject({ status: "failed" });
+    expect(h.sent.map((m) => [m.kind, m.text])).toEqual([
+      ["notice", "Something went wrong on my side and I couldn't answer that — I've noted it."],
+    ]);
+    expect(pendingMessages(h.log.recent(), h.clock.now()).map((m) => m.text)).toEqual([
+      "Are you there?",
+      "Hello??",
+    ]);
+  });
+
+  it("holds check-ins while a failed reply's messages wait, with no retry scheduled", async () => {
+    const h = await harness();
+    h.api.failNext("401", 1);
+    expect(await h.companion.reply(said("Can you help me plan Sunday?"))).toMatchObject({ status: "failed" });
+    h.clock.advanceMinutes(180);
+    h.api.setHandler(checkinModel({ send: true, why: "a while since we talked", topic: "sunday" }));
+    expect(await h.companion.heartbeat()).toMatchObject({
+      status: "held",
+      decision: { reason: "reply-pending" },
+    });
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.sent.map((m) => m.kind)).toEqual(["notice"]);
+  });
+
+  it("drops a photo the API refuses and answers as text, then leaves the photo out of later replies", async () => {
+    const h = await harness();
+    h.api.failNext("400", 1);
+    h.api.setHandler(() => textReply("I couldn't see the photo, but tell me about the trip!"));
+    const outcome = await h.companion.reply({
+      text: "[photo] the lake",
+      channel: "telegram",
+      image: { mediaType: "image/png", base64: PIXEL },
+    });
+    expect(outcome).toMatchObject({ status: "sent" });
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["400", "answered"]);
+    expect(hasImage(h, 0)).toBe(true);
+    expect(hasImage(h, 1)).toBe(false);
+    expect(h.sent.map((m) => m.kind)).toEqual(["reply"]);
+
+    h.api.setHandler(() => textReply("Sounds lovely."));
+    expect(await h.companion.reply(said("It was sunny"))).toMatchObject({ status: "sent" });
+    expect(hasImage(h, 2)).toBe(false);
+  });
+});
+
+describe("the companion checking in", () => {
+  async function quietMorning(h: Harness): Promise<void> {
+    await personSaid(h, "Dentist at 11, wish me luck", "2026-03-04T06:00:00.000Z");
+    await companionSaid(h, "Good luck!", "reply", "2026-03-04T06:01:00.000Z");
+    h.clock.set("2026-03-04T12:07:00.000Z");
+  }
+
+  it("makes no model call when the pre-check says no, and records why", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    h.clock.set("2026-03-04T22:07:00.000Z");
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({ status: "held", decision: { reason: "quiet-hours" } });
+    expect(h.api.requests).toEqual([]);
+    expect(h.mind.lastDecision()).toMatchObject({ fire: false, reason: "quiet-hours" });
+  });
+
+  it("costs one call and sends nothing when the model decides not to write", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    h.api.setHandler(checkinModel({ send: false, why: "Let them rest after the dentist", topic: "" }));
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({
+      status: "held",
+      decision: { reason: "model-declined", detail: "Let them rest after the dentist" },
+    });
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.sent).toEqual([]);
+    expect(h.log.recent()).toHaveLength(2);
+  });
+
+  it("holds back a check-in about a topic the person already answered", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    await personSaid(h, "Already drank 2 liters of water today!", "2026-03-04T10:00:00.000Z");
+    await companionSaid(h, "Impressive!", "reply", "2026-03-04T10:01:00.000Z");
+    h.api.setHandler(
+      checkinModel({ send: true, why: "hydration check", topic: "water" }, "How's the water going?"),
+    );
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({
+      status: "held",
+      decision: { reason: "already-answered", topic: "water" },
+    });
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.sent).toEqual([]);
+  });
+
+  it("holds back a check-in that repeats an unanswered question", async () => {
+    const h = await harness();
+    await personSaid(h, "Off to work", "2026-03-04T06:00:00.000Z");
+    await companionSaid(h, "How's the water intake looking?", "heartbeat", "2026-03-04T09:07:00.000Z");
+    h.clock.set("2026-03-04T12:07:00.000Z");
+    h.api.setHandler(checkinModel({ send: true, why: "again", topic: "hydration" }));
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({ status: "held", decision: { reason: "repeated-topic" } });
+    expect(h.sent).toEqual([]);
+  });
+
+  it("holds back a second check-in on the same decided topic, however differently it was worded", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    h.api.setHandler(
+      checkinModel({ send: true, why: "Moving day", topic: "the move" }, "How's the packing going?"),
+    );
+    expect(await h.companion.heartbeat()).toMatchObject({ status: "sent" });
+    expect(h.log.recent().at(-1)?.annotations).toEqual({
+      topics: ["other:move", "other:pack"],
+      question: true,
+      tone: "neutral",
+    });
+    h.clock.advanceMinutes(3 * 60);
+    h.api.setHandler(
+      checkinModel({ send: true, why: "Still moving", topic: "the move" }, "How did the move go?"),
+    );
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({
+      status: "held",
+      decision: { reason: "repeated-topic", topic: "the move" },
+    });
+    if (outcome.status === "held")
+      expect(outcome.decision.detail).toMatch(/^already asked about the move once/);
+    expect(h.sent.map((m) => m.text)).toEqual(["How's the packing going?"]);
+  });
+
+  it("shows declared patterns and open loops once: in the full awareness block, else in episodic context", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    await h.mind.update((mind) => {
+      mind.memory = [
+        memoryItem("m1", "pattern", "Weekends are loose, no plans before noon"),
+        memoryItem("m2", "open_loop", "Book the follow-up appointment with the dentist"),
+      ];
+    });
+    h.api.setHandler(checkinModel({ send: true, why: "The dentist was at 11", topic: "dentist" }));
+    await h.companion.heartbeat();
+    h.clock.advanceMinutes(1);
+    await h.companion.reply(said("It went fine!"));
+    h.clock.advanceMinutes(1);
+    await h.companion.reply(said("Only a small filling"));
+    const systems = h.api.requests
+      .filter((r) => r.body.tool_choice?.name !== "write_message")
+      .map((r) => systemText(r.body));
+    expect(systems).toHaveLength(3);
+    for (const system of systems) {
+      expect(system.split("Weekends are loose").length - 1).toBe(1);
+      expect(system.split("Book the follow-up").length - 1).toBe(1);
+    }
+    const [checkin, , slim] = systems as [string, string, string];
+    expect(checkin).toContain("- Declared pattern: Weekends are loose, no plans before noon");
+    expect(checkin).toContain("- Open loop: Book the follow-up appointment with the dentist");
+    expect(slim).toContain("## Recent context (active conversation)");
+    expect(slim).toMatch(/From memory:\n(- .*\n)*- \(open loop, since 2026-03-01\) Book the follow-up/);
+  });
+
+  it("in single-phase mode still reflects on a check-in it sent, with the reflect model", async () => {
+    const h = await harness({ model: { reflectMode: "single-phase" } });
+    await quietMorning(h);
+    h.api.setHandler((body) =>
+      body.tool_choice?.name === "update_mind"
+        ? toolReply("update_mind", { trajectory_now: "Asked about the dentist" })
+        : checkinModel({ send: true, why: "The dentist was at 11", topic: "dentist" })(body),
+    );
+    expect(await h.companion.heartbeat()).toMatchObject({ status: "sent" });
+    await h.companion.idle();
+    // The decision on the cheaper decide model, the message on the main one, reflection on the reflect model.
+    expect(h.api.requests.map((r) => r.body.model)).toEqual([
+      "claude-haiku-5-5",
+      "claude-sonnet-5-5",
+      "claude-haiku-5-5",
+    ]);
+    expect(h.mind.read().scratchpad.trajectory_now).toBe("Asked about the dentist");
+  });
+
+  it("decides, writes only the message, sends it and records the decision", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    h.api.setHandler(
+      checkinModel(
+        { send: true, why: "The dentist was at 11", topic: "dentist" },
+        "Decision: send\n<thinking>keep it light</thinking>\nHow did the dentist go?",
+      ),
+    );
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({
+      status: "sent",
+      decision: { fire: true, reason: "sent", topic: "dentist" },
+    });
+    expect(h.sent).toEqual([{ text: "How did the dentist go?", kind: "heartbeat" }]);
+    expect(h.log.recent().at(-1)).toMatchObject({
+      role: "assistant",
+      trigger: "heartbeat",
+      text: "How did the dentist go?",
+    });
+    expect(h.mind.read().heartbeat.checkinsSent).toEqual(["2026-03-04T12:07:00.000Z"]);
+    expect(h.api.requests.map((r) => r.body.tool_choice?.name)).toEqual(["decide_checkin", "write_message"]);
+    const [record] = await h.trace.last(1);
+    expect(record).toMatchObject({ kind: "heartbeat", stage: "sent", shown: { prefix: expect.any(Number) } });
+  });
+
+  it("stops checking in once today's tokens pass the budget, while replies go on", async () => {
+    const h = await harness({ model: { dailyTokenBudget: 5_000 } });
+    await quietMorning(h);
+    h.api.enqueue(textReply("Glad it went well!", { input_tokens: 6_000, output_tokens: 10 }));
+    await h.companion.reply(said("Dentist done!"));
+    h.clock.advanceMinutes(90);
+    const held = await h.companion.heartbeat();
+    expect(held).toMatchObject({ status: "held", decision: { reason: "budget" } });
+    expect(h.api.requests).toHaveLength(1);
+    h.api.enqueue(textReply("Of course!"));
+    expect(await h.companion.reply(said("One more thing"))).toMatchObject({ status: "sent" });
+    h.clock.set("2026-03-05T09:07:00.000Z");
+    h.api.setHandler(checkinModel({ send: false, why: "new day, nothing to say", topic: "" }));
+    expect(await h.companion.heartbeat()).toMatchObject({ decision: { reason: "model-declined" } });
+  });
+
+  it("stops check-ins when the person blocked the bot, until they write again", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    h.api.setHandler(checkinModel({ send: true, why: "dentist", topic: "dentist" }));
+    h.port.fail = new RecipientBlockedError("Forbidden: bot was blocked by the user");
+    expect(await h.companion.heartbeat()).toMatchObject({ decision: { reason: "blocked" } });
+    expect(h.mind.read().heartbeat.blocked).toBe(true);
+    h.clock.advanceMinutes(60);
+    const calls = h.api.requests.length;
+    expect(await h.companion.heartbeat()).toMatchObject({ decision: { reason: "blocked" } });
+    expect(h.api.requests).toHaveLength(calls);
+    delete h.port.fail;
+    await h.companion.receive(said("I'm back"));
+    expect(h.mind.read().heartbeat.blocked).toBe(false);
+  });
+
+  it("never sends a check-in the channel refused, not on the next turn nor after a restart", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    const first = await harness({ dataDir, api });
+    await quietMorning(first);
+    api.setHandler(checkinModel({ send: true, why: "dentist", topic: "dentist" }));
+    first.port.fail = new Error("Call to 'sendMessage' failed! (502: Bad Gateway)");
+    expect(await first.companion.heartbeat()).toMatchObject({ decision: { reason: "send-failed" } });
+    expect(first.mind.read().outbox).toEqual([]);
+    delete first.port.fail;
+    expect(await first.companion.reply()).toMatchObject({ status: "nothing-pending" });
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api });
+    second.clock.set(first.clock.now().toISOString());
+    await second.companion.recover();
+    await second.companion.idle();
+    expect(first.sent).toEqual([]);
+    expect(second.sent).toEqual([]);
+  });
+});
+
+describe("the companion after a crash between logging a message and finishing its bookkeeping", () => {
+  const options = { model: { reflectMode: "two-phase" as const }, companion: { reflectInBackground: false } };
+
+  /** The process dies right after the log write of the companion's own message. */
+  function crashAfterLoggingOwnMessage(h: Harness): void {
+    const append = h.log.append.bind(h.log);
+    vi.spyOn(h.log, "append").mockImplementation(async (entry) => {
+      const message = await append(entry);
+      if (entry.role === "assistant") throw new Error("simulated crash");
+      return message;
+    });
+  }
+
+  async function restarted(first: Harness, dataDir: string): Promise<Harness> {
+    await endProcess(first);
+    const second = await harness({ ...options, dataDir, api: first.api });
+    second.clock.set(first.clock.now().toISOString());
+    await second.companion.recover();
+    return second;
+  }
+
+  it("still reflects on a reply, without sending it again", async () => {
+    const dataDir = await tempDataDir();
+    const first = await harness({ ...options, dataDir });
+    first.api.enqueue(textReply("Sounds like a good day."));
+    crashAfterLoggingOwnMessage(first);
+    await expect(first.companion.reply(said("Went for a long walk"))).rejects.toThrow("simulated crash");
+    const [person, answer] = first.log.recent();
+    const second = await restarted(first, dataDir);
+    expect(second.mind.read().outbox).toEqual([]);
+    expect(second.mind.read().reflectionQueue.map((j) => j.exchange.messageIds)).toEqual([
+      [person?.id, answer?.id],
+    ]);
+    expect(second.sent).toEqual([]);
+  });
+
+  it("still counts a check-in, records its decision and reflects on it", async () => {
+    const dataDir = await tempDataDir();
+    const first = await harness({ ...options, dataDir });
+    await personSaid(first, "Dentist at 11, wish me luck", "2026-03-04T06:00:00.000Z");
+    await companionSaid(first, "Good luck!", "reply", "2026-03-04T06:01:00.000Z");
+    first.clock.set("2026-03-04T12:07:00.000Z");
+    first.api.setHandler(checkinModel({ send: true, why: "The dentist was at 11", topic: "dentist" }));
+    crashAfterLoggingOwnMessage(first);
+    await expect(first.companion.heartbeat()).rejects.toThrow("simulated crash");
+    const checkin = first.log.recent().at(-1) as Message;
+    const second = await restarted(first, dataDir);
+    const mind = second.mind.read();
+    expect(mind.outbox).toEqual([]);
+    expect(mind.heartbeat.checkinsSent).toEqual([checkin.ts]);
+    expect(second.mind.lastDecision()).toMatchObject({
+      fire: true,
+      reason: "sent",
+      topic: "dentist",
+      messageId: checkin.id,
+    });
+    expect(mind.reflectionQueue.map((j) => j.exchange)).toMatchObject([
+      { messageIds: [checkin.id], trigger: "heartbeat" },
+    ]);
+    expect(second.sent).toEqual([]);
+  });
+});
+
+describe("the companion when the channel fails", () => {
+  const refused = () => new Error("Call to 'sendMessage' failed! (429: Too Many Requests: retry after 3600)");
+
+  it("resends the reply it already wrote, as written, without asking the model again", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [20] } });
+    let written = 0;
+    h.api.setHandler(() => textReply(`Answer number ${++written}`));
+    h.port.fail = refused();
+    expect(await h.companion.reply(said("Did the parcel come?"))).toMatchObject({ status: "deferred" });
+    expect(h.sent).toEqual([]);
+    expect(h.mind.read().outbox).toMatchObject([{ kind: "reply", text: "Answer number 1" }]);
+    delete h.port.fail;
+    await vi.waitFor(() => expect(h.sent.map((m) => m.text)).toEqual(["Answer number 1"]), {
+      timeout: 3_000,
+    });
+    await h.companion.idle();
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.log.recent().map((m) => m.text)).toEqual(["Did the parcel come?", "Answer number 1"]);
+    expect(h.mind.read().outbox).toEqual([]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+  });
+
+  it("sends a held reply first, then answers what the person wrote meanwhile", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [600_000] } });
+    h.api.setHandler((body) => textReply(`re: ${lastUserText(body).replace(/\n/g, " + ")}`));
+    h.port.fail = refused();
+    await h.companion.reply(said("Lunch at noon?"));
+    delete h.port.fail;
+    h.clock.advanceMinutes(1);
+    const outcome = await h.companion.reply(said("Or one?"));
+    expect(outcome).toMatchObject({ status: "sent" });
+    expect(h.sent.map((m) => m.text)).toEqual(["re: Lunch at noon?", "re: Or one?"]);
+    expect(h.api.requests).toHaveLength(2);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+  });
+
+  it("after a failure on the second part of a split reply, sends only the rest", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [20] } });
+    h.api.setHandler(() => textReply("First, the good news.\n\nSecond, the plan."));
+    h.port.failPart = {
+      index: 1,
+      error: new Error("Call to 'sendMessage' failed! (500: Internal Server Error)"),
+    };
+    expect(await h.companion.reply(said("What now?"))).toMatchObject({ status: "deferred" });
+    expect(h.parts).toEqual(["First, the good news."]);
+    expect(h.mind.read().outbox).toMatchObject([{ partsDelivered: 1, telegram: { messageId: 101 } }]);
+    await vi.waitFor(() => expect(h.sent).toHaveLength(1), { timeout: 3_000 });
+    await h.companion.idle();
+    expect(h.parts).toEqual(["First, the good news.", "Second, the plan."]);
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.log.recent().at(-1)).toMatchObject({
+      role: "assistant",
+      text: "First, the good news.\n\nSecond, the plan.",
+      telegram: { chatId: 1, messageId: 101 },
+    });
+  });
+
+  it("after a crash between the parts of a reply, sends only the parts that had not gone out", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    const first = await harness({ dataDir, api });
+    const question = await first.companion.receive(said("Recipe?"));
+    await crashedBeforeSending(first, question, "Flour and eggs.\n\nBake for 40 minutes.", 1);
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api });
+    await second.companion.recover();
+    expect(second.parts).toEqual(["Bake for 40 minutes."]);
+    expect(api.requests).toEqual([]);
+    expect(second.log.recent().at(-1)).toMatchObject({ text: "Flour and eggs.\n\nBake for 40 minutes." });
+    expect(second.mind.read().outbox).toEqual([]);
+  });
+});
+
+describe("the companion after a crash", () => {
+  it("finishes an interrupted send once, and never resends what was already logged", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    const first = await harness({ dataDir, api });
+    const question = await first.companion.receive(said("Did you get my list?"));
+    await crashedBeforeSending(first, question, "Yes — eggs, flour, butter.");
+    await first.mind.update((mind) => {
+      mind.outbox.push({
+        id: "o-logged",
+        kind: "reply",
+        text: "Already out",
+        trigger: "reply",
+        channel: "telegram",
+        createdAt: first.clock.now().toISOString(),
+      });
+    });
+    await first.log.append({
+      role: "assistant",
+      text: "Already out",
+      channel: "telegram",
+      trigger: "reply",
+      outboxId: "o-logged",
+      answeredThrough: "nothing",
+    });
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api });
+    await second.companion.recover();
+    expect(second.sent.map((m) => m.text)).toEqual(["Yes — eggs, flour, butter."]);
+    expect(second.mind.read().outbox).toEqual([]);
+    expect(api.requests).toEqual([]);
+    await second.companion.recover();
+    expect(second.sent).toHaveLength(1);
+  });
+
+  it("answers what was left unanswered exactly once and runs queued reflections", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    api.setHandler((body) =>
+      body.tool_choice?.name === "update_mind"
+        ? toolReply("update_mind", { trajectory_now: "Waiting to hear about the cake" })
+        : textReply("Sorry, I'm here! How did the cake turn out?"),
+    );
+    const first = await harness({ dataDir, api, model: { reflectMode: "two-phase" } });
+    await first.companion.receive(said("Made a cake"));
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api, model: { reflectMode: "two-phase" } });
+    await second.companion.recover();
+    await second.companion.idle();
+    expect(second.sent.map((m) => m.text)).toEqual(["Sorry, I'm here! How did the cake turn out?"]);
+    expect(second.mind.read().scratchpad.trajectory_now).toBe("Waiting to hear about the cake");
+    await second.companion.recover();
+    await second.companion.idle();
+    expect(second.sent).toHaveLength(1);
+    expect(api.requests.map((r) => r.body.model)).toEqual(["claude-sonnet-5-5", "claude-haiku-5-5"]);
+  });
+});
+
+describe("the companion across a restart while the model is down", () => {
+  it("keeps the person's message, sends one notice in all, and answers once when the model is back", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    api.failNext("529", 3);
+    api.setHandler(() => textReply("Sorry for the wait — Sunday: market, then the lake?"));
+    const first = await harness({ dataDir, api, companion: { retryDelaysMs: [600_000] } });
+    expect(await first.companion.reply(said("Can you help me plan Sunday?"))).toMatchObject({
+      status: "deferred",
+    });
+    expect(first.sent).toEqual([]);
+    first.clock.advanceMinutes(2);
+    await first.companion.reply();
+    expect(first.sent.map((m) => m.kind)).toEqual(["notice"]);
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api, companion: { retryDelaysMs: [20] } });
+    second.clock.set("2026-03-04T09:10:00.000Z");
+    await second.companion.recover();
+    expect(second.sent).toEqual([]);
+    await vi.waitFor(() => expect(second.sent.map((m) => m.kind)).toEqual(["reply"]), { timeout: 3_000 });
+    await second.companion.recover();
+    await second.companion.idle();
+    expect(second.sent).toHaveLength(1);
+    expect(api.requests.map((r) => r.outcome)).toEqual(["529", "529", "529", "answered"]);
+    expect(second.log.recent().map((m) => [m.role, m.notice === true])).toEqual([
+      ["user", false],
+      ["assistant", true],
+      ["assistant", false],
+    ]);
+    expect(pendingMessages(second.log.recent(), second.clock.now())).toEqual([]);
+  });
+
+  it("queues a reply it resent after a crash for reflection", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    api.setHandler(() => toolReply("update_mind", { trajectory_now: "Shopping list confirmed" }));
+    const first = await harness({ dataDir, api, model: { reflectMode: "two-phase" } });
+    const question = await first.companion.receive(said("Did you get my list?"));
+    await crashedBeforeSending(first, question, "Yes — eggs, flour, butter.");
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api, model: { reflectMode: "two-phase" } });
+    await second.companion.recover();
+    await second.companion.idle();
+    expect(second.sent.map((m) => m.text)).toEqual(["Yes — eggs, flour, butter."]);
+    expect(api.requests.map((r) => r.body.model)).toEqual(["claude-haiku-5-5"]);
+    const shown = lastUserText(api.requests[0]?.body as MessagesRequestBody);
+    expect(shown).toContain("person: Did you get my list?");
+    expect(shown).toContain("you: Yes — eggs, flour, butter.");
+    expect(second.mind.read().scratchpad.trajectory_now).toBe("Shopping list confirmed");
+  });
+});
+
+describe("pendingMessages", () => {
+  const at = (minute: number, role: Message["role"], id: string, extra: Partial<Message> = {}): Message => ({
+    id,
+    ts: new Date(Date.parse(START) + minute * 60_000).toISOString(),
+    role,
+    text: id,
+    channel: "telegram",
+    ...extra,
+  });
+  const now = new Date(Date.parse(START) + 60 * 60_000);
+
+  it("counts what came after the last answer, and what arrived while it was being written", () => {
+    const log = [
+      at(0, "user", "u1"),
+      at(1, "user", "u2"),
+      at(2, "assistant", "r1", { trigger: "reply", answeredThrough: "u1" }),
+      at(3, "user", "u3"),
+    ];
+    expect(pendingMessages(log, now).map((m) => m.id)).toEqual(["u2", "u3"]);
+  });
+
+  it("does not count a notice as an answer; a check-in covers what it saw, not what came during it", () => {
+    const log = [
+      at(0, "user", "u1"),
+      at(1, "assistant", "r1", { trigger: "reply" }),
+      at(2, "user", "u2"),
+      at(3, "assistant", "notice", { trigger: "reply", notice: true }),
+    ];
+    expect(pendingMessages(log, now).map((m) => m.id)).toEqual(["u2"]);
+    const during = [
+      ...log,
+      at(4, "user", "u3"),
+      at(5, "assistant", "h1", { trigger: "heartbeat", answeredThrough: "u2" }),
+    ];
+    expect(pendingMessages(during, now).map((m) => m.id)).toEqual(["u3"]);
+    expect(pendingMessages([at(0, "user", "u1"), at(90, "user", "later")], now).map((m) => m.id)).toEqual([
+      "u1",
+    ]);
+  });
+});
+
+describe("the companion's housekeeping", () => {
+  it("stops waiting for a turn in flight at the close bound, counted on its timers", async () => {
+    const h = await harness({ virtualTimers: true, companion: { closeTimeoutMs: 2_000 } });
+    h.api.failNext("slow", 1, { delayMs: 1_000 });
+    h.api.setHandler(() => textReply("Sorry, slow today."));
+    let replied = false;
+    const reply = h.companion.reply(said("still there?")).finally(() => {
+      replied = true;
+    });
+    await vi.waitFor(() => expect(h.api.requests).toHaveLength(1));
+    let closed = false;
+    const closing = h.companion.close().then(() => {
+      closed = true;
+    });
+    await h.virtual.advanceTo(new Date("2026-03-04T09:00:01.999Z"));
+    await new Promise((r) => setImmediate(r));
+    expect(closed).toBe(false);
+    await h.virtual.advanceTo(new Date("2026-03-04T09:00:02.000Z"));
+    await closing;
+    expect(replied).toBe(false);
+    await reply;
+  });
+
+  it("applies a single-phase reflection that came with the reply", async () => {
+    const h = await harness({ model: { reflectMode: "single-phase" } });
+    h.api.enqueue(
+      toolReply("update_mind", { trajectory_now: "Planning the garden" }, { text: "Tomatoes first?" }),
+    );
+    expect(await h.companion.reply(said("Planning the garden this weekend"))).toMatchObject({
+      status: "sent",
+    });
+    await h.companion.idle();
+    expect(h.sent.map((m) => m.text)).toEqual(["Tomatoes first?"]);
+    expect(h.mind.read().scratchpad.trajectory_now).toBe("Planning the garden");
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.api.requests[0]?.body.tools?.map((t) => t.name)).toContain("update_mind");
+  });
+
+  it("in single-phase mode queues a reply that carried no update, telling reflection what is leaving", async () => {
+    const h = await harness({ model: { reflectMode: "single-phase" } });
+    for (let i = 0; i < 40; i++) {
+      await h.log.append({
+        role: i % 2 === 0 ? "user" : "assistant",
+        text: `Message ${i} about the garden, the tomatoes, the weather and the long week at work.`,
+        channel: "telegram",
+        ...(i % 2 === 0 ? {} : { trigger: "reply" as const }),
+        ts: new Date(Date.parse("2026-03-04T07:00:00.000Z") + i * 60_000).toISOString(),
+      });
+    }
+    h.api.setHandler((body) =>
+      body.tool_choice?.name === "update_mind" ? toolReply("update_mind", {}) : textReply("Noted!"),
+    );
+    expect(await h.companion.reply(said("One more thing about the garden"))).toMatchObject({
+      status: "sent",
+    });
+    await h.companion.idle();
+    expect(h.api.requests.map((r) => r.body.model)).toEqual(["claude-sonnet-5-5", "claude-haiku-5-5"]);
+    expect(lastUserText(h.api.requests[1]?.body as MessagesRequestBody)).toContain("<leaving_window>");
+    expect(h.mind.read().flushedThrough).toBeDefined();
+    expect(h.mind.read().reflectionQueue).toEqual([]);
+  });
+
+  it("retries a reflection the model could not take after its back-off, in virtual time", async () => {
+    const h = await harness({ model: { reflectMode: "two-phase" }, virtualTimers: true });
+    h.api.setHandler((body) => {
+      if (body.tool_choice?.name === "update_mind") {
+        return toolReply("update_mind", { understanding_known: "(user) Bakes sourdough on Sundays" });
+      }
+      h.api.failNext("529", 1); // the request after the reply's own: the reflection
+      return textReply("What kind of bread?");
+    });
+    expect(await h.companion.reply(said("Baking today"))).toMatchObject({ status: "sent" });
+    await h.companion.idle();
+    const retryAt = new Date(h.clock.now().getTime() + (RETRY_BACKOFF_MS[0] as number));
+    expect(h.mind.read().reflectionQueue).toMatchObject([{ attempts: 1, notBefore: retryAt.toISOString() }]);
+    expect(h.virtual.next()).toEqual(retryAt);
+    await h.virtual.advanceTo(new Date(retryAt.getTime() - 1), () => h.companion.idle());
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["answered", "529"]);
+    await h.virtual.advanceTo(retryAt, () => h.companion.idle());
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["answered", "529", "answered"]);
+    expect(h.mind.read().reflectionQueue).toEqual([]);
+    expect(h.mind.read().scratchpad.understanding_known).toBe("(user) Bakes sourdough on Sundays");
+  });
+
+  it("reflects after each exchange off the reply path", async () => {
+    const h = await harness({ model: { reflectMode: "two-phase" } });
+    h.api.setHandler((body) =>
+      body.tool_choice?.name === "update_mind"
+        ? toolReply("update_mind", { understanding_known: "(user) Bakes sourdough on Sundays" })
+        : textReply("What kind of bread?"),
+    );
+    expect(await h.companion.reply(said("Baking today"))).toMatchObject({ status: "sent" });
+    await h.companion.idle();
+    expect(h.mind.read().scratchpad.understanding_known).toBe("(user) Bakes sourdough on Sundays");
+    expect(h.mind.read().reflectionQueue).toEqual([]);
+  });
+
+  it("writes one trace record per turn with what the model was shown and the tokens", async () => {
+    const h = await harness();
+    h.api.enqueue(textReply("Hi!"));
+    await h.companion.reply(said("hello"));
+    const [record] = await h.trace.last(1);
+    expect(record).toMatchObject({
+      kind: "reply",
+      outcome: "sent",
+      input: [{ text: "hello" }],
+      shown: {
+        prefix: expect.any(Number),
+        scratchpad: expect.any(Number),
+        awareness: expect.any(Number),
+        total: expect.any(Number),
+      },
+      returned: { raw: "Hi!", removed: [] },
+      usage: [expect.objectContaining({ purpose: "reply", cacheWrite: expect.any(Number) })],
+    });
+  });
+
+  it("finishes the turn in flight on close but starts none that were waiting", async () => {
+    const h = await harness();
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    h.api.setHandler(async () => {
+      await gate;
+      return textReply("First answer.");
+    });
+    const first = h.companion.reply(said("A"));
+    await vi.waitFor(() => expect(h.api.requests).toHaveLength(1));
+    const second = h.companion.reply(said("B"));
+    const closing = h.companion.close();
+    release();
+    await closing;
+    expect(await first).toMatchObject({ status: "sent" });
+    expect(await second).toEqual({ status: "closed" });
+    expect(h.api.requests).toHaveLength(1);
+    expect(pendingMessages(h.log.recent(), h.clock.now()).map((m) => m.text)).toEqual(["B"]);
+  });
+
+  it("takes no new turns once closed", async () => {
+    const h = await harness();
+    await h.companion.close();
+    expect(await h.companion.reply(said("still there?"))).toEqual({ status: "closed" });
+    expect(await h.companion.heartbeat()).toEqual({ status: "closed" });
+    expect(h.log.recent().map((m) => m.text)).toEqual(["still there?"]);
+  });
+
+  it("ships a persona it can load", async () => {
+    await expect(loadPersona()).resolves.toMatchObject({ soul: expect.stringContaining("Claire") });
+  });
+});

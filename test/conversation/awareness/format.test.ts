@@ -1,0 +1,126 @@
+import { describe, expect, it } from "vitest";
+import {
+  type AwarenessSettings,
+  buildAwarenessContext,
+  defaultAwarenessSettings,
+  formatAwarenessForPrompt,
+} from "../../../src/conversation/awareness/index.ts";
+import type { Message } from "../../../src/core/message.ts";
+import { estimateTokens } from "../../../src/model/tokens.ts";
+import { loadSituationLog } from "./lenient.ts";
+
+const madridHeartbeat: AwarenessSettings = {
+  ...defaultAwarenessSettings,
+  timezone: "Europe/Madrid",
+  trigger: "heartbeat",
+};
+
+/** Words that would turn a fact into advice; quoted messages are left out before looking. */
+const ADVICE = /\b(?:should|must|don't|do not|avoid|try to|consider|remember to|make sure|instead)\b/i;
+
+function outsideQuotes(block: string): string {
+  return block.replace(/"[^"]*"/g, '""');
+}
+
+describe("formatAwarenessForPrompt: the full block", () => {
+  const log = loadSituationLog("hydration-pings.log.json");
+  const ctx = buildAwarenessContext(log, new Date("2026-02-07T14:22:00+01:00"), madridHeartbeat);
+  const block = formatAwarenessForPrompt(ctx, "heartbeat");
+
+  it("shows its own unanswered messages at the person's local times, then theirs, then the observations", () => {
+    expect(block).toContain("Now: Saturday 2:22 PM (afternoon, weekend), Europe/Madrid");
+    expect(block).toContain("Since their last message (8:39 AM, 5h 43m ago), you sent 3 messages:");
+    expect(block).toContain('- 10:23 AM: "How\'s the water intake looking this morning?"');
+    expect(block).toContain("- 12:07 PM:");
+    expect(block).toContain('- Last message (8:39 AM, 5h 43m ago): "Good morning. Just waking up now."');
+    expect(block).toContain("- Replies to your 3 messages since: none");
+    expect(block).toContain("- You have asked about hydration 3 times without a response");
+    const order = ["### Your recent activity", "### Their recent activity", "### Observations"].map((h) =>
+      block.indexOf(h),
+    );
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(order[0]).toBeGreaterThan(0);
+  });
+
+  it("states facts and gives no advice", () => {
+    expect(outsideQuotes(block)).not.toMatch(ADVICE);
+  });
+
+  it("shows prior context only when memory has some", () => {
+    expect(block).not.toContain("prior context");
+    const memory = {
+      declaredPatterns: ["Weekends are looser"],
+      openLoops: ["Moltbook post"],
+      recentMilestones: [],
+    };
+    const withMemory = buildAwarenessContext(
+      log,
+      new Date("2026-02-07T14:22:00+01:00"),
+      madridHeartbeat,
+      memory,
+    );
+    const rendered = formatAwarenessForPrompt(withMemory, "heartbeat");
+    expect(rendered).toContain("### Notable prior context");
+    expect(rendered).toContain("- Declared pattern: Weekends are looser");
+    expect(rendered).toContain("- Open loop: Moltbook post");
+  });
+
+  it("names yesterday by its local day across the night the clocks change", () => {
+    const dst = buildAwarenessContext(
+      loadSituationLog("dst-change.log.json"),
+      new Date("2026-03-29T10:00:00+02:00"),
+      madridHeartbeat,
+    );
+    expect(formatAwarenessForPrompt(dst, "heartbeat")).toContain("(yesterday 11:35 PM, 9h 25m ago)");
+  });
+});
+
+describe("formatAwarenessForPrompt: the slim block", () => {
+  const log = loadSituationLog("warm-turning-terse.log.json");
+  const ctx = buildAwarenessContext(log, new Date("2026-02-11T13:00:00Z"), {
+    ...defaultAwarenessSettings,
+    timezone: "Europe/London",
+    trigger: "reply",
+  });
+
+  it("is used in an active conversation: last exchanges, time in conversation, current topic", () => {
+    const block = formatAwarenessForPrompt(ctx, "reply");
+    expect(ctx.format).toBe("slim");
+    expect(block).toContain("## Recent context (active conversation)");
+    expect(block).toContain('- 12:50 PM them: "k"');
+    expect(block).toContain('- 12:46 PM you: "Glad it\'s behind you. Want to talk it through?"');
+    expect(block).toContain("Time in conversation: 30m");
+    expect(block).toContain("Current topic: work (work)");
+    expect(block).not.toContain("### Your recent activity");
+    expect(outsideQuotes(block)).not.toMatch(ADVICE);
+  });
+
+  it("gives way to the full block for a heartbeat", () => {
+    expect(formatAwarenessForPrompt(ctx, "heartbeat")).toContain("## Conversational awareness");
+  });
+});
+
+describe("formatAwarenessForPrompt: size", () => {
+  it("keeps the full block of a busy day well under 600 tokens (550 here)", () => {
+    const words =
+      "and then we talked about the launch, the water, the long walk and how tired I was after it";
+    const log: Message[] = [];
+    const first = Date.parse("2026-02-06T06:00:00Z");
+    for (let i = 0; i < 300; i += 1) {
+      const role = i < 290 && i % 2 === 0 ? "user" : "assistant";
+      const ts = new Date(first + i * 9 * 60_000).toISOString();
+      log.push({ id: `m${i}`, ts, role, text: `${words} ${words} (${i})`, channel: "telegram" });
+    }
+    const memory = {
+      declaredPatterns: ["Weekends are looser", "Mornings are for deep work"],
+      openLoops: ["Moltbook registration: registered, not posted yet"],
+      recentMilestones: ["Shipped the first version of the 3 Is Different project"],
+    };
+    const now = new Date(first + 300 * 9 * 60_000);
+    const ctx = buildAwarenessContext(log, now, madridHeartbeat, memory);
+    const block = formatAwarenessForPrompt(ctx, "heartbeat");
+    expect(ctx.conversationState.unansweredCount).toBe(11);
+    expect(block).toContain("(8 earlier messages not shown)");
+    expect(estimateTokens(block)).toBeLessThan(550);
+  });
+});

@@ -1,0 +1,155 @@
+import { describe, expect, it } from "vitest";
+import {
+  canonicalTopic,
+  detectTopics,
+  FALLBACK_PREFIX,
+  isQuestion,
+  knownTopics,
+  messageIsQuestion,
+  messageTopics,
+  topicDomain,
+} from "../../../src/conversation/awareness/index.ts";
+import type { Message } from "../../../src/core/message.ts";
+import { type AgreementRow, loadTopicCorpus, reportAgreement } from "./corpora.ts";
+
+const corpus = loadTopicCorpus();
+
+function message(text: string, extra: Partial<Message> = {}): Message {
+  return { id: "m1", ts: "2026-02-07T10:00:00.000Z", role: "user", text, channel: "telegram", ...extra };
+}
+
+describe("the topic corpus", () => {
+  it("has at least 10 differently worded messages for every topic the lexicon knows", () => {
+    for (const topic of knownTopics()) {
+      const texts = corpus.topics[topic] ?? [];
+      expect(new Set(texts).size, topic).toBeGreaterThanOrEqual(10);
+    }
+    expect(corpus.other.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it("agrees with the labels at least 90% of the time", () => {
+    const rows: AgreementRow[] = Object.entries(corpus.topics).map(([topic, texts]) => {
+      const misses = texts.filter((t) => !detectTopics(t).includes(topic));
+      return { label: topic, total: texts.length, agreed: texts.length - misses.length, misses };
+    });
+    const fallbackMisses = corpus.other.filter((t) => {
+      const topics = detectTopics(t);
+      return topics.length === 0 || !topics.every((topic) => topic.startsWith(FALLBACK_PREFIX));
+    });
+    rows.push({
+      label: "other (fallback only)",
+      total: corpus.other.length,
+      agreed: corpus.other.length - fallbackMisses.length,
+      misses: fallbackMisses,
+    });
+    expect(reportAgreement("topic agreement", rows)).toBeGreaterThanOrEqual(0.9);
+  });
+});
+
+describe("detectTopics", () => {
+  it("gives the same label however hydration is phrased, and by either side", () => {
+    for (const text of [
+      "How's the water intake looking?",
+      "hydration check!",
+      "how much have you drunk today",
+      "Had 2l already",
+      "💧💧",
+    ]) {
+      expect(detectTopics(text), text).toContain("hydration");
+    }
+  });
+
+  it("keeps the subject of a negated sentence", () => {
+    expect(detectTopics("I haven't had any water")).toEqual(["hydration"]);
+    expect(detectTopics("didn't sleep at all")).toEqual(["sleep"]);
+  });
+
+  it("reads phrases before words, so working out is movement and not work", () => {
+    expect(detectTopics("Working out after lunch")).toEqual(["movement", "food"]);
+    expect(detectTopics("I'm running late for the meeting")).toEqual(["work"]);
+    expect(detectTopics("Of course, see you then")).not.toContain("learning");
+  });
+
+  it("falls back to the salient words of an unknown subject, so it can meet itself again", () => {
+    const first = detectTopics("Did the Moltbook registration go through?");
+    const again = detectTopics("any news on moltbook?");
+    expect(first).toContain("other:moltbook");
+    expect(again).toContain("other:moltbook");
+  });
+
+  it("gives nothing for small talk", () => {
+    expect(detectTopics("Lovely, see you soon")).toEqual([]);
+    expect(detectTopics("")).toEqual([]);
+  });
+
+  it("lists topics in the order the text raises them", () => {
+    expect(detectTopics("About an hour from your eating window—how's the water?")).toEqual([
+      "food",
+      "hydration",
+    ]);
+  });
+});
+
+describe("topic domains and canonical labels", () => {
+  it("maps every lexicon topic to a domain and fallback topics to other", () => {
+    expect(topicDomain("hydration")).toBe("habits");
+    expect(topicDomain("work")).toBe("work");
+    expect(topicDomain("family")).toBe("relationships");
+    expect(topicDomain("social")).toBe("social");
+    expect(topicDomain("other:guitar")).toBe("other");
+  });
+
+  it("maps free-text labels onto the lexicon where it can", () => {
+    expect(canonicalTopic("Water intake")).toBe("hydration");
+    expect(canonicalTopic("guitar practice")).toBe("learning");
+    expect(canonicalTopic("Moltbook")).toBe("other:moltbook");
+    expect(canonicalTopic("something new")).toBe("something new");
+  });
+});
+
+describe("messageTopics", () => {
+  it("prefers reflection's annotations, canonicalised, even when they say there is no topic", () => {
+    const annotated = message("How's the water?", {
+      annotations: { topics: ["Water intake", "mood"], question: true, tone: "neutral" },
+    });
+    expect(messageTopics(annotated)).toEqual(["hydration", "mood"]);
+    const none = message("How's the water?", {
+      annotations: { topics: [], question: true, tone: "neutral" },
+    });
+    expect(messageTopics(none)).toEqual([]);
+  });
+
+  it("reads a media caption too", () => {
+    expect(messageTopics(message("", { media: { kind: "photo", caption: "post-run selfie 🏃" } }))).toContain(
+      "movement",
+    );
+  });
+
+  it("reads a message again when it was edited in place", () => {
+    const m = message("slept badly");
+    expect(messageTopics(m)).toEqual(["sleep"]);
+    m.text = "the deadline moved";
+    expect(messageTopics(m)).toEqual(["work"]);
+  });
+});
+
+describe("isQuestion", () => {
+  it.each([
+    ["How's the water intake looking this morning?", true],
+    ["how's the water going", true],
+    ["did you sleep ok", true],
+    ["Tell me how the meeting went", true],
+    ["Have a great day.", false],
+    ["What a day.", false],
+    ["Two glasses so far", false],
+    ["Do the dishes later", false],
+  ])("%s → %s", (text, expected) => {
+    expect(isQuestion(text)).toBe(expected);
+  });
+
+  it("prefers the annotation", () => {
+    const m = message("Two glasses so far", { annotations: { topics: [], question: true, tone: "neutral" } });
+    expect(messageIsQuestion(m)).toBe(true);
+    expect(messageIsQuestion(message("Two glasses so far"))).toBe(false);
+  });
+});

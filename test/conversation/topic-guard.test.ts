@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import { buildAwarenessContext } from "../../src/conversation/awareness/build.ts";
+import { canonicalTopicsOf, checkinAnnotations, guardTopic } from "../../src/conversation/topic-guard.ts";
+import type { Message } from "../../src/core/message.ts";
+
+const base = Date.parse("2026-03-07T08:00:00.000Z");
+let counter = 0;
+
+function at(minutes: number, role: Message["role"], text: string): Message {
+  counter += 1;
+  return {
+    id: `t${String(counter).padStart(4, "0")}`,
+    ts: new Date(base + minutes * 60_000).toISOString(),
+    role,
+    text,
+    channel: "telegram",
+    ...(role === "assistant" ? { trigger: "heartbeat" as const } : {}),
+  };
+}
+
+function verdict(topic: string, log: Message[], nowMinutes: number, hours = 6) {
+  const now = new Date(base + nowMinutes * 60_000);
+  const awareness = buildAwarenessContext(log, now, {
+    timezone: "Europe/Berlin",
+    activeMinutes: 30,
+    windowHours: 48,
+    trigger: "heartbeat",
+  });
+  return guardTopic(topic, log, awareness, now, hours);
+}
+
+describe("guardTopic", () => {
+  it("normalizes a decided topic the way the awareness engine labels messages", () => {
+    expect(canonicalTopicsOf("water")).toEqual(["hydration"]);
+    expect(canonicalTopicsOf("Drinking enough")).toEqual(["hydration"]);
+    expect(canonicalTopicsOf("movement")).toEqual(["movement"]);
+    expect(canonicalTopicsOf("sleep and water")).toEqual(["sleep", "hydration"]);
+    expect(canonicalTopicsOf("guitar")).toEqual(["other:guitar"]);
+    expect(canonicalTopicsOf("  ")).toEqual([]);
+  });
+
+  it("holds back a topic the person already answered within the window (already-answered)", () => {
+    const log = [at(0, "user", "Morning! Already had two big glasses of water.")];
+    const result = verdict("water", log, 3 * 60);
+    expect(result).toMatchObject({ allow: false, reason: "already-answered" });
+    if (!result.allow) expect(result.detail).toBe("the person already talked about water 3h ago (within 6h)");
+  });
+
+  it("allows the topic again once the answer is older than the window", () => {
+    const log = [at(0, "user", "Morning! Already had two big glasses of water.")];
+    expect(verdict("hydration", log, 7 * 60).allow).toBe(true);
+    expect(verdict("hydration", log, 7 * 60, 8).allow).toBe(false);
+  });
+
+  it("holds back a topic already raised and still unanswered (repeated-topic)", () => {
+    const log = [
+      at(0, "user", "Off to work, talk later"),
+      at(120, "assistant", "How's the water intake looking this morning?"),
+    ];
+    const result = verdict("hydration", log, 9 * 60);
+    expect(result).toMatchObject({ allow: false, reason: "repeated-topic" });
+    if (!result.allow) expect(result.detail).toMatch(/once/);
+  });
+
+  it("names a topic outside the lexicon in the decided words, never by its internal label", () => {
+    const log = [at(0, "user", "The move went fine, all boxes are in.")];
+    const result = verdict("the move", log, 3 * 60);
+    expect(result).toMatchObject({ allow: false, reason: "already-answered" });
+    if (!result.allow) {
+      expect(result.detail).toBe("the person already talked about the move 3h ago (within 6h)");
+      expect(result.detail).not.toContain("other:");
+    }
+  });
+
+  it("annotates a sent check-in with the decided topic's labels and the text's", () => {
+    expect(checkinAnnotations("the move", "How's the packing going?")).toEqual({
+      topics: ["other:move", "other:pack"],
+      question: true,
+      tone: "neutral",
+    });
+  });
+
+  it("allows a fresh topic, and an empty one", () => {
+    const log = [
+      at(0, "user", "Off to work, talk later"),
+      at(120, "assistant", "How's the water intake looking this morning?"),
+    ];
+    expect(verdict("sleep", log, 9 * 60)).toEqual({ allow: true, topics: ["sleep"] });
+    expect(verdict("", log, 9 * 60).allow).toBe(true);
+  });
+
+  it("ignores messages after the moment it judges", () => {
+    const log = [at(0, "user", "Off to work"), at(600, "user", "drank so much water today")];
+    expect(verdict("water", log, 60).allow).toBe(true);
+  });
+});

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import {
+  canonicalZone,
+  isKnownZone,
+  requireKnownZone,
+  UnknownZoneError,
+  zoneSchema,
+} from "../../src/core/zones.ts";
+
+describe("zones", () => {
+  it("knows IANA names and aliases, in any letter case, and nothing else", () => {
+    for (const zone of ["Europe/Berlin", "europe/berlin", "UTC", "utc", "America/New_York", "Etc/GMT+1"]) {
+      expect(isKnownZone(zone), zone).toBe(true);
+    }
+    for (const zone of ["", "Mars/Olympus", "Europe/Atlantis", "+01:00", "Z", " Europe/Berlin"]) {
+      expect(isKnownZone(zone), zone).toBe(false);
+    }
+  });
+
+  it("spells a zone the way the zone database does", () => {
+    expect(canonicalZone("europe/lisbon")).toBe("Europe/Lisbon");
+    expect(canonicalZone("utc")).toBe("UTC");
+    expect(canonicalZone("Mars/Olympus")).toBeNull();
+  });
+
+  it("refuses an unknown zone with an error naming it and a good value", () => {
+    expect(requireKnownZone("Asia/Tokyo")).toBe("Asia/Tokyo");
+    const error = (() => {
+      try {
+        requireKnownZone("Mars/Olympus");
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(UnknownZoneError);
+    expect(error).toBeInstanceOf(RangeError);
+    expect((error as UnknownZoneError).zone).toBe("Mars/Olympus");
+    expect((error as Error).message).toBe(
+      'unknown time zone "Mars/Olympus" (use an IANA name such as Europe/Berlin)',
+    );
+  });
+
+  it("checks a zone field of a data file", () => {
+    expect(zoneSchema.safeParse("Europe/Berlin").success).toBe(true);
+    const result = zoneSchema.safeParse("Mars/Olympus");
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.message).toBe("must be an IANA time zone such as Europe/Berlin");
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { NOTES_TOOLS } from "../../src/mind/notes-tools.ts";
+import { REFLECT_TOOL } from "../../src/mind/reflect.ts";
+import { fixedPersona, loadPersona, PersonaError, personaFromDir } from "../../src/model/persona.ts";
+import { minCacheableTokens, shippedPriceTable } from "../../src/model/prices.ts";
+import {
+  buildStablePrefix,
+  CACHE_MARGIN,
+  PROTOCOL,
+  prefixIsCacheable,
+  protocolAndPersona,
+} from "../../src/model/prompts.ts";
+import { estimateTokens } from "../../src/model/tokens.ts";
+import { tempDataDir } from "../store/helpers.ts";
+
+describe("the shipped persona and protocol", () => {
+  it("stay under 2,500 tokens together", async () => {
+    const persona = await loadPersona();
+    expect(estimateTokens(protocolAndPersona(persona))).toBeLessThan(2_500);
+  });
+
+  it("cover the safety rules the issue asks for", async () => {
+    const persona = await loadPersona();
+    expect(persona.soul).toMatch(/Claire/);
+    expect(persona.soul).toMatch(/emergency services/);
+    expect(persona.soul).toMatch(/crisis line/);
+    expect(persona.soul).toMatch(/not a therapist/i);
+    expect(PROTOCOL).toMatch(/crisis line/);
+  });
+
+  it("contain nothing that changes from turn to turn (no dates, no counters)", async () => {
+    const text = protocolAndPersona(await loadPersona());
+    expect(text).not.toMatch(/\b20\d\d-\d\d-\d\d\b/);
+    expect(text).not.toMatch(/\{\{|\$\{/);
+  });
+});
+
+describe("buildStablePrefix", () => {
+  it("is byte-identical for the same persona, with the breakpoint on its last block", async () => {
+    const persona = await loadPersona();
+    const a = buildStablePrefix(persona, { notes: NOTES_TOOLS });
+    const b = buildStablePrefix(structuredClone(persona), { notes: NOTES_TOOLS });
+    expect(JSON.stringify(a)).toBe(JSON.stringify(b));
+    expect(a.system.at(-1)?.cache_control).toEqual({ type: "ephemeral" });
+    expect(a.tools.map((t) => t.name)).toEqual([
+      "notes_list",
+      "notes_read",
+      "notes_write",
+      "decide_checkin",
+      "write_message",
+    ]);
+  });
+
+  it("carries the reflect tool in every call in single-phase mode", async () => {
+    const prefix = buildStablePrefix(await loadPersona(), { notes: NOTES_TOOLS, reflect: REFLECT_TOOL });
+    expect(prefix.tools.at(-1)?.name).toBe(REFLECT_TOOL.name);
+  });
+
+  it("is above the minimum cacheable length of Sonnet- and Haiku-class models with a 25% margin", async () => {
+    const prefix = buildStablePrefix(await loadPersona(), { notes: NOTES_TOOLS });
+    const prices = shippedPriceTable();
+    expect(minCacheableTokens(prices, "claude-sonnet-5-5")).toBe(1024);
+    expect(minCacheableTokens(prices, "claude-haiku-5-5")).toBe(2048);
+    expect(minCacheableTokens(prices, "some-new-model")).toBe(2048);
+    expect(prefix.tokens).toBeGreaterThanOrEqual(1024 * CACHE_MARGIN);
+    expect(prefixIsCacheable(prefix, prices, "claude-sonnet-5-5")).toBe(true);
+    expect(prefixIsCacheable(prefix, prices, "claude-haiku-5-5")).toBe(true);
+    const tiny = buildStablePrefix({ soul: "x", user: "", heartbeat: "" }, { notes: [] });
+    expect(prefixIsCacheable(tiny, prices, "claude-sonnet-5-5")).toBe(false);
+  });
+});
+
+describe("persona sources", () => {
+  it("re-read the files after an edit and name a missing file", async () => {
+    const { mkdir, writeFile, rm } = await import("node:fs/promises");
+    const { join } = await import("node:path");
+    const dir = await tempDataDir();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "SOUL.md"), "I am Claire.\r\n");
+    await writeFile(join(dir, "USER.md"), "Sam");
+    await writeFile(join(dir, "HEARTBEAT.md"), "Rarely.");
+    const source = personaFromDir(dir);
+    expect(await source.current()).toEqual({ soul: "I am Claire.", user: "Sam", heartbeat: "Rarely." });
+    await writeFile(join(dir, "USER.md"), "Sam, who bakes bread on Sundays");
+    expect((await source.current()).user).toBe("Sam, who bakes bread on Sundays");
+    await rm(join(dir, "HEARTBEAT.md"));
+    await expect(source.current()).rejects.toThrow(PersonaError);
+    await expect(source.current()).rejects.toThrow(/HEARTBEAT\.md/);
+    await expect(fixedPersona({ soul: "s", user: "u", heartbeat: "h" }).current()).resolves.toMatchObject({
+      soul: "s",
+    });
+  });
+});

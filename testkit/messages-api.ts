@@ -1,0 +1,509 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL, type ModelConfig } from "../src/app/config.ts";
+import { shippedPriceTable } from "../src/model/prices.ts";
+import { estimateTokens } from "../src/model/tokens.ts";
+import { breakpointProblem, cacheBlocks, PromptCache } from "./prompt-cache.ts";
+
+/**
+ * A loopback Anthropic Messages API, good enough for the real `@anthropic-ai/sdk` to talk to
+ * over HTTP. Tests script what "the model" answers and inject the faults a real API has.
+ *
+ * ```ts
+ * const api = await startMessagesApiFake();            // { apiKey: "test-key" } by default
+ * const llm = new ModelClient({ ...modelConfig, apiKey: api.apiKey, baseURL: api.url }, { clock });
+ * api.enqueue(textReply("Hello!"), toolReply("decide_checkin", { send: false, why: "…", topic: "" }));
+ * api.setHandler((body) => textReply(`you said ${lastUserText(body)}`)); // used when the queue is empty
+ * api.failNext("529", 2);                               // the next two requests get overloaded_error
+ * api.failNext("429", 1, { retryAfterSeconds: 2 });     // rate limited, with a retry-after header
+ * api.failNext("500", 3, { retryAfterMs: 1 });          // retry-after-ms keeps the SDK's retries fast
+ * api.failNext("slow", 1, { delayMs: 5_000 });          // answers late (the SDK's timeout fires)
+ * api.failNext("reset", 1);                             // the connection is dropped mid-request
+ * api.requests[0].body.system;                          // every request body, faults included
+ * api.modelLookups;                                     // ids asked for at GET /v1/models/{id} (the key check)
+ * api.failLookups("403");                               // every lookup answers so until failLookups(undefined)
+ * api.problems;                                         // requests the real API would have rejected
+ * await api.close();
+ * ```
+ *
+ * What it checks, like the real API: the `Authorization: Bearer <apiKey>` header (401 otherwise), an
+ * `anthropic-version` header, no `temperature`/`top_p`/`top_k` (API version 2026-10-21 rejects them),
+ * messages that start with the user and alternate, non-empty text blocks, every `tool_use` answered
+ * by a `tool_result` with the same id in the next user turn, `tool_choice` naming a defined tool, and
+ * a scripted answer that obeys the forced `tool_choice` (a forced tool must be used; `none` must not
+ * use tools). A violation is answered with a 400 `invalid_request_error` and listed in `problems`.
+ *
+ * The models endpoint (`GET /v1/models/{id}`, what `start` and `setup` check the key with) checks
+ * the key the same way and answers the ids in `models` (404 `not_found_error` for any other).
+ *
+ * Usage: a scripted `usage` is returned as given; otherwise it is estimated from the request with
+ * the project's token estimator, and the prompt cache is modelled on the clock the fake is given
+ * (`startMessagesApiFake({ clock })`; the wall clock by default, a simulation's virtual clock in
+ * simulations): see prompt-cache.ts. A prefix up to a `cache_control` breakpoint is read only when
+ * the same bytes were written or read within its TTL (5 minutes, 1 hour with `ttl: "1h"`), below
+ * the model's minimum cacheable length (the test kit's prices.json) nothing is cached, and changing
+ * `tool_choice` or the presence of images makes the messages' part of the prefix new, as the real
+ * API documents. More than 4 breakpoints, or a 1-hour one after a 5-minute one, is refused.
+ */
+
+/** One content block of a scripted answer. */
+export type FakeBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; name: string; input: Record<string, unknown>; id?: string };
+
+/** A scripted answer: content plus optional stop reason, usage and delay. */
+export interface FakeResponse {
+  content: FakeBlock[];
+  /** Defaults to "tool_use" when a tool is used, otherwise "end_turn". */
+  stop_reason?: "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal";
+  usage?: Partial<FakeUsage>;
+  /** Answers this much later (real time). */
+  delayMs?: number;
+}
+
+export interface FakeUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  /** The cache writes by TTL, as the real API breaks them down. */
+  cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+}
+
+/** The request body as the SDK sent it (parsed JSON). */
+export interface MessagesRequestBody {
+  model: string;
+  max_tokens: number;
+  system?: string | Array<{ type: "text"; text: string; cache_control?: unknown }>;
+  messages: Array<{ role: "user" | "assistant"; content: string | Array<Record<string, unknown>> }>;
+  tools?: Array<{ name: string; description?: string; input_schema: unknown; cache_control?: unknown }>;
+  tool_choice?: { type: "auto" | "any" | "none" | "tool"; name?: string };
+  [key: string]: unknown;
+}
+
+/** One request the fake received, whatever it answered. */
+export interface RecordedRequest {
+  body: MessagesRequestBody;
+  headers: Record<string, string | string[] | undefined>;
+  /** What the fake did: "answered", a fault kind, or "rejected" (see problems). */
+  outcome: "answered" | "rejected" | FaultKind;
+}
+
+/** Computes the answer to a request when the queue is empty. */
+export type FakeHandler = (body: MessagesRequestBody, index: number) => FakeResponse | Promise<FakeResponse>;
+
+/** Faults on demand. */
+export type FaultKind = "429" | "500" | "529" | "slow" | "reset" | "401" | "400";
+
+export interface FaultOptions {
+  /** 429: the retry-after header in seconds (default 1, as the real API says). */
+  retryAfterSeconds?: number;
+  /** Any error fault: a retry-after-ms header, which the SDK honours first (tests use 1 to stay fast). */
+  retryAfterMs?: number;
+  /** slow: how long to wait before answering (default 2 s). */
+  delayMs?: number;
+}
+
+export interface MessagesApiFakeOptions {
+  /** The key the fake expects as a Bearer token; default "test-key". */
+  apiKey?: string;
+  handler?: FakeHandler;
+  /** Model ids the models endpoint knows; default the project's two default models. */
+  models?: string[];
+  /** What "now" is for the prompt cache's TTLs; the wall clock unless given (simulations pass their virtual clock). */
+  clock?: { now(): Date };
+}
+
+/** What the models endpoint can be told to answer instead: a key without permission, an overload. */
+export type LookupFault = "403" | "529";
+
+export interface MessagesApiFake {
+  /** The base URL to give the SDK (ANTHROPIC_BASE_URL); requests go to `${url}/v1/messages`. */
+  url: string;
+  apiKey: string;
+  requests: RecordedRequest[];
+  /** Requests the real API would have rejected, each explained. Tests should expect it empty. */
+  problems: string[];
+  /** Queues answers, used first to last, before the handler. */
+  enqueue(...responses: FakeResponse[]): void;
+  setHandler(handler: FakeHandler | undefined): void;
+  /** The next `count` requests (default 1) get this fault instead of an answer. */
+  failNext(kind: FaultKind, count?: number, options?: FaultOptions): void;
+  /** Number of scripted answers not used yet. */
+  pending(): number;
+  /** Model ids asked for at `GET /v1/models/{id}`, in order, whatever was answered. */
+  modelLookups: string[];
+  /** Every models lookup from now on gets this fault; undefined answers normally again. */
+  failLookups(fault: LookupFault | undefined): void;
+  close(): Promise<void>;
+}
+
+/** A text answer. */
+export function textReply(text: string, usage?: Partial<FakeUsage>): FakeResponse {
+  return { content: [{ type: "text", text }], ...(usage ? { usage } : {}) };
+}
+
+/** An answer that calls one tool (optionally after some text). */
+export function toolReply(
+  name: string,
+  input: Record<string, unknown>,
+  options: { text?: string; usage?: Partial<FakeUsage> } = {},
+): FakeResponse {
+  const content: FakeBlock[] = options.text ? [{ type: "text", text: options.text }] : [];
+  content.push({ type: "tool_use", name, input });
+  return { content, ...(options.usage ? { usage: options.usage } : {}) };
+}
+
+/** The text of the last user turn of a request (text blocks and tool results joined). */
+export function lastUserText(body: MessagesRequestBody): string {
+  const last = [...body.messages].reverse().find((m) => m.role === "user");
+  if (!last) return "";
+  if (typeof last.content === "string") return last.content;
+  return last.content
+    .map((b) =>
+      b.type === "text" ? String(b.text) : b.type === "tool_result" ? String(b.content ?? "") : "",
+    )
+    .join("\n");
+}
+
+/** The system prompt of a request as one string. */
+export function systemText(body: MessagesRequestBody): string {
+  if (body.system === undefined) return "";
+  return typeof body.system === "string" ? body.system : body.system.map((b) => b.text).join("\n");
+}
+
+interface QueuedFault {
+  kind: FaultKind;
+  options: FaultOptions;
+}
+
+/** Starts the fake on 127.0.0.1 with a free port. */
+export async function startMessagesApiFake(options: MessagesApiFakeOptions = {}): Promise<MessagesApiFake> {
+  const apiKey = options.apiKey ?? "test-key";
+  const queue: FakeResponse[] = [];
+  const faults: QueuedFault[] = [];
+  const requests: RecordedRequest[] = [];
+  const problems: string[] = [];
+  const cache = new PromptCache(options.clock ?? { now: () => new Date() });
+  let handler = options.handler;
+  let messageCounter = 0;
+  const models = new Set(options.models ?? [DEFAULT_MODEL, DEFAULT_REFLECT_MODEL]);
+  const modelLookups: string[] = [];
+  let lookupFault: LookupFault | undefined;
+
+  const server = createServer((req, res) => {
+    void serve(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendError(res, 500, "api_error", `fake failed: ${String(error)}`);
+    });
+  });
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const path = (req.url ?? "").split("?")[0] ?? "";
+    if (req.method === "GET" && path.startsWith(MODELS_PATH)) {
+      lookUpModel(req, res, decodeURIComponent(path.slice(MODELS_PATH.length)));
+      return;
+    }
+    if (req.method !== "POST" || path !== "/v1/messages") {
+      sendError(res, 404, "not_found_error", `fake: no route for ${req.method} ${req.url}`);
+      return;
+    }
+    let body: MessagesRequestBody;
+    try {
+      body = JSON.parse(raw) as MessagesRequestBody;
+    } catch {
+      sendError(res, 400, "invalid_request_error", "fake: body is not JSON");
+      return;
+    }
+    const record: RecordedRequest = { body, headers: { ...req.headers }, outcome: "answered" };
+    requests.push(record);
+    const index = requests.length - 1;
+
+    const fault = takeFault();
+    if (fault) {
+      record.outcome = fault.kind;
+      if (await applyFault(fault, res, req)) return;
+    }
+    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+      record.outcome = "401";
+      sendError(res, 401, "authentication_error", "invalid x-api-key");
+      return;
+    }
+    const invalid = validateRequest(body, req.headers);
+    if (invalid) return reject(record, res, index, invalid);
+
+    const scripted = queue.shift() ?? (handler ? await handler(body, index) : undefined);
+    if (!scripted) return reject(record, res, index, "nothing scripted for this request");
+    const disobeyed = checkToolChoice(body, scripted);
+    if (disobeyed) return reject(record, res, index, disobeyed);
+
+    if (scripted.delayMs) await sleep(scripted.delayMs);
+    if (res.destroyed) return;
+    sendJson(res, 200, buildMessage(body, scripted));
+  }
+
+  /** GET /v1/models/{id}: the model's record, as the real endpoint gives it, or its errors. */
+  function lookUpModel(req: IncomingMessage, res: ServerResponse, id: string): void {
+    modelLookups.push(id);
+    if (req.headers.authorization !== `Bearer ${apiKey}`) {
+      sendError(res, 401, "authentication_error", "invalid x-api-key");
+    } else if (lookupFault === "403") {
+      sendError(
+        res,
+        403,
+        "permission_error",
+        "Your API key does not have permission to use the specified resource.",
+      );
+    } else if (lookupFault === "529") {
+      sendError(res, 529, "overloaded_error", "Overloaded");
+    } else if (!models.has(id)) {
+      sendError(res, 404, "not_found_error", `model: ${id}`);
+    } else {
+      sendJson(res, 200, {
+        type: "model",
+        id,
+        display_name: id,
+        created_at: "2026-01-01T00:00:00Z",
+        lifecycle: "active",
+      });
+    }
+  }
+
+  function reject(record: RecordedRequest, res: ServerResponse, index: number, why: string): void {
+    record.outcome = "rejected";
+    problems.push(`request #${index}: ${why}`);
+    sendError(res, 400, "invalid_request_error", `fake: ${why}`);
+  }
+
+  function takeFault(): QueuedFault | undefined {
+    return faults.shift();
+  }
+
+  /** Answers with the fault; returns false when the request should still be answered (slow). */
+  async function applyFault(fault: QueuedFault, res: ServerResponse, req: IncomingMessage): Promise<boolean> {
+    if (fault.options.retryAfterMs !== undefined)
+      res.setHeader("retry-after-ms", String(fault.options.retryAfterMs));
+    switch (fault.kind) {
+      case "429":
+        res.setHeader("retry-after", String(fault.options.retryAfterSeconds ?? 1));
+        sendError(res, 429, "rate_limit_error", "Number of request tokens has exceeded your rate limit");
+        return true;
+      case "500":
+        sendError(res, 500, "api_error", "Internal server error");
+        return true;
+      case "529":
+        sendError(res, 529, "overloaded_error", "Overloaded");
+        return true;
+      case "401":
+        sendError(res, 401, "authentication_error", "invalid x-api-key");
+        return true;
+      case "400":
+        sendError(res, 400, "invalid_request_error", "fake: injected bad request");
+        return true;
+      case "reset":
+        req.socket.destroy();
+        return true;
+      case "slow":
+        await sleep(fault.options.delayMs ?? 2_000);
+        return res.destroyed;
+    }
+  }
+
+  function buildMessage(body: MessagesRequestBody, scripted: FakeResponse): Record<string, unknown> {
+    messageCounter += 1;
+    let toolCounter = 0;
+    const content = scripted.content.map((block) => {
+      if (block.type === "text") return { type: "text", text: block.text, citations: null };
+      toolCounter += 1;
+      return {
+        type: "tool_use",
+        id: block.id ?? `toolu_fake_${messageCounter}_${toolCounter}`,
+        name: block.name,
+        input: block.input,
+        caller: { type: "direct" },
+      };
+    });
+    const usesTool = scripted.content.some((b) => b.type === "tool_use");
+    return {
+      id: `msg_fake_${messageCounter}`,
+      type: "message",
+      role: "assistant",
+      model: body.model,
+      content,
+      stop_reason: scripted.stop_reason ?? (usesTool ? "tool_use" : "end_turn"),
+      stop_sequence: null,
+      stop_details: null,
+      container: null,
+      diagnostics: null,
+      usage: { ...estimateUsage(body, scripted), ...scripted.usage, service_tier: "standard" },
+    };
+  }
+
+  /** Usage as the real API would count it, with the prompt cache modelled on the fake's clock. */
+  function estimateUsage(body: MessagesRequestBody, scripted: FakeResponse): FakeUsage {
+    const cached = cache.measure(body.model, cacheBlocks(body));
+    return {
+      input_tokens: cached.input,
+      output_tokens: estimateTokens(JSON.stringify(scripted.content)),
+      cache_creation_input_tokens: cached.cacheWrite5m + cached.cacheWrite1h,
+      cache_read_input_tokens: cached.cacheRead,
+      cache_creation: {
+        ephemeral_5m_input_tokens: cached.cacheWrite5m,
+        ephemeral_1h_input_tokens: cached.cacheWrite1h,
+      },
+    };
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    apiKey,
+    requests,
+    problems,
+    enqueue: (...responses) => {
+      queue.push(...responses);
+    },
+    setHandler: (next) => {
+      handler = next;
+    },
+    failNext: (kind, count = 1, faultOptions = {}) => {
+      for (let i = 0; i < count; i++) faults.push({ kind, options: faultOptions });
+    },
+    pending: () => queue.length,
+    modelLookups,
+    failLookups: (fault) => {
+      lookupFault = fault;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Where the models endpoint lives; the model id follows. */
+const MODELS_PATH = "/v1/models/";
+
+/** What the real API would reject before running the model; undefined when the request is fine. */
+function validateRequest(body: MessagesRequestBody, headers: IncomingMessage["headers"]): string | undefined {
+  if (!headers["anthropic-version"]) return "missing anthropic-version header";
+  for (const banned of ["temperature", "top_p", "top_k"]) {
+    if (banned in body) return `${banned} is not supported by this API version`;
+  }
+  if (typeof body.model !== "string" || body.model === "") return "model is required";
+  if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1)
+    return "max_tokens must be a positive integer";
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return "messages must not be empty";
+  if (body.messages[0]?.role !== "user") return "the first message must use the user role";
+  const toolNames = new Set((body.tools ?? []).map((t) => t.name));
+  if (toolNames.size !== (body.tools ?? []).length) return "tool names must be unique";
+  const choice = body.tool_choice;
+  if (choice?.type === "tool" && !toolNames.has(choice.name ?? "")) {
+    return `tool_choice names tool "${choice.name}" which is not in tools`;
+  }
+  if ((choice?.type === "any" || choice?.type === "tool") && toolNames.size === 0) {
+    return "tool_choice requires tools";
+  }
+  return breakpointProblem(cacheBlocks(body)) ?? validateTurns(body.messages);
+}
+
+function validateTurns(messages: MessagesRequestBody["messages"]): string | undefined {
+  let openToolUses: string[] = [];
+  for (const [i, message] of messages.entries()) {
+    const previous = messages[i - 1];
+    if (previous && previous.role === message.role) {
+      return `messages.${i}: roles must alternate (two "${message.role}" turns in a row)`;
+    }
+    const blocks =
+      typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
+    if (blocks.length === 0) return `messages.${i}: content must not be empty`;
+    for (const block of blocks) {
+      if (block.type === "text" && (typeof block.text !== "string" || block.text.trim() === "")) {
+        return `messages.${i}: text content blocks must be non-empty`;
+      }
+    }
+    if (message.role === "user") {
+      const results = blocks.filter((b) => b.type === "tool_result").map((b) => String(b.tool_use_id));
+      const missing = openToolUses.filter((id) => !results.includes(id));
+      if (missing.length > 0)
+        return `messages.${i}: tool_use ids without a tool_result: ${missing.join(", ")}`;
+      const stray = results.filter((id) => !openToolUses.includes(id));
+      if (stray.length > 0) return `messages.${i}: tool_result for unknown tool_use ids: ${stray.join(", ")}`;
+      openToolUses = [];
+    } else {
+      openToolUses = blocks.filter((b) => b.type === "tool_use").map((b) => String(b.id));
+    }
+  }
+  if (openToolUses.length > 0) return "the last assistant turn has tool_use blocks without results";
+  return undefined;
+}
+
+/** Whether a scripted answer obeys the request's tool_choice; undefined when it does. */
+function checkToolChoice(body: MessagesRequestBody, scripted: FakeResponse): string | undefined {
+  const used = scripted.content.filter((b) => b.type === "tool_use").map((b) => b.name);
+  const defined = new Set((body.tools ?? []).map((t) => t.name));
+  const undefinedTool = used.find((name) => !defined.has(name));
+  if (undefinedTool)
+    return `the scripted answer uses tool "${undefinedTool}" which the request does not define`;
+  const choice = body.tool_choice;
+  if (choice?.type === "none" && used.length > 0) {
+    return `tool_choice is none but the scripted answer uses ${used.join(", ")}`;
+  }
+  if (choice?.type === "any" && used.length === 0)
+    return "tool_choice is any but the scripted answer uses no tool";
+  if (choice?.type === "tool" && !used.includes(choice.name ?? "")) {
+    return `tool_choice forces "${choice.name}" but the scripted answer uses ${used.length ? used.join(", ") : "no tool"}`;
+  }
+  return undefined;
+}
+
+function sendJson(res: ServerResponse, status: number, payload: unknown): void {
+  const text = JSON.stringify(payload);
+  res.writeHead(status, { "content-type": "application/json", "request-id": `req_fake_${Date.now()}` });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, status: number, type: string, message: string): void {
+  sendJson(res, status, { type: "error", error: { type, message } });
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Model settings that point the real SDK at a fake: the same defaults for every test (no
+ * SDK retries, so each fault is one request; no budget), with what a test cares about overridden.
+ */
+export function fakeModelConfig(
+  api: Pick<MessagesApiFake, "url" | "apiKey">,
+  overrides: Partial<ModelConfig> = {},
+): ModelConfig {
+  return {
+    apiKey: api.apiKey,
+    baseURL: api.url,
+    model: "claude-sonnet-5-5",
+    reflectModel: "claude-haiku-5-5",
+    decideModel: "claude-haiku-5-5",
+    maxRetries: 0,
+    timeoutMs: 5_000,
+    dailyTokenBudget: 0,
+    promptCeiling: 12_000,
+    reflectMode: "two-phase",
+    answeredTopicHours: 6,
+    prices: shippedPriceTable(),
+    ...overrides,
+  };
+}
