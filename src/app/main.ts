@@ -1,6 +1,7 @@
 import { join, relative } from "node:path";
 import { CommandHandlers } from "../channels/command-handlers.ts";
 import { TelegramChannel } from "../channels/telegram/bot.ts";
+import { TelegramConnection } from "../channels/telegram/connection.ts";
 import { TelegramUpdatesState } from "../channels/telegram/updates-state.ts";
 import {
   type Companion,
@@ -368,7 +369,9 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       .catch((err: unknown) => logger.error({ err }, "could not move the heartbeat to the new time zone"));
   };
 
-  const startUp = async (signal: AbortSignal): Promise<TelegramChannel> => {
+  const startUp = async (
+    signal: AbortSignal,
+  ): Promise<{ channel: TelegramChannel; companion: Companion }> => {
     const keyWarning = await runtime.llm.checkKey(signal);
     if (keyWarning)
       logger.warn(
@@ -378,18 +381,24 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     else logger.info({ model: config.model.model }, "the model API accepted the key");
     const updates = await TelegramUpdatesState.open(config.core.dataDir, clock.now());
     signal.throwIfAborted();
-    const started = new TelegramChannel({
+    const connection = new TelegramConnection({
       token: config.telegram.token,
       ownerId: config.telegram.ownerId,
       apiRoot: config.telegram.apiRoot,
-      companion: {
-        receive: (input) => (companion as Companion).receive(input),
-        reply: () => (companion as Companion).reply(),
-      },
+      timers,
+      logger,
+    });
+    const built = buildCompanion(runtime, connection.outbound, {
+      closeTimeoutMs: STOP_BUDGET.companionCloseMs,
+    });
+    companion = built;
+    const started = new TelegramChannel({
+      connection,
+      companion: built,
       messages: runtime.messages,
       updates,
       commands: buildCommandHandlers(runtime, {
-        exclusive: (work) => (companion ? companion.exclusive(work) : work()),
+        exclusive: (work) => built.exclusive(work),
         onTimezoneChange: queueRestart,
       }),
       clock,
@@ -406,22 +415,21 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     channel = started;
     const me = await started.verify({ timeoutMs: config.telegram.connectTimeoutMs, signal });
     logger.info({ bot: me.username }, "telegram accepted the token");
-    companion = buildCompanion(runtime, started.outbound, { closeTimeoutMs: STOP_BUDGET.companionCloseMs });
     // Recovery runs beside long polling, not before it: it may wait on the model, and the
     // person's new messages must not wait for that. close() waits for it (bounded) like any turn.
-    void companion.recover().catch((err: unknown) => logger.error({ err }, "recovery failed"));
+    void built.recover().catch((err: unknown) => logger.error({ err }, "recovery failed"));
     await started.start(signal);
     signal.throwIfAborted();
-    schedule = startHeartbeat(runtime, companion);
-    return started;
+    schedule = startHeartbeat(runtime, built);
+    return { channel: started, companion: built };
   };
 
   try {
     const started = await unlessAborted(startUp(starting.signal), starting.signal);
     listening = {
       runtime,
-      companion: companion as Companion,
-      channel: started,
+      companion: started.companion,
+      channel: started.channel,
       done,
       stop,
       nextHeartbeat: (now) => (stopping ? null : (schedule?.nextRun(now) ?? null)),

@@ -33,7 +33,8 @@ export class CliOutbound implements OutboundPort {
 }
 
 export interface CliChatOptions {
-  companion: ChannelCompanion;
+  /** The terminal only hands over lines and asks for answers. */
+  companion: Pick<ChannelCompanion, "receive" | "reply">;
   commands: CommandHandlers;
   input: Readable;
   write: (text: string) => void;

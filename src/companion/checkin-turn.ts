@@ -135,13 +135,11 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
       decision: sentDecision,
       ...(newestUser ? { answeredThrough: newestUser.id } : {}),
     },
-    {
-      exchange: (message) => ({
-        messageIds: [message.id],
-        trigger: "heartbeat",
-        evicting: composed.prompt.evicting,
-      }),
-    },
+    context.reflection.afterSent((message) => ({
+      messageIds: [message.id],
+      trigger: "heartbeat",
+      evicting: composed.prompt.evicting,
+    })),
   );
   const returned = { decision: generation.decision, raw: generation.raw, removed: generation.removed };
   if (delivered.status !== "sent") {

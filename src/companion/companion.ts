@@ -1,10 +1,10 @@
 import type { CoreConfig, ModelConfig } from "../app/config.ts";
 import { pendingMessages } from "../conversation/pending-messages.ts";
-import type { Clock, Timers } from "../core/clock.ts";
+import type { Clock, Timer, Timers } from "../core/clock.ts";
 import { InFlight, settledWithin } from "../core/in-flight.ts";
 import type { Logger } from "../core/log.ts";
 import type { Channel, Message } from "../core/message.ts";
-import type { IncomingInput, OutboundPort } from "../core/port.ts";
+import { type IncomingInput, type OutboundPort, RecipientBlockedError } from "../core/port.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
 import type { PendingImage } from "../mind/compose.ts";
 import { Reflector } from "../mind/reflection-queue.ts";
@@ -15,6 +15,7 @@ import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { Trace } from "../store/trace.ts";
 import { checkinTurn, type HeartbeatOutcome } from "./checkin-turn.ts";
+import { reflectOnRecovered } from "./held-reply.ts";
 import { Outbox } from "./outbox.ts";
 import { type QuietTrace, quietTrace } from "./quiet-trace.ts";
 import { ReflectionSchedule } from "./reflection-schedule.ts";
@@ -75,10 +76,27 @@ export interface CompanionOptions extends ReplyRetryOptions {
   reflectInBackground?: boolean;
 }
 
+/** How answerFixed went: the fixed words answered the message, went out as a notice, or were not needed. */
+export type FixedAnswer = "answered" | "noticed" | "already";
+
 /** The companion's interface to channels, the scheduler and the command line. */
 export interface Companion {
   /** Logs the person's message at once (outside the turn lock) and returns it as logged. */
   receive(input: IncomingInput): Promise<Message>;
+  /**
+   * Says fixed `text` (never generated, sent exactly as written) through the outbox for a message
+   * the companion cannot take in (a voice note it cannot listen to). When that message is all the
+   * person is waiting on, the words are its answer (logged as one, so no model ever answers it, not
+   * even after a restart); when other messages wait too, they are a notice and the next turn
+   * answers everything. Nothing is said twice: "already" when something already answered it.
+   * Throws when the channel could not deliver, like a channel's own send.
+   */
+  answerFixed(message: Message, text: string): Promise<FixedAnswer>;
+  /** Records that the person edited a message the log holds (matched by its Telegram ids); the logged message, or null. */
+  receiveEdit(
+    telegram: { chatId: number; messageId: number },
+    edit: { text: string; editedAt: string },
+  ): Promise<Message | null>;
   /** Logs `input` if given, then answers everything the person said since the last answer, in one turn. */
   reply(input?: IncomingInput): Promise<ReplyOutcome>;
   /** Considers a check-in now: pre-check, budget, decide, guard, write, send. */
@@ -115,6 +133,8 @@ class CompanionImpl implements Companion {
   readonly #retry: ReplyRetry;
   readonly #reflection: ReflectionSchedule;
   readonly #turn: TurnContext;
+  /** The background attempt at a reply the retry asked for, waiting for its time. */
+  #retryTimer: Timer | undefined;
   #closed = false;
 
   constructor(deps: CompanionDeps) {
@@ -128,11 +148,8 @@ class CompanionImpl implements Companion {
       background: this.#background,
       inBackground: options.reflectInBackground !== false,
     });
-    this.#outbox = new Outbox({ ...deps, trace: this.#trace, reflection: this.#reflection });
-    this.#retry = new ReplyRetry(
-      { ...deps, outbox: this.#outbox, attempt: () => this.#background.track(this.reply()) },
-      options,
-    );
+    this.#outbox = new Outbox({ ...deps, trace: this.#trace });
+    this.#retry = new ReplyRetry({ ...deps, outbox: this.#outbox }, options);
     this.#turn = {
       ...deps,
       images: this.#images,
@@ -163,10 +180,40 @@ class CompanionImpl implements Companion {
     return message;
   }
 
+  async answerFixed(message: Message, text: string): Promise<FixedAnswer> {
+    const recent = this.#deps.log.recent();
+    if (recent.some((m) => m.role === "assistant" && m.replyTo === message.id)) return "already";
+    const pending = pendingMessages(recent, this.#deps.clock.now());
+    const alone = pending.length === 1 && pending[0]?.id === message.id;
+    const delivered = await this.#outbox.deliver(
+      { text, kind: "notice", replyTo: message.id },
+      { trigger: "reply", channel: message.channel, ...(alone ? { answeredThrough: message.id } : {}) },
+    );
+    if (delivered.status === "blocked") throw new RecipientBlockedError("the person blocked the bot");
+    if (delivered.status === "failed") throw new Error(`could not say the fixed answer: ${delivered.error}`);
+    return alone ? "answered" : "noticed";
+  }
+
+  async receiveEdit(
+    telegram: { chatId: number; messageId: number },
+    edit: { text: string; editedAt: string },
+  ): Promise<Message | null> {
+    const logged = await this.#deps.log.findByTelegram(telegram.chatId, telegram.messageId);
+    if (!logged) return null;
+    await this.#deps.log.update(logged.id, edit);
+    return logged;
+  }
+
   async reply(input?: IncomingInput): Promise<ReplyOutcome> {
     if (input) await this.receive(input);
     if (this.#closed) return { status: "closed" };
-    return this.#lock.runCoalesced("reply", () => this.#guarded("reply", () => replyTurn(this.#turn)));
+    return this.#lock.runCoalesced("reply", async () => {
+      try {
+        return await this.#guarded("reply", () => replyTurn(this.#turn));
+      } finally {
+        this.#followRetry();
+      }
+    });
   }
 
   async heartbeat(): Promise<HeartbeatOutcome> {
@@ -177,15 +224,18 @@ class CompanionImpl implements Companion {
   }
 
   async recover(): Promise<void> {
-    await this.#lock.run(() => this.#guarded("recover", () => this.#outbox.finishInterrupted()));
+    await this.#lock.run(() =>
+      this.#guarded("recover", () => this.#outbox.finishInterrupted(reflectOnRecovered(this.#turn))),
+    );
     await this.reply();
     await this.#reflection.runPending();
   }
 
   exclusive<T>(work: () => Promise<T>): Promise<T> {
     return this.#lock.run(async () => {
-      const retrying = this.#retry.scheduled;
+      const retrying = this.#retryTimer !== undefined;
       this.#retry.cancel();
+      this.#followRetry();
       await this.#reflection.settle();
       try {
         return await work();
@@ -203,7 +253,25 @@ class CompanionImpl implements Companion {
     if (this.#closed) return;
     const pending = pendingMessages(this.#deps.log.recent(), this.#deps.clock.now());
     if (retrying && pending.length > 0) this.#retry.schedule();
+    this.#followRetry();
     this.#reflection.resume();
+  }
+
+  /**
+   * Keeps the retry's timer in step with what the turn told the retry: armed for the wait it
+   * asked for (replacing one already waiting), or dropped. The attempt it runs is a reply like
+   * any other, tracked as background work.
+   */
+  #followRetry(): void {
+    const change = this.#retry.takeChange();
+    if (change === undefined) return;
+    this.#retryTimer?.cancel();
+    this.#retryTimer = undefined;
+    if (change === null || this.#closed) return;
+    this.#retryTimer = this.#deps.timers.after(change, () => {
+      this.#retryTimer = undefined;
+      this.#background.track(this.reply());
+    });
   }
 
   async idle(): Promise<void> {
@@ -217,6 +285,7 @@ class CompanionImpl implements Companion {
   async close(): Promise<void> {
     this.#closed = true;
     this.#retry.stop();
+    this.#followRetry();
     this.#reflection.stop();
     const timeout = this.#deps.options?.closeTimeoutMs ?? 10_000;
     if (!(await settledWithin(this.idle(), timeout, this.#deps.timers)))

@@ -1,4 +1,6 @@
 import { answeredBy } from "../conversation/pending-messages.ts";
+import type { OutboxIntent } from "../store/mind.ts";
+import type { AfterSent } from "./outbox.ts";
 import type { ReplyOutcome } from "./reply-turn.ts";
 import type { TurnContext } from "./turn-context.ts";
 
@@ -19,7 +21,7 @@ export async function sendHeldReplies(context: TurnContext): Promise<ReplyOutcom
     const answered = answeredBy(context.log.recent(), context.clock.now(), intent.answeredThrough).map(
       (m) => m.id,
     );
-    const delivered = await context.outbox.resend(intent);
+    const delivered = await context.outbox.resend(intent, reflectOnRecovered(context)(intent));
     const base = {
       kind: "reply" as const,
       held: { outbox: intent.id, partsDelivered: intent.partsDelivered ?? 0 },
@@ -39,4 +41,17 @@ export async function sendHeldReplies(context: TurnContext): Promise<ReplyOutcom
     outcome = { status: "sent", message: delivered.message, answered };
   }
   return outcome;
+}
+
+/**
+ * The follow-up for a message finished after a crash or resent as written: its exchange,
+ * worked out from the intent alone, goes to reflection (a notice has none).
+ */
+export function reflectOnRecovered(
+  context: Pick<TurnContext, "outbox" | "reflection">,
+): (intent: OutboxIntent) => AfterSent | undefined {
+  return (intent) => {
+    if (intent.kind === "notice") return undefined;
+    return context.reflection.afterSent((message) => context.outbox.recoveredExchange(intent, message));
+  };
 }

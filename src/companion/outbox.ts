@@ -15,7 +15,6 @@ import type { ExchangeInput } from "../mind/reflection-queue.ts";
 import type { MessageLog } from "../store/messages.ts";
 import { addDecision, type MindState, type MindStore, type OutboxIntent } from "../store/mind.ts";
 import type { QuietTrace } from "./quiet-trace.ts";
-import type { ReflectionSchedule } from "./reflection-schedule.ts";
 
 /**
  * A check-in interrupted by a crash is not sent after a restart once it is this old. A check-in
@@ -36,17 +35,20 @@ export interface DeliveryMeta {
 }
 
 /**
- * What happens to a message the moment it is recorded as sent: its exchange goes to
- * reflection. It runs inside the one mind write that clears the intent, together with a
- * check-in's count and decision record, so a crash keeps all of it or none — and none
- * means the intent is still there for recovery to finish.
+ * What the caller does the moment its message is recorded as sent (a reply or check-in hands
+ * its exchange to reflection). `inWrite` runs inside the one mind write that clears the intent,
+ * together with a check-in's count and decision record, so a crash keeps all of it or none —
+ * and none means the intent is still there for recovery to finish. `afterWrite` runs once that
+ * write is durable and says what happened, for the trace. The outbox knows nothing of what
+ * the follow-up does; the caller passes it.
  */
-export interface SentBookkeeping {
-  /** The exchange the sent message closes, given the message as logged. */
-  exchange: (message: Message) => ExchangeInput;
-  /** Single-phase: the update that came with the reply, applied after the write. */
-  inline?: unknown;
+export interface SentFollowUp {
+  inWrite(mind: MindState): void;
+  afterWrite(): string;
 }
+
+/** The follow-up for a message, given the message as logged. */
+export type AfterSent = (message: Message) => SentFollowUp;
 
 /** How a send ended; a turn decides from it whether to retry or hold. `reflection` says what reflection does with it, for the trace. */
 export type Delivered =
@@ -62,7 +64,6 @@ export interface OutboxDeps {
   port: OutboundPort;
   logger: Logger;
   trace: QuietTrace;
-  reflection: Pick<ReflectionSchedule, "queueIn" | "started">;
 }
 
 /**
@@ -85,14 +86,10 @@ export class Outbox {
 
   /**
    * Sends one message: intent written, then the channel, then the message logged, then the
-   * intent cleared in the same write that queues its reflection and counts a check-in.
-   * Without `bookkeeping` (a notice) nothing is reflected.
+   * intent cleared in the same write that counts a check-in and applies `afterSent`'s mutation.
+   * Without `afterSent` (a notice) nothing else happens.
    */
-  async deliver(
-    outgoing: OutgoingMessage,
-    meta: DeliveryMeta,
-    bookkeeping?: SentBookkeeping,
-  ): Promise<Delivered> {
+  async deliver(outgoing: OutgoingMessage, meta: DeliveryMeta, afterSent?: AfterSent): Promise<Delivered> {
     const intent: OutboxIntent = {
       id: `o-${this.#deps.clock.now().getTime().toString(36)}-${randomBytes(4).toString("hex")}`,
       kind: outgoing.kind,
@@ -108,23 +105,23 @@ export class Outbox {
     await this.#deps.mind.update((mind) => {
       mind.outbox.push(intent);
     });
-    return this.#send(intent, bookkeeping);
+    return this.#send(intent, afterSent);
   }
 
   /**
    * Finishes what a crash interrupted: intents already logged are cleared with the bookkeeping
-   * the crash cut off (their reflection, a check-in's count and decision), stale check-ins and
-   * notices dropped, the other check-ins sent (from the part they stopped at). Replies not
-   * logged yet are left in place for the reply turn that recovery runs next, which delivers
-   * held replies first.
+   * the crash cut off (a check-in's count and decision, and the caller's follow-up from
+   * `afterRecovered`, e.g. reflection), stale check-ins and notices dropped, the other
+   * check-ins sent (from the part they stopped at). Replies not logged yet are left in place
+   * for the reply turn that recovery runs next, which delivers held replies first.
    */
-  async finishInterrupted(): Promise<void> {
+  async finishInterrupted(afterRecovered: (intent: OutboxIntent) => AfterSent | undefined): Promise<void> {
     const now = this.#deps.clock.now().getTime();
     const logged = this.#loggedMessages();
     for (const intent of this.#deps.mind.read().outbox) {
       const message = logged.get(intent.id);
       if (message) {
-        const reflection = await this.#settle(intent, message, this.recoveredBookkeeping(intent));
+        const reflection = await this.#settle(intent, message, afterRecovered(intent));
         await this.#deps.trace({ kind: "recover", outbox: intent.id, action: "already-sent", reflection });
         continue;
       }
@@ -137,7 +134,7 @@ export class Outbox {
         await this.#deps.trace({ kind: "recover", outbox: intent.id, action: "dropped-stale" });
         continue;
       }
-      const delivered = await this.#send(intent, this.recoveredBookkeeping(intent));
+      const delivered = await this.#send(intent, afterRecovered(intent));
       await this.#deps.trace({
         kind: "recover",
         outbox: intent.id,
@@ -149,26 +146,22 @@ export class Outbox {
   }
 
   /**
-   * The bookkeeping of a message finished after a crash, from its intent alone: a check-in
-   * closes an exchange of its own; a reply, the person's messages it answered. A notice none.
+   * The exchange a message finished after a crash closes, from its intent alone: a check-in
+   * closes an exchange of its own; a reply, the person's messages it answered. (A notice
+   * closes none: the caller does not ask.)
    */
-  recoveredBookkeeping(intent: OutboxIntent): SentBookkeeping | undefined {
-    if (intent.kind === "notice") return undefined;
-    return {
-      exchange: (message) => {
-        if (intent.kind === "heartbeat") return { messageIds: [message.id], trigger: "heartbeat" };
-        const recent = this.#deps.log.recent();
-        const before = recent.slice(
-          0,
-          Math.max(
-            0,
-            recent.findIndex((m) => m.id === message.id),
-          ),
-        );
-        const answered = answeredBy(before, this.#deps.clock.now(), intent.answeredThrough);
-        return { messageIds: [...answered.map((m) => m.id), message.id], trigger: "reply" };
-      },
-    };
+  recoveredExchange(intent: OutboxIntent, message: Message): ExchangeInput {
+    if (intent.kind === "heartbeat") return { messageIds: [message.id], trigger: "heartbeat" };
+    const recent = this.#deps.log.recent();
+    const before = recent.slice(
+      0,
+      Math.max(
+        0,
+        recent.findIndex((m) => m.id === message.id),
+      ),
+    );
+    const answered = answeredBy(before, this.#deps.clock.now(), intent.answeredThrough);
+    return { messageIds: [...answered.map((m) => m.id), message.id], trigger: "reply" };
   }
 
   /** Replies written and guarded but not delivered yet, oldest first: what a retry sends before anything new. */
@@ -179,9 +172,9 @@ export class Outbox {
       .outbox.filter((intent) => intent.kind === "reply" && !logged.has(intent.id));
   }
 
-  /** Sends a held reply again, from the part the last attempt stopped at, reflected on like any reply. */
-  resend(intent: OutboxIntent): Promise<Delivered> {
-    return this.#send(intent, this.recoveredBookkeeping(intent));
+  /** Sends a held reply again, from the part the last attempt stopped at, with the caller's follow-up like any reply. */
+  resend(intent: OutboxIntent, afterSent?: AfterSent): Promise<Delivered> {
+    return this.#send(intent, afterSent);
   }
 
   #loggedIds(): Set<string> {
@@ -194,18 +187,18 @@ export class Outbox {
     );
   }
 
-  /** Clears a logged intent in one write with its reflection job and a check-in's count and decision. */
-  async #settle(intent: OutboxIntent, message: Message, bookkeeping?: SentBookkeeping): Promise<string> {
-    const exchange = bookkeeping?.exchange(message);
-    const queued = await this.#deps.mind.update((mind) => {
+  /** Clears a logged intent in one write with a check-in's count and decision and the caller's follow-up mutation. */
+  async #settle(intent: OutboxIntent, message: Message, afterSent?: AfterSent): Promise<string> {
+    const followUp = afterSent?.(message);
+    await this.#deps.mind.update((mind) => {
       mind.outbox = mind.outbox.filter((entry) => entry.id !== intent.id);
       if (intent.kind === "heartbeat" && intent.decision) recordCheckin(mind, intent, message);
-      return exchange ? this.#deps.reflection.queueIn(mind, exchange, bookkeeping?.inline) : false;
+      followUp?.inWrite(mind);
     });
-    return exchange ? this.#deps.reflection.started(exchange, bookkeeping?.inline, queued) : "none";
+    return followUp ? followUp.afterWrite() : "none";
   }
 
-  async #send(intent: OutboxIntent, bookkeeping?: SentBookkeeping): Promise<Delivered> {
+  async #send(intent: OutboxIntent, afterSent?: AfterSent): Promise<Delivered> {
     const progress = { ...intent };
     const outgoing: OutgoingMessage = {
       text: intent.text,
@@ -246,10 +239,11 @@ export class Outbox {
       ...(intent.replyTo ? { replyTo: intent.replyTo } : {}),
       ...(intent.answeredThrough ? { answeredThrough: intent.answeredThrough } : {}),
       ...(intent.annotations ? { annotations: intent.annotations } : {}),
-      ...(intent.kind === "notice" ? { notice: true } : {}),
+      // Fixed words that cover the person's messages (answerFixed) are an answer, not a notice.
+      ...(intent.kind === "notice" && !intent.answeredThrough ? { notice: true } : {}),
       ...(telegram ? { telegram } : {}),
     });
-    const reflection = await this.#settle(intent, message, bookkeeping);
+    const reflection = await this.#settle(intent, message, afterSent);
     return { status: "sent", message, reflection };
   }
 

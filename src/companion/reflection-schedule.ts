@@ -2,8 +2,10 @@ import type { ModelConfig } from "../app/config.ts";
 import type { Clock, Timer, Timers } from "../core/clock.ts";
 import { InFlight } from "../core/in-flight.ts";
 import type { Logger } from "../core/log.ts";
+import type { Message } from "../core/message.ts";
 import type { ExchangeInput, Reflector } from "../mind/reflection-queue.ts";
 import type { MindState } from "../store/mind.ts";
+import type { AfterSent } from "./outbox.ts";
 
 /** What decides when reflection runs: the mode setting, the queue's own retry time, and the companion's lifetime. */
 export interface ReflectionScheduleDeps {
@@ -46,6 +48,23 @@ export class ReflectionSchedule {
     const mode = this.#deps.model.reflectMode;
     if (mode === "off" || (mode === "single-phase" && inline !== undefined)) return false;
     return this.#deps.reflector.enqueueIn(mind, exchange) !== null;
+  }
+
+  /**
+   * The outbox follow-up that hands the exchange a sent message closes to reflection: queued
+   * in the outbox's completion write (queueIn), started once it is durable (started).
+   */
+  afterSent(exchange: (message: Message) => ExchangeInput, inline?: unknown): AfterSent {
+    return (message) => {
+      const closed = exchange(message);
+      let queued = false;
+      return {
+        inWrite: (mind) => {
+          queued = this.queueIn(mind, closed, inline);
+        },
+        afterWrite: () => this.started(closed, inline, queued),
+      };
+    };
   }
 
   /** After the write: applies the inline update or drains the queue off the path. Returns what happened, for the trace. */

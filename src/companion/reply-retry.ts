@@ -1,5 +1,5 @@
 import { isNotice } from "../conversation/pending-messages.ts";
-import type { Clock, Timer, Timers } from "../core/clock.ts";
+import type { Clock } from "../core/clock.ts";
 import type { Message } from "../core/message.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { Outbox } from "./outbox.ts";
@@ -25,21 +25,21 @@ export interface ReplyRetryOptions {
   noticeText?: string;
 }
 
-/** What the retry needs: the log to see what waits, the outbox to say the notice, and the reply to attempt again. */
+/** What the retry needs: the log to see what waits and the outbox to say the notice. */
 export interface ReplyRetryDeps {
   clock: Clock;
-  /** What the waits between attempts are spent on. */
-  timers: Timers;
   log: MessageLog;
   outbox: Outbox;
-  /** Starts another reply turn; called from a timer, so it must not throw. */
-  attempt: () => void;
 }
 
 /**
  * A reply the model could not write yet is not dropped: it is attempted again in the
  * background with growing waits, and if the person has waited long enough they get one
  * honest, fixed notice (never generated, never repeated within the same wait).
+ *
+ * This is the schedule only: a turn tells it that an attempt is due again (schedule) or that
+ * none is (cancel), and the companion, once the turn is over, asks it what changed
+ * (takeChange) and keeps the timer and runs the attempt itself. Nothing here calls back.
  */
 export class ReplyRetry {
   readonly #deps: ReplyRetryDeps;
@@ -47,7 +47,8 @@ export class ReplyRetry {
   readonly #noticeAfterMs: number;
   readonly #noticeText: string;
   #attempt = 0;
-  #timer: Timer | undefined;
+  /** What the last schedule or cancel asked for and the companion has not taken yet: a delay, or null for none. */
+  #change: number | null | undefined;
   #stopped = false;
 
   constructor(deps: ReplyRetryDeps, options: ReplyRetryOptions) {
@@ -57,28 +58,18 @@ export class ReplyRetry {
     this.#noticeText = options.noticeText ?? DEFAULT_NOTICE_TEXT;
   }
 
-  /** Whether an attempt is waiting for its timer: a check-in then gives way to the reply. */
-  get scheduled(): boolean {
-    return this.#timer !== undefined;
-  }
-
-  /** Schedules the next background attempt at the unanswered messages; returns its delay. */
+  /** Asks for the next background attempt at the unanswered messages, after a growing wait; returns the wait. */
   schedule(): number {
     if (this.#stopped) return 0;
     const delay = this.#delays[Math.min(this.#attempt, this.#delays.length - 1)] ?? 60_000;
     this.#attempt += 1;
-    this.#timer?.cancel();
-    this.#timer = this.#deps.timers.after(delay, () => {
-      this.#timer = undefined;
-      this.#deps.attempt();
-    });
+    this.#change = delay;
     return delay;
   }
 
-  /** Drops the waiting attempt and starts the backoff over: the messages were answered (or none wait). */
+  /** No attempt is due and the backoff starts over: the messages were answered (or none wait). */
   cancel(): void {
-    this.#timer?.cancel();
-    this.#timer = undefined;
+    this.#change = null;
     this.#attempt = 0;
   }
 
@@ -86,6 +77,16 @@ export class ReplyRetry {
   stop(): void {
     this.#stopped = true;
     this.cancel();
+  }
+
+  /**
+   * What changed since it was last asked, and forgets it: the wait before the next attempt,
+   * null when no attempt is due any more, undefined when nothing changed.
+   */
+  takeChange(): number | null | undefined {
+    const change = this.#change;
+    this.#change = undefined;
+    return change;
   }
 
   /** Sends the fixed notice once per wait, when the oldest unanswered message has waited long enough. */

@@ -82,14 +82,14 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   const delivered = await context.outbox.deliver(
     { text: generation.text, kind: "reply", replyTo: last.id },
     { trigger: "reply", answeredThrough: last.id, channel: last.channel },
-    {
-      exchange: (message) => ({
+    context.reflection.afterSent(
+      (message) => ({
         messageIds: [...answered, message.id],
         trigger: "reply",
         evicting: composed.prompt.evicting,
       }),
-      inline: generation.reflection,
-    },
+      generation.reflection,
+    ),
   );
   if (delivered.status !== "sent") {
     await context.trace({ ...base, outcome: delivered.status, text: generation.text });

@@ -373,6 +373,72 @@ describe("the companion replying", () => {
   });
 });
 
+describe("the companion saying fixed words for what it cannot take in", () => {
+  const FIXED = "I can't listen to that one. Could you type it?";
+  const voiceNote = (): IncomingInput => ({
+    text: "[voice note, 9 s]",
+    channel: "telegram",
+    media: { kind: "voice", durationSeconds: 9 },
+  });
+
+  it("answers a message that is all the person waits on through the outbox, as written, and never asks the model", async () => {
+    const h = await harness();
+    const note = await h.companion.receive(voiceNote());
+    expect(await h.companion.answerFixed(note, FIXED)).toBe("answered");
+    expect(h.sent).toEqual([{ text: FIXED, kind: "notice", replyTo: note.id }]);
+    const answer = h.log.recent().at(-1);
+    expect(answer).toMatchObject({
+      role: "assistant",
+      text: FIXED,
+      answeredThrough: note.id,
+      replyTo: note.id,
+    });
+    expect(answer?.notice).toBeUndefined();
+    expect(answer?.outboxId).toBeDefined();
+    expect(h.mind.read().outbox).toEqual([]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+    expect(await h.companion.reply()).toEqual({ status: "nothing-pending" });
+    expect(h.api.requests).toHaveLength(0);
+    // Said once: a second ask (the update delivered again after a restart) says nothing.
+    expect(await h.companion.answerFixed(note, FIXED)).toBe("already");
+    expect(h.sent).toHaveLength(1);
+  });
+
+  it("says the words as a notice when other messages wait, and the next turn answers them all", async () => {
+    const h = await harness();
+    h.api.setHandler(() => textReply("Tell me in words when you can."));
+    await h.companion.receive(said("listen to this"));
+    const note = await h.companion.receive(voiceNote());
+    expect(await h.companion.answerFixed(note, FIXED)).toBe("noticed");
+    expect(h.log.recent().at(-1)).toMatchObject({ text: FIXED, notice: true });
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toHaveLength(2);
+    expect(await h.companion.reply()).toMatchObject({ status: "sent" });
+    expect(h.sent.map((m) => m.text)).toEqual([FIXED, "Tell me in words when you can."]);
+  });
+
+  it("throws when the channel cannot deliver, leaving the message waiting", async () => {
+    const h = await harness();
+    const note = await h.companion.receive(voiceNote());
+    h.port.fail = new Error("network down");
+    await expect(h.companion.answerFixed(note, FIXED)).rejects.toThrow(/network down/);
+    expect(h.mind.read().outbox).toEqual([]);
+    expect(pendingMessages(h.log.recent(), h.clock.now()).map((m) => m.id)).toEqual([note.id]);
+  });
+
+  it("records the person's edit of a logged message, found by its Telegram ids", async () => {
+    const h = await harness();
+    const logged = await h.companion.receive({ ...said("helo"), telegram: { chatId: 1, messageId: 7 } });
+    const editedAt = h.clock.now().toISOString();
+    expect(
+      await h.companion.receiveEdit({ chatId: 1, messageId: 7 }, { text: "hello", editedAt }),
+    ).toMatchObject({
+      id: logged.id,
+    });
+    expect(await h.log.get(logged.id)).toMatchObject({ text: "hello", editedAt });
+    expect(await h.companion.receiveEdit({ chatId: 1, messageId: 8 }, { text: "x", editedAt })).toBeNull();
+  });
+});
+
 describe("the companion when the model is unavailable", () => {
   it("retries a reply in the background, sends at most one fixed notice, then the real answer", async () => {
     const h = await harness({ companion: { retryDelaysMs: [30], noticeAfterMs: 60_000 } });

@@ -1,7 +1,6 @@
-import { Bot, type Context, GrammyError } from "grammy";
+import { type Bot, type Context, GrammyError } from "grammy";
 import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
 import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS } from "../../app/config.ts";
-import { pendingMessages } from "../../conversation/pending-messages.ts";
 import type { Clock, Timer, Timers } from "../../core/clock.ts";
 import { InFlight, settledWithin } from "../../core/in-flight.ts";
 import type { Logger } from "../../core/log.ts";
@@ -11,21 +10,18 @@ import type { MessageLog } from "../../store/messages.ts";
 import type { ChannelCompanion } from "../channel.ts";
 import type { CommandHandlers } from "../command-handlers.ts";
 import { BOT_COMMANDS, commandOf, type SlashCommand } from "../commands.ts";
-import { firstContact, TELEGRAM_API_ROOT } from "./first-contact.ts";
+import type { TelegramConnection } from "./connection.ts";
+import { firstContact } from "./first-contact.ts";
 import { describeMessage, imageMediaType } from "./incoming.ts";
-import { TelegramOutbound } from "./outbound.ts";
-import { pollingHealthTransformer } from "./polling-health.ts";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryTransformer } from "./retry.ts";
-import { DEFAULT_TRANSPORT_TIMEOUTS, type TransportTimeouts, telegramFetch } from "./transport.ts";
+import type { TelegramOutbound } from "./outbound.ts";
 import type { TelegramUpdatesState } from "./updates-state.ts";
 
 export interface TelegramChannelOptions {
-  token: string;
-  ownerId: number;
-  /** A Bot API root other than Telegram's (a local Bot API server, or the tests' fake). */
-  apiRoot?: string | undefined;
+  /** The Bot API client and the outbound port the companion was built over. */
+  connection: TelegramConnection;
   companion: ChannelCompanion;
-  messages: MessageLog;
+  /** Read only: whether an update or a Telegram message is in the log already (after a restart). */
+  messages: Pick<MessageLog, "hasTelegramUpdate" | "findByTelegram">;
   /** Which updates were handled before a restart, and which strangers were answered lately. */
   updates: TelegramUpdatesState;
   commands: CommandHandlers;
@@ -33,11 +29,6 @@ export interface TelegramChannelOptions {
   /** What the settle before a reply, the typing refresh and stop()'s bounds wait on. */
   timers: Timers;
   logger: Logger;
-  retryPolicy?: RetryPolicy;
-  /** Long-poll timeout; Telegram's recommended 30 s unless told otherwise. */
-  pollTimeoutSeconds?: number;
-  /** Limits on each request to Telegram (DEFAULT_TRANSPORT_TIMEOUTS unless told); tests set them lower. */
-  timeouts?: Partial<Omit<TransportTimeouts, "pollSeconds">>;
   /**
    * How long after the person's latest message the reply waits for more (REPLY_SETTLE_MS by
    * default), so a burst of messages gets one answer; tests set it lower.
@@ -49,8 +40,6 @@ export interface TelegramChannelOptions {
   onFatal(error: unknown): void;
 }
 
-/** Telegram's recommended long-poll length. */
-const POLL_TIMEOUT_SECONDS = 30;
 /** How long stopping waits for Telegram to confirm the last handled update. */
 export const CONFIRM_OFFSET_MS = 2_000;
 /**
@@ -97,10 +86,7 @@ export class TelegramChannel {
   readonly bot: Bot;
   readonly outbound: TelegramOutbound;
   readonly #options: TelegramChannelOptions;
-  readonly #apiRoot: string;
-  readonly #pollTimeoutSeconds: number;
-  /** Every request to Telegram goes through it, grammY's and the photo downloads alike. */
-  readonly #fetch: typeof fetch;
+  readonly #connection: TelegramConnection;
   /** Replies started outside the update loop, which stop() waits for. */
   readonly #replies: InFlight;
   #polling: Promise<void> | undefined;
@@ -117,23 +103,9 @@ export class TelegramChannel {
     this.#replies = new InFlight((err: unknown) => {
       options.logger.error({ err }, "reply failed; it will be retried after a restart");
     });
-    this.#apiRoot = options.apiRoot ?? TELEGRAM_API_ROOT;
-    this.#pollTimeoutSeconds = options.pollTimeoutSeconds ?? POLL_TIMEOUT_SECONDS;
-    this.#fetch = telegramFetch({
-      ...DEFAULT_TRANSPORT_TIMEOUTS,
-      ...options.timeouts,
-      pollSeconds: this.#pollTimeoutSeconds,
-    });
-    // grammY's own client timeout (500 s by default) stays as it is: the limits above end a request first.
-    this.bot = new Bot(options.token, { client: { apiRoot: this.#apiRoot, fetch: this.#fetch } });
-    this.bot.api.config.use(retryTransformer(options.retryPolicy ?? DEFAULT_RETRY_POLICY, options.logger));
-    this.bot.api.config.use(pollingHealthTransformer(options.logger));
-    this.outbound = new TelegramOutbound({
-      api: this.bot.api,
-      chatId: options.ownerId,
-      timers: options.timers,
-      logger: options.logger,
-    });
+    this.#connection = options.connection;
+    this.bot = options.connection.bot;
+    this.outbound = options.connection.outbound;
     this.bot.use((ctx, next) => this.#once(ctx.update.update_id, next));
     this.bot.on(["message", "edited_message"], (ctx) => this.#route(ctx));
     this.bot.catch((error) => {
@@ -156,8 +128,8 @@ export class TelegramChannel {
    */
   async verify(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<UserFromGetMe> {
     if (!this.bot.isInited()) {
-      this.bot.botInfo = await firstContact(this.#options.token, {
-        apiRoot: this.#apiRoot,
+      this.bot.botInfo = await firstContact(this.#connection.token, {
+        apiRoot: this.#connection.apiRoot,
         timeoutMs: options.timeoutMs ?? DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS,
         logger: this.#options.logger,
         ...(options.signal ? { signal: options.signal } : {}),
@@ -183,7 +155,7 @@ export class TelegramChannel {
       this.#polling = this.bot
         .start({
           allowed_updates: ["message", "edited_message"],
-          timeout: this.#pollTimeoutSeconds,
+          timeout: this.#connection.pollTimeoutSeconds,
           onStart: () => {
             polling = true;
             resolve();
@@ -223,7 +195,7 @@ export class TelegramChannel {
   async #route(ctx: Context): Promise<void> {
     const message = ctx.message ?? ctx.editedMessage;
     if (message?.chat.type !== "private" || !message.from) return;
-    if (message.from.id !== this.#options.ownerId) {
+    if (message.from.id !== this.#connection.ownerId) {
       if (ctx.message) await this.#answerStranger(message.from.id, message.chat.id);
       return;
     }
@@ -250,11 +222,12 @@ export class TelegramChannel {
   async #applyEdit(edited: TelegramMessage): Promise<void> {
     const described = describeMessage(edited);
     if (!described) return;
-    const logged = await this.#options.messages.findByTelegram(edited.chat.id, edited.message_id);
-    if (!logged) return;
     const editedAt = new Date((edited.edit_date ?? edited.date) * 1000).toISOString();
-    await this.#options.messages.update(logged.id, { text: described.text, editedAt });
-    this.#options.logger.info({ messageId: logged.id }, "the person edited a message");
+    const logged = await this.#options.companion.receiveEdit(
+      { chatId: edited.chat.id, messageId: edited.message_id },
+      { text: described.text, editedAt },
+    );
+    if (logged) this.#options.logger.info({ messageId: logged.id }, "the person edited a message");
   }
 
   /**
@@ -294,7 +267,7 @@ export class TelegramChannel {
     if (messages.hasTelegramUpdate(updateId)) {
       logger.info({ updateId }, "message already logged before a restart; not logged again");
       const logged = await messages.findByTelegram(message.chat.id, message.message_id);
-      if (logged && described.unheard && !this.#answered(logged)) await this.#acknowledgeUnheard(logged);
+      if (logged && described.unheard) await companion.answerFixed(logged, UNHEARD_REPLY);
       return;
     }
     const input: IncomingInput = {
@@ -314,7 +287,8 @@ export class TelegramChannel {
       throw new NotPersistedError(`could not log the person's message: ${String(error)}`, { cause: error });
     }
     logger.info({ updateId, kind: described.media?.kind ?? "text" }, "message from the person");
-    if (described.unheard && (await this.#acknowledgeUnheard(logged)) === "answered") return;
+    // A voice note it cannot listen to gets fixed words, never the model's (Companion.answerFixed).
+    if (described.unheard && (await companion.answerFixed(logged, UNHEARD_REPLY)) === "answered") return;
     this.#replyOnceSettled();
   }
 
@@ -346,39 +320,13 @@ export class TelegramChannel {
     this.#replies.track(this.#options.companion.reply());
   }
 
-  /**
-   * Says UNHEARD_REPLY, from code, for a voice note it cannot listen to. When that note is all
-   * the person is waiting on, the fixed words are its answer (logged as one, so no model ever
-   * answers it, not even after a restart); when other messages wait too, they are logged as a
-   * notice and the model answers everything next, knowing the note was not heard.
-   */
-  async #acknowledgeUnheard(note: Message): Promise<"answered" | "noticed"> {
-    const { messages } = this.#options;
-    const pending = pendingMessages(messages.recent(), this.#options.clock.now());
-    const alone = pending.length === 1 && pending[0]?.id === note.id;
-    const delivery = await this.outbound.send({ text: UNHEARD_REPLY, kind: "notice", replyTo: note.id });
-    await messages.append({
-      role: "assistant",
-      text: UNHEARD_REPLY,
-      channel: "telegram",
-      replyTo: note.id,
-      ...(alone ? { trigger: "reply", answeredThrough: note.id } : { notice: true }),
-      ...delivery,
-    });
-    return alone ? "answered" : "noticed";
-  }
-
-  /** Whether something was already said in answer to this message (before a restart). */
-  #answered(message: Message): boolean {
-    return this.#options.messages.recent().some((m) => m.role === "assistant" && m.replyTo === message.id);
-  }
-
   async #downloadImage(fileId: string): Promise<IncomingInput["image"] | undefined> {
     try {
       const file = await this.bot.api.getFile(fileId);
       const mediaType = file.file_path ? imageMediaType(file.file_path) : null;
       if (!file.file_path || !mediaType || (file.file_size ?? 0) > MAX_IMAGE_BYTES) return undefined;
-      const response = await this.#fetch(`${this.#apiRoot}/file/bot${this.#options.token}/${file.file_path}`);
+      const { apiRoot, token } = this.#connection;
+      const response = await this.#connection.fetch(`${apiRoot}/file/bot${token}/${file.file_path}`);
       if (!response.ok) throw new Error(`download answered ${response.status}`);
       const bytes = Buffer.from(await response.arrayBuffer());
       if (bytes.byteLength > MAX_IMAGE_BYTES) return undefined;

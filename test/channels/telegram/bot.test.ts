@@ -12,10 +12,15 @@ import {
   type TelegramChannelOptions,
   UNHEARD_REPLY,
 } from "../../../src/channels/telegram/bot.ts";
+import {
+  TelegramConnection,
+  type TelegramConnectionOptions,
+} from "../../../src/channels/telegram/connection.ts";
 import { TelegramTokenRejectedError } from "../../../src/channels/telegram/first-contact.ts";
 import { TelegramUpdatesState } from "../../../src/channels/telegram/updates-state.ts";
 import { SettableClock, systemTimers, VirtualTimers } from "../../../src/core/clock.ts";
 import { createLogger, type Logger, silentLogger } from "../../../src/core/log.ts";
+import type { Message } from "../../../src/core/message.ts";
 import type { IncomingInput } from "../../../src/core/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { MindStore } from "../../../src/store/mind.ts";
@@ -46,7 +51,7 @@ afterEach(async () => {
  * A stand-in for the companion with the same contract: receive() logs, reply() answers every
  * unanswered message in one message and logs it. Replies wait on `gate` when a test holds it.
  */
-function companionDouble(messages: MessageLog, outbound: () => TelegramChannel["outbound"]) {
+function companionDouble(messages: MessageLog, outbound: TelegramConnection["outbound"]) {
   const received: IncomingInput[] = [];
   let gate: Promise<void> = Promise.resolve();
   let turn: Promise<unknown> = Promise.resolve();
@@ -69,6 +74,32 @@ function companionDouble(messages: MessageLog, outbound: () => TelegramChannel["
         ...(input.telegram ? { telegram: input.telegram } : {}),
       });
     },
+    /** As Companion.answerFixed: the answer when the message is all that waits, else a notice. */
+    async answerFixed(message: Message, text: string) {
+      const log = await messages.all();
+      if (log.some((m) => m.role === "assistant" && m.replyTo === message.id)) return "already" as const;
+      const lastAnswer = log.findLastIndex((m) => m.role === "assistant" && !m.notice);
+      const unanswered = log.slice(lastAnswer + 1).filter((m) => m.role === "user");
+      const alone = unanswered.length === 1 && unanswered[0]?.id === message.id;
+      const delivery = await outbound.send({ text, kind: "notice", replyTo: message.id });
+      await messages.append({
+        role: "assistant",
+        text,
+        channel: "telegram",
+        replyTo: message.id,
+        ...(alone ? { trigger: "reply", answeredThrough: message.id } : { notice: true }),
+        ...delivery,
+      });
+      return alone ? ("answered" as const) : ("noticed" as const);
+    },
+    async receiveEdit(
+      telegram: { chatId: number; messageId: number },
+      edit: { text: string; editedAt: string },
+    ) {
+      const logged = await messages.findByTelegram(telegram.chatId, telegram.messageId);
+      if (logged) await messages.update(logged.id, edit);
+      return logged;
+    },
     reply() {
       turn = turn.then(async () => {
         await gate;
@@ -77,7 +108,7 @@ function companionDouble(messages: MessageLog, outbound: () => TelegramChannel["
         const unanswered = log.slice(lastAnswer + 1).filter((m) => m.role === "user");
         if (unanswered.length === 0) return;
         const text = `echo: ${unanswered.map((m) => m.text).join(" + ")}`;
-        const delivery = await outbound().send({ text, kind: "reply" });
+        const delivery = await outbound.send({ text, kind: "reply" });
         await messages.append({
           role: "assistant",
           trigger: "reply",
@@ -98,12 +129,23 @@ async function startChannel(
   token = fake.token,
   logger: Logger = silentLogger,
   replySettleMs = TEST_SETTLE_MS,
-  extra: Partial<TelegramChannelOptions> = {},
+  extra: Partial<TelegramChannelOptions> & Pick<TelegramConnectionOptions, "timeouts"> = {},
 ) {
   const messages = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
   const mind = await MindStore.open(dataDir, clock);
-  let channel: TelegramChannel | undefined;
-  const companion = companionDouble(messages, () => channel?.outbound as TelegramChannel["outbound"]);
+  const { timeouts, ...channelOptions } = extra;
+  const timers = channelOptions.timers ?? systemTimers;
+  const connection = new TelegramConnection({
+    token,
+    ownerId: OWNER,
+    apiRoot: fake.apiRoot,
+    timers,
+    logger,
+    retryPolicy: FAST_RETRY,
+    pollTimeoutSeconds: 1,
+    ...(timeouts ? { timeouts } : {}),
+  });
+  const companion = companionDouble(messages, connection.outbound);
   const updates = await TelegramUpdatesState.open(dataDir, clock.now());
   const commands = new CommandHandlers({
     mind,
@@ -118,22 +160,18 @@ async function startChannel(
     forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
   });
   const fatal: unknown[] = [];
-  channel = new TelegramChannel({
-    token,
-    ownerId: OWNER,
-    apiRoot: fake.apiRoot,
+  const channel = new TelegramChannel({
+    connection,
     companion,
     messages,
     updates,
     commands,
     clock,
-    timers: systemTimers,
+    timers,
     logger,
-    retryPolicy: FAST_RETRY,
-    pollTimeoutSeconds: 1,
     replySettleMs,
     onFatal: (error) => fatal.push(error),
-    ...extra,
+    ...channelOptions,
   });
   await channel.start();
   channels.push(channel);
