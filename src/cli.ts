@@ -15,7 +15,7 @@ import { DataLockedError } from "./store/lock.ts";
 
 /**
  * The `presence` command line: `npm run -s cli -- <command>`. Commands live in
- * src/commands, one file each; this file only dispatches and turns known failures
+ * src/app/commands, one file each; this file only dispatches and turns known failures
  * into one readable line and an exit code (2 for usage and configuration mistakes).
  */
 
