@@ -525,6 +525,26 @@ describe("the companion when the API refuses the request", () => {
     ]);
   });
 
+  it("still answers when the usage cannot be written to the ledger", async () => {
+    const h = await harness();
+    vi.spyOn(h.mind, "recordUsage").mockRejectedValue(new Error("disk full"));
+    h.api.setHandler(() => textReply("Still here."));
+    expect(await h.companion.reply(said("You there?"))).toMatchObject({ status: "sent" });
+    expect(h.sent.map((m) => m.text)).toEqual(["Still here."]);
+  });
+
+  it("still counts a notes round's tokens in the ledger when the call after it is refused", async () => {
+    const h = await harness();
+    h.api.setHandler((_body, index) => {
+      if (index > 0) return textReply("unused");
+      h.api.failNext("400", 1); // the call that carries the tool's result
+      return toolReply("notes_list", {});
+    });
+    expect(await h.companion.reply(said("What did I say about Sunday?"))).toMatchObject({ status: "failed" });
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["answered", "400"]);
+    expect(h.mind.read().usage).toEqual([expect.objectContaining({ purpose: "reply" })]);
+  });
+
   it("holds check-ins while a failed reply's messages wait, with no retry scheduled", async () => {
     const h = await harness();
     h.api.failNext("401", 1);
