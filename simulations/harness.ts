@@ -5,7 +5,7 @@ import { type CoreConfig, loadCoreConfig, type ModelConfig } from "../src/app/co
 import { buildCommandHandlers, buildCompanion, type Runtime } from "../src/app/main.ts";
 import type { CommandHandlers } from "../src/channels/command-handlers.ts";
 import { commandOf } from "../src/channels/commands.ts";
-import { type Companion, type HeartbeatOutcome, usageLedger } from "../src/companion/companion.ts";
+import type { Companion, HeartbeatOutcome } from "../src/companion/companion.ts";
 import { buildAwarenessContext } from "../src/conversation/awareness/build.ts";
 import { defaultAwarenessSettings } from "../src/conversation/awareness/context.ts";
 import { detectTopics } from "../src/conversation/awareness/topics.ts";
@@ -14,8 +14,7 @@ import { SettableClock, VirtualTimers } from "../src/core/clock.ts";
 import { heartbeatReasonSchema } from "../src/core/decision.ts";
 import { type Logger, silentLogger } from "../src/core/log.ts";
 import type { OutboundPort, OutgoingMessage } from "../src/core/port.ts";
-import type { UsageRecord } from "../src/core/usage.ts";
-import { ModelClient } from "../src/model/llm.ts";
+import { type ModelAnswer, ModelClient } from "../src/model/llm.ts";
 import { loadPersona } from "../src/model/persona.ts";
 import { protocolAndPersona } from "../src/model/prompts.ts";
 import { acquireDataLock } from "../src/store/lock.ts";
@@ -146,6 +145,23 @@ interface RunParts {
   baseline: BaselinePrompt;
 }
 
+/** The bot's model client, with every answered call also kept for the run's token figures. */
+class TappedModelClient extends ModelClient {
+  readonly #calls: CallRecord[];
+
+  constructor(config: ModelConfig, clock: SettableClock, calls: CallRecord[]) {
+    super(config, { clock });
+    this.#calls = calls;
+  }
+
+  override async create(...args: Parameters<ModelClient["create"]>): Promise<ModelAnswer> {
+    const answer = await super.create(...args);
+    const usage = answer.usage;
+    this.#calls.push({ ...usage, at: usage.ts, cacheWrite1h: usage.cacheWrite1h ?? 0 });
+    return answer;
+  }
+}
+
 class SimulationRun {
   readonly events: SimEvent[] = [];
   readonly #agenda = new Agenda();
@@ -176,16 +192,7 @@ class SimulationRun {
     const mind = await MindStore.open(dataDir, clock);
     await seedMemory(mind, scenario, plan.start);
     const calls: CallRecord[] = [];
-    const ledger = usageLedger(mind);
-    // The bot's ledgered client, with every call also kept for the run's token figures.
-    const llm = new ModelClient(model, {
-      clock,
-      logger,
-      onUsage: async (usage: UsageRecord) => {
-        calls.push({ ...usage, at: usage.ts, cacheWrite1h: usage.cacheWrite1h ?? 0 });
-        await ledger(usage);
-      },
-    });
+    const llm = new TappedModelClient(model, clock, calls);
     const runtime: Runtime = {
       core,
       model,

@@ -36,7 +36,7 @@ export class JudgeError extends Error {
 
 /** Grades one run with one call to the reflection (cheaper) model. */
 export async function judgeRun(result: RunResult, llm: ModelClient): Promise<JudgeGrade> {
-  const message = await llm.create(
+  const { message } = await llm.create(
     {
       model: llm.modelFor("judge"),
       max_tokens: 400,

@@ -3,18 +3,13 @@ import { CommandHandlers } from "../channels/command-handlers.ts";
 import { TelegramChannel } from "../channels/telegram/bot.ts";
 import { TelegramConnection } from "../channels/telegram/connection.ts";
 import { TelegramUpdatesState } from "../channels/telegram/updates-state.ts";
-import {
-  type Companion,
-  type CompanionOptions,
-  createCompanion,
-  createLedgerModelClient,
-} from "../companion/companion.ts";
+import { type Companion, type CompanionOptions, createCompanion } from "../companion/companion.ts";
 import type { Clock, Timers } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { OutboundPort } from "../core/port.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
 import { forgetCopies } from "../mind/forget.ts";
-import type { ModelClient } from "../model/llm.ts";
+import { ModelClient } from "../model/llm.ts";
 import { personaFromDir } from "../model/persona.ts";
 import { readTextIfExists } from "../store/files.ts";
 import { acquireDataLock, type DataLock } from "../store/lock.ts";
@@ -68,7 +63,7 @@ export async function openRuntime(options: {
     const mind = await MindStore.open(core.dataDir, clock);
     const notes = new NotesStore({ dataDir: core.dataDir });
     const trace = new Trace({ dataDir: core.dataDir, clock, logger });
-    const llm = createLedgerModelClient(model, { clock, mind, logger });
+    const llm = new ModelClient(model, { clock });
     return { core, model, clock, timers, logger, lock, messages, mind, notes, trace, llm };
   } catch (error) {
     await lock.release();

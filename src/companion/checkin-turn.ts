@@ -11,9 +11,9 @@ import type { Message } from "../core/message.ts";
 import { generateCheckin } from "../mind/generate.ts";
 import { PRIOR_CONTEXT_TOKENS, priorMemoryFor } from "../mind/memory.ts";
 import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../model/cache-plan.ts";
-import { ModelRequestError, ModelUnavailableError } from "../model/llm.ts";
+import { ModelRequestError, ModelUnavailableError, spentBefore } from "../model/llm.ts";
 import type { MindStore } from "../store/mind.ts";
-import { generateDepsOf, type TurnContext } from "./turn-context.ts";
+import { generateDepsOf, recordSpent, type TurnContext } from "./turn-context.ts";
 import { awarenessFor, composeTurnPrompt, queryOf } from "./turn-prompt.ts";
 
 /** What a heartbeat() decided; the decision is also recorded in the mind for /why and status. */
@@ -71,6 +71,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
       },
     );
   } catch (error) {
+    await recordSpent(context, spentBefore(error));
     if (!(error instanceof ModelUnavailableError || error instanceof ModelRequestError)) throw error;
     const reason = error instanceof ModelUnavailableError ? "model-unavailable" : "model-error";
     await context.trace({
@@ -82,6 +83,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
     });
     return held(reason, error.message);
   }
+  await recordSpent(context, generation.usage);
   const base = {
     kind: "heartbeat" as const,
     preCheck,

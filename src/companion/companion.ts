@@ -33,7 +33,6 @@ export {
   FAILURE_NOTICE_TEXT,
 } from "./reply-retry.ts";
 export type { ReplyOutcome } from "./reply-turn.ts";
-export { createLedgerModelClient, usageLedger } from "./usage-ledger.ts";
 
 /**
  * The companion: the only place that orders the steps of a turn. Channels hand it the
@@ -56,7 +55,7 @@ export interface CompanionDeps {
   mind: MindStore;
   notes: NotesStore;
   trace: Trace;
-  /** Build it with `usageLedger(mind)` as onUsage (or use createLedgerModelClient) so the budget counts. */
+  /** Its calls return their usage; the turns and reflection record it in the mind's ledger (what the budget counts). */
   llm: ModelClient;
   port: OutboundPort;
   persona: PersonaSource;

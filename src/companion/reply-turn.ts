@@ -2,10 +2,10 @@ import { pendingMessages } from "../conversation/pending-messages.ts";
 import type { Message } from "../core/message.ts";
 import { generateReply } from "../mind/generate.ts";
 import { REFLECT_TOOL } from "../mind/reflect.ts";
-import { ModelRequestError, ModelUnavailableError } from "../model/llm.ts";
+import { ModelRequestError, ModelUnavailableError, spentBefore } from "../model/llm.ts";
 import { sendHeldReplies } from "./held-reply.ts";
 import { FAILURE_NOTICE_TEXT } from "./reply-retry.ts";
-import { generateDepsOf, type TurnContext } from "./turn-context.ts";
+import { generateDepsOf, recordSpent, type TurnContext } from "./turn-context.ts";
 import { type Composed, composeTurnPrompt } from "./turn-prompt.ts";
 
 /** What a reply() achieved. */
@@ -49,10 +49,12 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
     });
   } catch (error) {
     stopWorking?.();
+    await recordSpent(context, spentBefore(error));
     if (await droppedRejectedImages(context, error, pending)) return replyTurn(context);
     return replyFailed(context, error, pending, composed);
   }
   stopWorking?.();
+  await recordSpent(context, generation.usage);
 
   const base = {
     kind: "reply" as const,

@@ -2,6 +2,7 @@ import type { Clock } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { Channel } from "../core/message.ts";
 import type { OutboundPort } from "../core/port.ts";
+import type { UsageRecord } from "../core/usage.ts";
 import type { PendingImage } from "../mind/compose.ts";
 import type { GenerateDeps } from "../mind/generate.ts";
 import type { ModelClient } from "../model/llm.ts";
@@ -37,7 +38,19 @@ export interface TurnContext extends TurnPromptDeps {
   isClosed(): boolean;
 }
 
-/** The slice of the context the generation steps call, with the same model, notes and clock as the turn. */
+/** The slice of the context the generation steps call, with the same model and notes as the turn. */
 export function generateDepsOf(context: TurnContext): GenerateDeps {
-  return { llm: context.llm, notes: context.notes, clock: context.clock };
+  return { llm: context.llm, notes: context.notes };
+}
+
+/**
+ * Records what a turn's model calls used in the mind's ledger (what the daily budget counts),
+ * also when the turn failed after some of them; a failed write is logged, never fails the turn.
+ */
+export async function recordSpent(context: TurnContext, usage: readonly UsageRecord[]): Promise<void> {
+  try {
+    await context.mind.recordUsage(usage);
+  } catch (error) {
+    context.logger.warn({ err: error }, "could not record model usage");
+  }
 }

@@ -1,7 +1,7 @@
 /**
  * What one model call used, in tokens: the record the usage ledger (mind.json), the trace,
  * the cache plan and the simulations' costs all read. It lives at the core level because the
- * model client writes it and the store keeps it.
+ * model client returns it, the companion records it and the store keeps it.
  */
 
 /** Why a call is made; replies and check-in messages use the main model, the others the cheaper one(s). */

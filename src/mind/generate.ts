@@ -1,10 +1,14 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { TopicVerdict } from "../conversation/topic-guard.ts";
-import type { Clock } from "../core/clock.ts";
-import type { UsageRecord } from "../core/usage.ts";
+import type { CallPurpose, UsageRecord } from "../core/usage.ts";
 import { type PrefixCache, withPrefixCache } from "../model/cache-plan.ts";
 import { guardOutgoing } from "../model/leak-guard.ts";
-import { type ModelClient, usageRecord } from "../model/llm.ts";
+import {
+  type ModelAnswer,
+  type ModelClient,
+  ModelRequestError,
+  ModelUnavailableError,
+} from "../model/llm.ts";
 import {
   CHECKIN_TOOL_IN_REPLY,
   CHECKIN_TOOL_NAMES,
@@ -39,7 +43,6 @@ export const MAX_TOKENS = { reply: 1_500, decide: 300, write: 600 } as const;
 export interface GenerateDeps {
   llm: ModelClient;
   notes: NotesStore;
-  clock: Clock;
 }
 
 /** A tool call the model made during a reply, as the trace records it. */
@@ -94,11 +97,12 @@ export async function generateReply(
 
   for (let round = 0; ; round++) {
     const lastRound = round >= MAX_TOOL_ROUNDS;
-    const response = await deps.llm.create(
+    const response = await call(
+      deps,
+      usage,
       { ...params, messages, tool_choice: lastRound ? { type: "none" } : { type: "auto" } },
       "reply",
     );
-    usage.push(usageRecord(response, "reply", params.model, deps.clock.now()));
     raw = textOf(response);
     const uses = toolUses(response);
     const reflectUse = uses.find((u) => u.name === options.reflectToolName);
@@ -140,11 +144,12 @@ export async function generateReply(
   if (guarded.text !== null) {
     return { text: guarded.text, raw, removed: guarded.removed, toolCalls, reflection, usage };
   }
-  const nudged = await deps.llm.create(
+  const nudged = await call(
+    deps,
+    usage,
     { ...params, messages: withNudge(messages, raw), tool_choice: { type: "none" } },
     "reply",
   );
-  usage.push(usageRecord(nudged, "reply", params.model, deps.clock.now()));
   const retryRaw = textOf(nudged);
   const retried = guardOutgoing(retryRaw);
   return {
@@ -222,8 +227,7 @@ export async function generateCheckin(
     max_tokens: MAX_TOKENS.decide,
     tool_choice: { type: "tool", name: DECIDE_CHECKIN_TOOL.name, disable_parallel_tool_use: true },
   };
-  const decided = await deps.llm.create(decideParams, "heartbeat-decide");
-  usage.push(usageRecord(decided, "heartbeat-decide", decide.model, deps.clock.now()));
+  const decided = await call(deps, usage, decideParams, "heartbeat-decide");
   const decideUse = toolUses(decided).find((u) => u.name === DECIDE_CHECKIN_TOOL.name);
   const parsed = checkinDecisionSchema.safeParse(decideUse?.input);
   if (!decideUse || !parsed.success) {
@@ -253,14 +257,35 @@ export async function generateCheckin(
       },
     ],
   };
-  const written = await deps.llm.create(writeParams, "heartbeat-write");
-  usage.push(usageRecord(written, "heartbeat-write", params.model, deps.clock.now()));
+  const written = await call(deps, usage, writeParams, "heartbeat-write");
   const writeUse = toolUses(written).find((u) => u.name === WRITE_MESSAGE_TOOL.name);
   const message = checkinMessageSchema.safeParse(writeUse?.input);
   const raw = message.success ? message.data.message : textOf(written);
   const guarded = guardOutgoing(raw, "checkin");
   if (guarded.text === null) return { stage: "empty", decision, raw, removed: guarded.removed, usage };
   return { stage: "write", decision, text: guarded.text, raw, removed: guarded.removed, usage };
+}
+
+/**
+ * One call of a generation: its usage joins `usage`, and a model error leaves carrying what the
+ * earlier calls spent, so the caller's ledger counts them although the generation failed.
+ */
+async function call(
+  deps: GenerateDeps,
+  usage: UsageRecord[],
+  params: Anthropic.MessageCreateParamsNonStreaming,
+  purpose: CallPurpose,
+): Promise<Anthropic.Message> {
+  let answer: ModelAnswer;
+  try {
+    answer = await deps.llm.create(params, purpose);
+  } catch (error) {
+    if (error instanceof ModelUnavailableError || error instanceof ModelRequestError)
+      error.spentBefore = [...usage];
+    throw error;
+  }
+  usage.push(answer.usage);
+  return answer.message;
 }
 
 interface ToolRun {

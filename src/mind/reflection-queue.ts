@@ -6,8 +6,9 @@ import type { Clock } from "../core/clock.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
 import type { Message } from "../core/message.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
+import type { UsageRecord } from "../core/usage.ts";
 import { prefixCacheFor, REFLECTION_PREFIX_PURPOSES, withPrefixCache } from "../model/cache-plan.ts";
-import { type ModelClient, ModelUnavailableError } from "../model/llm.ts";
+import { type ModelAnswer, type ModelClient, ModelUnavailableError } from "../model/llm.ts";
 import type { PersonaSource } from "../model/persona.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindState, MindStore, ReflectionJob } from "../store/mind.ts";
@@ -189,11 +190,11 @@ export class Reflector {
     const model = this.#deps.config.reflectModel;
     const shown = { model, sections: sections.map((s) => ({ name: s.name, tokens: s.tokens })) };
 
-    let response: Anthropic.Message;
+    let answer: ModelAnswer;
     try {
       const system = reflectionSystem(await this.#deps.persona.current());
       const cache = prefixCacheFor(mind.usage, REFLECTION_PREFIX_PURPOSES, model, this.#deps.config.prices);
-      response = await this.#deps.model.create(
+      answer = await this.#deps.model.create(
         {
           model,
           max_tokens: REFLECT_MAX_TOKENS,
@@ -207,6 +208,8 @@ export class Reflector {
     } catch (error) {
       return this.#failed(job, error, shown);
     }
+    await this.#recordUsage(answer.usage);
+    const response = answer.message;
 
     const call = response.content.find(
       (block): block is Anthropic.ToolUseBlock =>
@@ -258,6 +261,15 @@ export class Reflector {
    * so a /forget or /wipe that happened while the model thought is not undone; a queued job
    * that left the queue meanwhile (a /wipe) writes nothing at all, not even a note.
    */
+  /** The reflection call's usage joins the ledger (the budget counts it); a failed write is logged, never loses the reflection. */
+  async #recordUsage(usage: UsageRecord): Promise<void> {
+    try {
+      await this.#deps.mind.recordUsage([usage]);
+    } catch (error) {
+      this.#logger.warn({ err: error, purpose: "reflect" }, "could not record model usage");
+    }
+  }
+
   async #commit(
     jobId: string | null,
     exchange: Exchange,

@@ -1,7 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { ModelConfig } from "../app/config.ts";
 import type { Clock } from "../core/clock.ts";
-import type { Logger } from "../core/log.ts";
 import type { CallPurpose, UsageRecord } from "../core/usage.ts";
 
 /**
@@ -15,6 +14,8 @@ export class ModelUnavailableError extends Error {
   override readonly name = "ModelUnavailableError";
   /** The HTTP status when the API answered (429, 5xx, 529), undefined for connection failures. */
   readonly status: number | undefined;
+  /** The calls that succeeded earlier in the same generation: spent even though it failed, so the ledger still counts them. */
+  spentBefore: readonly UsageRecord[] = [];
 
   constructor(message: string, status: number | undefined, options?: { cause?: unknown }) {
     super(message, options);
@@ -28,6 +29,8 @@ export class ModelRequestError extends Error {
   readonly status: number | undefined;
   /** The configuration variable most likely at fault, when there is one. */
   readonly setting: string | undefined;
+  /** The calls that succeeded earlier in the same generation: spent even though it failed, so the ledger still counts them. */
+  spentBefore: readonly UsageRecord[] = [];
 
   constructor(message: string, status: number | undefined, setting?: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -72,18 +75,24 @@ export interface KeyCheckWarning {
 /** The key check must not hold up `start` for a model call's whole time limit. */
 export const KEY_CHECK_TIMEOUT_MS = 10_000;
 
-/** What the client needs besides its configuration. */
+/** What the client needs besides its configuration: the clock that stamps each call's usage. */
 export interface ModelClientDeps {
   clock: Clock;
-  /** Called once per successful call; a failure here is logged, never lost replies. */
-  onUsage?: (usage: UsageRecord) => void | Promise<void>;
-  logger?: Logger;
+}
+
+/** One answered call: the SDK's message and what it used, stamped when it arrived. */
+export interface ModelAnswer {
+  message: Anthropic.Message;
+  usage: UsageRecord;
 }
 
 /** Purposes that run on the cheaper reflection model. */
 const REFLECT_PURPOSES: ReadonlySet<CallPurpose> = new Set(["reflect", "judge"]);
 
-/** The real Anthropic SDK, configured from ModelConfig, with usage reporting and typed errors. */
+/**
+ * The real Anthropic SDK, configured from ModelConfig, with typed errors. Each call returns its
+ * usage; the caller that owns the turn records it (the client writes nothing itself).
+ */
 export class ModelClient {
   readonly config: ModelConfig;
   readonly #sdk: Anthropic;
@@ -106,19 +115,18 @@ export class ModelClient {
     return REFLECT_PURPOSES.has(purpose) ? this.config.reflectModel : this.config.model;
   }
 
-  /** Sends one Messages API request (the SDK retries transient faults itself) and reports its usage. */
+  /** Sends one Messages API request (the SDK retries transient faults itself) and returns the answer with its usage. */
   async create(
     params: Anthropic.MessageCreateParamsNonStreaming,
     purpose: CallPurpose,
-  ): Promise<Anthropic.Message> {
+  ): Promise<ModelAnswer> {
     let message: Anthropic.Message;
     try {
       message = await this.#sdk.messages.create(params);
     } catch (error) {
       throw classifyModelError(error, params.model);
     }
-    await this.#report(message, purpose, params.model);
-    return message;
+    return { message, usage: usageRecord(message, purpose, params.model, this.#deps.clock.now()) };
   }
 
   /**
@@ -158,21 +166,10 @@ export class ModelClient {
       };
     }
   }
-
-  async #report(message: Anthropic.Message, purpose: CallPurpose, requestedModel: string): Promise<void> {
-    const onUsage = this.#deps.onUsage;
-    if (!onUsage) return;
-    const usage = usageRecord(message, purpose, requestedModel, this.#deps.clock.now());
-    try {
-      await onUsage(usage);
-    } catch (error) {
-      this.#deps.logger?.warn({ err: error, purpose }, "could not record model usage");
-    }
-  }
 }
 
 /** Turns an SDK message's usage block into a ledger record. */
-export function usageRecord(
+function usageRecord(
   message: Anthropic.Message,
   purpose: CallPurpose,
   requestedModel: string,
@@ -189,6 +186,16 @@ export function usageRecord(
     cacheWrite1h: u?.cache_creation?.ephemeral_1h_input_tokens ?? 0,
     cacheRead: u?.cache_read_input_tokens ?? 0,
   };
+}
+
+/**
+ * What a failed generation had already spent: the usage its model error carries (set by the
+ * generation that made the earlier calls), empty for any other error.
+ */
+export function spentBefore(error: unknown): readonly UsageRecord[] {
+  return error instanceof ModelUnavailableError || error instanceof ModelRequestError
+    ? error.spentBefore
+    : [];
 }
 
 /** Maps whatever the SDK threw to ModelUnavailableError or ModelRequestError. */

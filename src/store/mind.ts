@@ -216,19 +216,25 @@ export class MindStore {
     });
   }
 
-  /** Adds a model call to the ledger; records older than USAGE_DETAIL_DAYS leave, their day's totals stay. */
-  recordUsage(usage: UsageRecord): Promise<void> {
-    return this.update((mind) => {
-      mind.usage.push({ ...usage });
-      const day = usage.ts.slice(0, 10);
-      const totals = mind.usageDaily[day] ?? { calls: 0, input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
-      mind.usageDaily[day] = {
-        calls: totals.calls + 1,
-        input: totals.input + usage.input,
-        output: totals.output + usage.output,
-        cacheWrite: totals.cacheWrite + usage.cacheWrite,
-        cacheRead: totals.cacheRead + usage.cacheRead,
-      };
+  /**
+   * Adds model calls to the ledger in one write (none when there are none); records older than
+   * USAGE_DETAIL_DAYS leave, their day's totals stay.
+   */
+  async recordUsage(calls: readonly UsageRecord[]): Promise<void> {
+    if (calls.length === 0) return;
+    await this.update((mind) => {
+      for (const usage of calls) {
+        mind.usage.push({ ...usage });
+        const day = usage.ts.slice(0, 10);
+        const totals = mind.usageDaily[day] ?? { calls: 0, input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
+        mind.usageDaily[day] = {
+          calls: totals.calls + 1,
+          input: totals.input + usage.input,
+          output: totals.output + usage.output,
+          cacheWrite: totals.cacheWrite + usage.cacheWrite,
+          cacheRead: totals.cacheRead + usage.cacheRead,
+        };
+      }
       const cutoff = this.#clock.now().getTime() - USAGE_DETAIL_DAYS * 86_400_000;
       mind.usage = mind.usage.filter((u) => Date.parse(u.ts) >= cutoff);
     });

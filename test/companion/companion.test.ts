@@ -4,7 +4,6 @@ import {
   type Companion,
   type CompanionOptions,
   createCompanion,
-  createLedgerModelClient,
   DEFAULT_NOTICE_AFTER_MS,
   DEFAULT_NOTICE_TEXT,
   DEFAULT_RETRY_DELAYS_MS,
@@ -19,7 +18,9 @@ import {
   type OutgoingMessage,
   RecipientBlockedError,
 } from "../../src/core/port.ts";
+import { type UsageRecord, usageTotal } from "../../src/core/usage.ts";
 import { RETRY_BACKOFF_MS } from "../../src/mind/reflection-queue.ts";
+import { ModelClient } from "../../src/model/llm.ts";
 import { loadPersona, personaFromDir } from "../../src/model/persona.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";
@@ -106,7 +107,7 @@ async function harness(
     mind,
     notes,
     trace,
-    llm: createLedgerModelClient(model, { clock, mind }),
+    llm: new ModelClient(model, { clock }),
     port: {
       async send(message, progress) {
         if (portState.fail) throw portState.fail;
@@ -524,6 +525,26 @@ describe("the companion when the API refuses the request", () => {
     ]);
   });
 
+  it("still answers when the usage cannot be written to the ledger", async () => {
+    const h = await harness();
+    vi.spyOn(h.mind, "recordUsage").mockRejectedValue(new Error("disk full"));
+    h.api.setHandler(() => textReply("Still here."));
+    expect(await h.companion.reply(said("You there?"))).toMatchObject({ status: "sent" });
+    expect(h.sent.map((m) => m.text)).toEqual(["Still here."]);
+  });
+
+  it("still counts a notes round's tokens in the ledger when the call after it is refused", async () => {
+    const h = await harness();
+    h.api.setHandler((_body, index) => {
+      if (index > 0) return textReply("unused");
+      h.api.failNext("400", 1); // the call that carries the tool's result
+      return toolReply("notes_list", {});
+    });
+    expect(await h.companion.reply(said("What did I say about Sunday?"))).toMatchObject({ status: "failed" });
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["answered", "400"]);
+    expect(h.mind.read().usage).toEqual([expect.objectContaining({ purpose: "reply" })]);
+  });
+
   it("holds check-ins while a failed reply's messages wait, with no retry scheduled", async () => {
     const h = await harness();
     h.api.failNext("401", 1);
@@ -588,6 +609,27 @@ describe("the companion checking in", () => {
     expect(h.api.requests).toHaveLength(1);
     expect(h.sent).toEqual([]);
     expect(h.log.recent()).toHaveLength(2);
+  });
+
+  it("still counts the decision's tokens in the ledger when writing the check-in then fails", async () => {
+    const h = await harness();
+    await quietMorning(h);
+    const decide = checkinModel({ send: true, why: "see how the dentist went", topic: "dentist" });
+    h.api.setHandler((body) => {
+      // The decision is answered; the write that follows it is refused by the API.
+      if (body.tool_choice?.name === "decide_checkin") h.api.failNext("400", 1);
+      return decide(body);
+    });
+    const outcome = await h.companion.heartbeat();
+    expect(outcome).toMatchObject({ status: "held", decision: { reason: "model-error" } });
+    expect(h.api.requests.map((r) => r.outcome)).toEqual(["answered", "400"]);
+    expect(h.sent).toEqual([]);
+    const ledger = h.mind.read().usage;
+    expect(ledger).toEqual([
+      expect.objectContaining({ purpose: "heartbeat-decide", ts: "2026-03-04T12:07:00.000Z" }),
+    ]);
+    expect(h.mind.tokensToday("UTC")).toBe(usageTotal(ledger[0] as UsageRecord));
+    expect(h.mind.tokensToday("UTC")).toBeGreaterThan(0);
   });
 
   it("holds back a check-in about a topic the person already answered", async () => {

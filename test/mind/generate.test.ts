@@ -12,7 +12,7 @@ import {
 } from "../../src/mind/generate.ts";
 import { NOTES_TOOLS } from "../../src/mind/notes-tools.ts";
 import { REFLECT_TOOL } from "../../src/mind/reflect.ts";
-import { ModelClient } from "../../src/model/llm.ts";
+import { ModelClient, ModelRequestError } from "../../src/model/llm.ts";
 import { loadPersona } from "../../src/model/persona.ts";
 import { buildStablePrefix } from "../../src/model/prompts.ts";
 import { NotesStore } from "../../src/store/notes.ts";
@@ -52,7 +52,7 @@ function params(text = "How was the run?"): Anthropic.MessageCreateParamsNonStre
   };
 }
 
-const deps = () => ({ llm, notes, clock });
+const deps = () => ({ llm, notes });
 const replyOptions = { promptTokens: 3_000, ceiling: 12_000, reflectToolName: REFLECT_TOOL.name };
 const allow = (): TopicVerdict => ({ allow: true, topics: [] });
 /** The decision on the same model as the message, its prefix marked as the message's is. */
@@ -193,6 +193,27 @@ describe("generateCheckin", () => {
     const result = await generateCheckin(params("[Check-in moment]"), deps(), guard, sameModel);
     expect(result).toMatchObject({ stage: "held", verdict: { reason: "already-answered" } });
     expect(api.requests).toHaveLength(1);
+  });
+
+  it("returns each call's usage, and a failed write's error carries what the decision spent", async () => {
+    api.enqueue(toolReply("decide_checkin", { send: false, why: "not now", topic: "" }));
+    const declined = await generateCheckin(params("[Check-in moment]"), deps(), allow, sameModel);
+    expect(declined.usage).toEqual([
+      expect.objectContaining({ purpose: "heartbeat-decide", ts: "2026-03-07T10:00:00.000Z" }),
+    ]);
+
+    api.setHandler(() => {
+      api.failNext("400", 1);
+      return toolReply("decide_checkin", { send: true, why: "follow up", topic: "running" });
+    });
+    const error = await generateCheckin(params("[Check-in moment]"), deps(), allow, sameModel).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ModelRequestError);
+    expect((error as ModelRequestError).spentBefore).toEqual([
+      expect.objectContaining({ purpose: "heartbeat-decide", input: expect.any(Number) }),
+    ]);
+    expect(api.requests.map((r) => r.outcome)).toEqual(["answered", "answered", "400"]);
   });
 
   it.each(LEAKS)("writes only the message through a forced write_message call: %j", async (leaky) => {

@@ -56,7 +56,7 @@ async function world(config: ModelConfig = modelConfig()): Promise<World> {
   const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
   const notes = new NotesStore({ dataDir });
   const trace = new Trace({ dataDir, clock });
-  const model = new ModelClient(config, { clock, onUsage: (u) => mind.recordUsage(u) });
+  const model = new ModelClient(config, { clock });
   const reflector = new Reflector({
     mind,
     log,

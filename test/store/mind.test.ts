@@ -145,9 +145,9 @@ describe("the usage ledger", () => {
   it("counts tokens on the person's local day, not the UTC day", async () => {
     const mind = await MindStore.open(dataDir, clock);
     // 23:30 on the 21st in New York is 04:30Z on the 22nd; 01:00Z on the 22nd is still the 21st there.
-    await mind.recordUsage(usage("2026-11-22T04:30:00.000Z", 100));
-    await mind.recordUsage(usage("2026-11-22T01:00:00.000Z", 1000));
-    await mind.recordUsage(usage("2026-11-22T09:00:00.000Z", 50));
+    await mind.recordUsage([usage("2026-11-22T04:30:00.000Z", 100)]);
+    await mind.recordUsage([usage("2026-11-22T01:00:00.000Z", 1000)]);
+    await mind.recordUsage([usage("2026-11-22T09:00:00.000Z", 50)]);
     const each = (input: number) => input + 10 + 5;
     expect(mind.tokensToday("UTC")).toBe(each(100) + each(1000) + each(50));
     expect(mind.tokensToday("America/New_York")).toBe(each(50));
@@ -158,8 +158,8 @@ describe("the usage ledger", () => {
 
   it("drops detailed records after eight days and keeps the daily totals", async () => {
     const mind = await MindStore.open(dataDir, clock);
-    await mind.recordUsage(usage("2026-11-10T10:00:00.000Z", 300));
-    await mind.recordUsage(usage("2026-11-22T09:00:00.000Z", 20));
+    await mind.recordUsage([usage("2026-11-10T10:00:00.000Z", 300)]);
+    await mind.recordUsage([usage("2026-11-22T09:00:00.000Z", 20)]);
     const state = mind.read();
     expect(state.usage.map((u) => u.ts)).toEqual(["2026-11-22T09:00:00.000Z"]);
     expect(state.usageDaily["2026-11-10"]).toEqual({

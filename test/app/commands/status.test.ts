@@ -30,15 +30,17 @@ beforeEach(async () => {
   clock.advanceMinutes(60);
   await log.append({ role: "assistant", trigger: "heartbeat", text: "water?", channel: "cli" });
   const mind = await MindStore.open(dataDir, clock);
-  await mind.recordUsage({
-    ts: "2026-11-22T09:00:00.000Z",
-    purpose: "heartbeat-decide",
-    model: "m",
-    input: 1000,
-    output: 20,
-    cacheWrite: 0,
-    cacheRead: 0,
-  });
+  await mind.recordUsage([
+    {
+      ts: "2026-11-22T09:00:00.000Z",
+      purpose: "heartbeat-decide",
+      model: "m",
+      input: 1000,
+      output: 20,
+      cacheWrite: 0,
+      cacheRead: 0,
+    },
+  ]);
   await mind.recordDecision({
     ts: "2026-11-22T10:07:00.000Z",
     fire: true,
