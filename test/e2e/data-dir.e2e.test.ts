@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { copyFile, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -9,13 +9,14 @@ import {
   dataDirText,
   OWNER_ID,
   type Presence,
+  presenceEnv,
   ROOT,
+  spawnInWorld,
   startPresence,
   stopPresence,
   TSX_LOADER,
   untilListening,
   type World,
-  worldEnv,
 } from "./harness.ts";
 
 /**
@@ -25,18 +26,12 @@ import {
  */
 
 let world: World;
-let running: Presence[];
 
 beforeEach(async () => {
   world = await createWorld();
-  running = [];
 });
 
 afterEach(async () => {
-  for (const p of running) {
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
-  }
-  await Promise.all(running.map((p) => p.exited));
   await world.close();
 });
 
@@ -53,38 +48,17 @@ function presenceVia(
   options: { prefix?: string[]; env?: Record<string, string> } = {},
 ): Presence {
   const [command, ...prefixArgs] = [...(options.prefix ?? []), "sh"];
-  const child: ChildProcess = spawn(command as string, [...prefixArgs, "-c", script, "sh", ...args], {
-    cwd: world.workDir,
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: world.workDir,
-      ...worldEnv(world),
-      PRESENCE_TIMEZONE: "UTC",
-      PRESENCE_QUIET_HOURS: "00:00-00:00",
-      PRESENCE_REFLECT_MODE: "off",
-      PRESENCE_MAX_RETRIES: "0",
-      LOG_LEVEL: "info",
+  return spawnInWorld(
+    world,
+    command as string,
+    [...prefixArgs, "-c", script, "sh", ...args],
+    presenceEnv(world, {
       PRESENCE_NODE: process.execPath,
       PRESENCE_TSX: TSX_LOADER,
       PRESENCE_CLI: join(ROOT, "src", "cli.ts"),
       ...options.env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  let err = "";
-  child.stdout?.on("data", (chunk: Buffer) => {
-    out += chunk.toString("utf8");
-  });
-  child.stderr?.on("data", (chunk: Buffer) => {
-    err += chunk.toString("utf8");
-  });
-  const exited = new Promise<number | string>((resolve) => {
-    child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
-  });
-  const presence = { child, pid: child.pid ?? 0, stdout: () => out, stderr: () => err, exited };
-  running.push(presence);
-  return presence;
+    }),
+  );
 }
 
 /** "listening", or how the process ended instead (so a refusal fails at once, with its words). */
@@ -122,7 +96,6 @@ describe("presence and the data lock after a crash", () => {
       await expect.poll(async () => (await procStat(pid))?.state).toBe("Z");
 
       const restarted = startPresence(world);
-      running.push(restarted);
       expect(await listeningOrExit(restarted)).toBe("listening");
       expect((await procStat(pid))?.state).toBe("Z");
       expect(await lockHolder()).toMatchObject({ pid: restarted.pid, purpose: "start" });
@@ -231,7 +204,6 @@ describe("presence on a disk it cannot write", () => {
 /** `npm run chat` with these lines typed, to the end of input; resolves once it has exited 0. */
 async function chat(lines: string): Promise<Presence> {
   const session = startPresence(world, {}, "chat");
-  running.push(session);
   session.child.stdin?.end(lines);
   const code = await session.exited;
   if (code !== 0) throw new Error(`chat exited ${code}: ${session.stderr()}`);
@@ -255,7 +227,6 @@ describe("presence and damaged data files", () => {
     await writeFile(file, contents);
 
     const presence = startPresence(world);
-    running.push(presence);
     expect(await listeningOrExit(presence)).toMatch(/^exited 1: /);
     expect(presence.stderr()).toMatch(
       new RegExp(

@@ -21,6 +21,9 @@ export interface World {
   model: MessagesApiFake;
   dataDir: string;
   workDir: string;
+  /** Every process started in this world; close() kills those still running. */
+  processes: Presence[];
+  /** Kills the world's processes still running, waits for them, then stops the fakes and deletes the files. */
   close(): Promise<void>;
 }
 
@@ -31,12 +34,18 @@ export async function createWorld(): Promise<World> {
   let answers = 0;
   model.setHandler(() => textReply(`Answer ${++answers}.`));
   const workDir = await mkdtemp(join(tmpdir(), "presence-e2e-"));
+  const processes: Presence[] = [];
   return {
     bot,
     model,
     workDir,
     dataDir: join(workDir, "data"),
+    processes,
     async close() {
+      for (const p of processes) {
+        if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+      }
+      await Promise.all(processes.map((p) => p.exited));
       await bot.close();
       await model.close();
       await rm(workDir, { recursive: true, force: true });
@@ -65,23 +74,33 @@ export interface Presence {
   exited: Promise<number | string>;
 }
 
-/** Starts `presence start` (or another command) with the world's settings plus `env`. */
-export function startPresence(world: World, env: Record<string, string> = {}, command = "start"): Presence {
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, join(ROOT, "src", "cli.ts"), command], {
-    cwd: world.workDir,
-    env: {
-      PATH: process.env.PATH ?? "",
-      HOME: world.workDir,
-      ...worldEnv(world),
-      PRESENCE_TIMEZONE: "UTC",
-      PRESENCE_QUIET_HOURS: "00:00-00:00",
-      PRESENCE_REFLECT_MODE: "off",
-      PRESENCE_MAX_RETRIES: "0",
-      LOG_LEVEL: "info",
-      ...env,
-    },
-    stdio: [command === "chat" ? "pipe" : "ignore", "pipe", "pipe"],
-  });
+/** What presence runs with in these tests: the world's fakes and data, quiet defaults, then `env`. */
+export function presenceEnv(world: World, env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? "",
+    HOME: world.workDir,
+    ...worldEnv(world),
+    PRESENCE_TIMEZONE: "UTC",
+    PRESENCE_QUIET_HOURS: "00:00-00:00",
+    PRESENCE_REFLECT_MODE: "off",
+    PRESENCE_MAX_RETRIES: "0",
+    LOG_LEVEL: "info",
+    ...env,
+  };
+}
+
+/**
+ * Spawns `command args` in the world's working directory with `env`, keeps its output, and
+ * registers it with the world so that close() never leaves it running.
+ */
+export function spawnInWorld(
+  world: World,
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  stdin: "pipe" | "ignore" = "ignore",
+): Presence {
+  const child = spawn(command, args, { cwd: world.workDir, env, stdio: [stdin, "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout?.on("data", (chunk: Buffer) => {
@@ -92,8 +111,23 @@ export function startPresence(world: World, env: Record<string, string> = {}, co
   });
   const exited = new Promise<number | string>((resolve) => {
     child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
+    // A command that cannot be started (no `unshare`, say) emits only "error".
+    child.once("error", (error) => resolve(`spawn failed: ${error.message}`));
   });
-  return { child, pid: child.pid ?? 0, stdout: () => out, stderr: () => err, exited };
+  const presence = { child, pid: child.pid ?? 0, stdout: () => out, stderr: () => err, exited };
+  world.processes.push(presence);
+  return presence;
+}
+
+/** Starts `presence start` (or another command) with the world's settings plus `env`. */
+export function startPresence(world: World, env: Record<string, string> = {}, command = "start"): Presence {
+  return spawnInWorld(
+    world,
+    process.execPath,
+    ["--import", TSX_LOADER, join(ROOT, "src", "cli.ts"), command],
+    presenceEnv(world, env),
+    command === "chat" ? "pipe" : "ignore",
+  );
 }
 
 /** Waits until the process polls Telegram (it is listening), or fails with its output. */

@@ -19,23 +19,17 @@ import {
 const KILL_TIMEOUT_MS = 10_000;
 
 let world: World;
-let running: Presence[];
 
 beforeEach(async () => {
   world = await createWorld();
-  running = [];
 });
 
 afterEach(async () => {
-  for (const p of running)
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
-  await Promise.all(running.map((p) => p.exited));
   await world.close();
 });
 
 async function start(env: Record<string, string> = {}): Promise<Presence> {
   const presence = startPresence(world, env);
-  running.push(presence);
   await untilListening(world, presence);
   return presence;
 }
@@ -270,7 +264,6 @@ describe("presence start, end to end", () => {
 
   it("exits 2 with a clear message when Telegram rejects the token", async () => {
     const presence = startPresence(world, { TELEGRAM_BOT_TOKEN: "999999:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" });
-    running.push(presence);
     expect(await presence.exited).toBe(2);
     expect(presence.stderr()).toContain("Telegram rejected TELEGRAM_BOT_TOKEN");
     expect(presence.stderr()).toContain("@BotFather");
@@ -279,7 +272,6 @@ describe("presence start, end to end", () => {
 
   it("exits 2 listing every missing setting, without a stack trace", async () => {
     const presence = startPresence(world, { TELEGRAM_OWNER_ID: "", ANTHROPIC_API_KEY: "" });
-    running.push(presence);
     expect(await presence.exited).toBe(2);
     expect(presence.stderr()).toContain("TELEGRAM_OWNER_ID");
     expect(presence.stderr()).toContain("ANTHROPIC_API_KEY");
@@ -290,7 +282,6 @@ describe("presence start, end to end", () => {
   it("refuses a second start on the same data, naming the running PID", async () => {
     const first = await start();
     const second = startPresence(world);
-    running.push(second);
     expect(await second.exited).toBe(1);
     expect(second.stderr()).toBe(
       `presence start: presence is already running (pid ${first.pid}, start) for data directory ${world.dataDir}; stop it first\n`,

@@ -23,28 +23,19 @@ import {
  */
 
 let world: World;
-let running: Presence[];
 let servers: { close(): Promise<void> }[];
 
 beforeEach(async () => {
   world = await createWorld();
-  running = [];
   servers = [];
 });
 
 afterEach(async () => {
-  for (const p of running)
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
-  await Promise.all(running.map((p) => p.exited));
-  for (const server of servers) await server.close();
   await world.close();
+  for (const server of servers) await server.close();
 });
 
-function launch(env: Record<string, string> = {}): Presence {
-  const presence = startPresence(world, env);
-  running.push(presence);
-  return presence;
-}
+const launch = (env: Record<string, string> = {}): Presence => startPresence(world, env);
 
 const lockLeft = () => existsSync(join(world.dataDir, LOCK_FILE));
 const polls = () => world.bot.calls.filter((c) => c.method === "getUpdates").length;

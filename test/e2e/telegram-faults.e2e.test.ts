@@ -18,23 +18,17 @@ import {
  */
 
 let world: World;
-let running: Presence[];
 
 beforeEach(async () => {
   world = await createWorld();
-  running = [];
 });
 
 afterEach(async () => {
-  for (const p of running)
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
-  await Promise.all(running.map((p) => p.exited));
   await world.close();
 });
 
 async function start(): Promise<Presence> {
   const presence = startPresence(world);
-  running.push(presence);
   await untilListening(world, presence);
   return presence;
 }
