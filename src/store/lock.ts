@@ -11,10 +11,7 @@ import {
   unlinkIfExists,
   writePrivateTemp,
 } from "./files.ts";
-import { removeDeadWritersTemps } from "./person-files.ts";
-
-/** The lock's file name inside the data directory. */
-export const LOCK_FILE = "presence.lock";
+import { LOCK_FILE, removeDeadWritersTemps } from "./person-files.ts";
 
 const lockInfoSchema = z.looseObject({
   pid: z.number().int().positive(),

@@ -24,6 +24,13 @@ export const PERSON_FILES = {
   exports: "exports",
 } as const;
 
+/**
+ * The data lock (store/lock.ts). It holds no words; a temp file beside it belongs to a live
+ * process taking the lock right now, so it is neither a copy of the person's words nor a
+ * dead writer's leftover.
+ */
+export const LOCK_FILE = "presence.lock";
+
 /** Where the stores write files, and so where a temp file or a damaged copy can be. */
 const WRITTEN_DIRS = ["", PERSON_FILES.archive, PERSON_FILES.notes] as const;
 
@@ -48,6 +55,7 @@ export async function keptCopies(dataDir: string): Promise<KeptCopy[]> {
   };
   for (const dir of WRITTEN_DIRS) {
     for (const name of await namesInDir(join(dataDir, dir))) {
+      if (name.startsWith(`.${LOCK_FILE}.`)) continue;
       if (isTempFileName(name)) await add(join(dataDir, dir, name), "temp");
       else if (damagedCopyTime(name) !== null) await add(join(dataDir, dir, name), "damaged");
     }

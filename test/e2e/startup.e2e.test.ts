@@ -3,7 +3,7 @@ import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_MODEL } from "../../src/app/config.ts";
-import { LOCK_FILE } from "../../src/store/lock.ts";
+import { LOCK_FILE } from "../../src/store/person-files.ts";
 import {
   createWorld,
   OWNER_ID,

@@ -4,7 +4,8 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/core/clock.ts";
-import { acquireDataLock, DataLockedError, LOCK_FILE, readDataLock } from "../../src/store/lock.ts";
+import { acquireDataLock, DataLockedError, readDataLock } from "../../src/store/lock.ts";
+import { LOCK_FILE } from "../../src/store/person-files.ts";
 import { procName, procStat } from "../support/proc.ts";
 import { modeOf, tempDataDir } from "./helpers.ts";
 

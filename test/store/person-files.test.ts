@@ -21,6 +21,8 @@ async function crowdedDataDir(): Promise<string> {
     "notes/.plan.md.0123456789ab.tmp": "words",
     "exports/presence-export-2026-02-07.json": "words",
     "telegram.json": "{}",
+    // Another process taking the lock at this moment: not a copy, and not to be removed.
+    ".presence.lock.0123456789ab.tmp": '{"pid":1,"purpose":"chat","startedAt":""}',
   };
   for (const [name, text] of Object.entries(files)) await writeFile(join(dataDir, name), text);
   return dataDir;
@@ -39,10 +41,11 @@ describe("the person's files", () => {
     ]);
   });
 
-  it("taking the data lock removes the temp files a dead writer left, and nothing else", async () => {
+  it("taking the data lock removes the temp files a dead writer left, and nothing else (not another taker's lock temp)", async () => {
     const dataDir = await crowdedDataDir();
     const lock = await acquireDataLock(dataDir, "start");
     expect((await readdir(dataDir, { recursive: true })).sort()).toEqual([
+      ".presence.lock.0123456789ab.tmp",
       "archive",
       "archive/2026-01.json",
       "exports",
@@ -61,6 +64,7 @@ describe("the person's files", () => {
     const dataDir = await crowdedDataDir();
     await removeKeptCopies(dataDir);
     expect((await readdir(dataDir, { recursive: true })).sort()).toEqual([
+      ".presence.lock.0123456789ab.tmp",
       "archive",
       "archive/2026-01.json",
       "mind.json",
