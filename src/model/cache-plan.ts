@@ -1,6 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { CallPurpose, UsageRecord } from "../core/usage.ts";
-import { modelPrice, type PriceTable } from "./prices.ts";
+import { isSnapshotOf, modelPrice, type PriceTable } from "./prices.ts";
 
 /**
  * Whether a call marks its stable prefix for the prompt cache, chosen by the reuse to
@@ -52,7 +52,7 @@ export function recentReuse(
   model: string,
 ): Reuse {
   const times = usage
-    .filter((u) => purposes.has(u.purpose) && (u.model === model || u.model.startsWith(`${model}-`)))
+    .filter((u) => purposes.has(u.purpose) && isSnapshotOf(u.model, model))
     .map((u) => Date.parse(u.ts))
     .sort((a, b) => a - b);
   const gaps = times.slice(1).map((t, i) => t - (times[i] as number));

@@ -153,13 +153,17 @@ export function shippedPriceTable(): PriceTable {
   return shipped;
 }
 
+/** Whether `model` is `listed` itself or a dated snapshot of it (`listed-YYYYMMDD`). */
+export function isSnapshotOf(model: string, listed: string): boolean {
+  return (
+    model === listed || (model.startsWith(`${listed}-`) && /^\d{8}$/.test(model.slice(listed.length + 1)))
+  );
+}
+
 /** A model's prices: by its id, or a dated snapshot of a listed id; undefined when not listed. */
 export function modelPrice(table: PriceTable, model: string): ModelPrice | undefined {
   return (
-    table.models.find((m) => m.model === model) ??
-    table.models.find(
-      (m) => model.startsWith(`${m.model}-`) && /^\d{8}$/.test(model.slice(m.model.length + 1)),
-    )
+    table.models.find((m) => m.model === model) ?? table.models.find((m) => isSnapshotOf(model, m.model))
   );
 }
 

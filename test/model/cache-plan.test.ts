@@ -31,6 +31,14 @@ describe("recentReuse", () => {
     expect(recentReuse(usage, REFLECTION_PREFIX_PURPOSES, SONNET)).toEqual({ samples: 1, within5m: 1 });
   });
 
+  it("counts a dated snapshot as the same model, and a model that only shares the name's start as another model", () => {
+    const usage = [
+      ...calls([0, 1, 2], "reply", "claude-sonnet-5-5-20261001"),
+      ...calls([3, 4], "reply", "claude-sonnet-5-5-mini"),
+    ];
+    expect(recentReuse(usage, TURN_PREFIX_PURPOSES, SONNET)).toEqual({ samples: 2, within5m: 1 });
+  });
+
   it("looks at the latest twenty gaps only", () => {
     const old = Array.from({ length: 30 }, (_, i) => i); // a minute apart
     const recent = Array.from({ length: 21 }, (_, i) => 100 + i * 10); // ten minutes apart
