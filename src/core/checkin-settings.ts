@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoUtc } from "./message.ts";
 import { zoneSchema } from "./zones.ts";
 
 /**
@@ -8,7 +9,6 @@ import { zoneSchema } from "./zones.ts";
  * reads them (conversation/checkin-policy.ts), and below the store that keeps the state in mind.json.
  */
 
-const isoUtc = z.iso.datetime({ offset: false });
 const minuteOfDay = z
   .number()
   .int()

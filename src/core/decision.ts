@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isoUtc } from "./message.ts";
 
 /**
  * A check-in decision as it is recorded (mind.json's `decisions`, a check-in's outbox entry)
@@ -54,7 +55,7 @@ export type DecisionReason = z.infer<typeof decisionReasonSchema>;
 
 /** One check-in decision: the pre-check's, the topic guard's or the model's. */
 export const decisionSchema = z.looseObject({
-  ts: z.iso.datetime({ offset: false }),
+  ts: isoUtc,
   fire: z.boolean(),
   reason: decisionReasonSchema,
   /** One sentence for /why and the trace. */

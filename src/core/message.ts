@@ -8,7 +8,8 @@ export type Channel = z.infer<typeof channelSchema>;
 export const toneSchema = z.enum(["warm", "neutral", "tense"]);
 export type Tone = z.infer<typeof toneSchema>;
 
-const isoUtc = z.iso.datetime({ offset: false });
+/** An instant as every data file writes it: ISO 8601 in UTC, with a Z and no offset. */
+export const isoUtc = z.iso.datetime({ offset: false });
 
 /** What reflection learned about one message; preferred to the lexicon when present. */
 export const annotationsSchema = z.looseObject({

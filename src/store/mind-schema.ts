@@ -1,12 +1,11 @@
 import { z } from "zod";
+import { isoUtc } from "../core/message.ts";
 
 /**
  * The shape of the mind as mind.json keeps it: the scratchpad's fields, episodic memory items
  * and threads. These schemas are the store's edge (the file is read and checked here); the
  * mind room's logic (src/mind/) works on the types inferred from them.
  */
-
-const isoUtc = z.iso.datetime({ offset: false });
 
 /** The five sections, most stable first. */
 export const SCRATCHPAD_SECTIONS = ["IDENTITY", "UNDERSTANDING", "TRAJECTORY", "WORKSPACE", "SELF"] as const;

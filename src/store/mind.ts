@@ -5,7 +5,7 @@ import { z } from "zod";
 import { emptyHeartbeatState, heartbeatStateSchema } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { type Decision, decisionSchema } from "../core/decision.ts";
-import { annotationsSchema } from "../core/message.ts";
+import { annotationsSchema, isoUtc } from "../core/message.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
 import { mentionMatcher } from "../core/text.ts";
 import { type UsageRecord, usageTotal } from "../core/usage.ts";
@@ -34,8 +34,6 @@ export const MIND_VERSION = 1;
 export const DECISIONS_KEPT = 500;
 /** Days of per-call usage records kept; daily totals are kept for good. */
 export const USAGE_DETAIL_DAYS = 8;
-
-const isoUtc = z.iso.datetime({ offset: false });
 
 const tokenCount = z.number().int().nonnegative();
 

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { z } from "zod";
+import { isoUtc } from "../../core/message.ts";
 import { DataFileError, DurableJsonFile, ensurePrivateDir } from "../../store/files.ts";
 
 /**
@@ -24,7 +25,7 @@ const stateSchema = z.looseObject({
   /** Ids of the latest handled updates, oldest first. */
   handled: z.array(z.number().int()),
   /** Stranger id → when they last got the fixed reply (ISO); entries older than the interval are dropped. */
-  strangersAnswered: z.record(z.string(), z.iso.datetime({ offset: false })),
+  strangersAnswered: z.record(z.string(), isoUtc),
 });
 type State = z.infer<typeof stateSchema>;
 

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { messageSchema } from "../../core/message.ts";
+import { isoUtc, messageSchema } from "../../core/message.ts";
 
-const isoUtc = z.iso.datetime({ offset: false });
 const minutes = z.number().int().nonnegative();
 
 /** The conversation's domain, as the topic lexicon groups topics. */
