@@ -317,8 +317,9 @@ function heartbeatInput(input: ComposeInput): { blocks: Anthropic.ContentBlockPa
   return { blocks: [{ type: "text", text }], tokens: estimateTokens(text) };
 }
 
-/** A log message as the model reads it: its text, media described, never an empty block. */
+/** A log message as the model reads it: its text, media described, a reaction as one, never an empty block. */
 export function describeMessage(message: Message, imageNotShown = false): string {
+  if (message.reaction !== undefined) return `[you reacted ${message.reaction}]`;
   const media = message.media;
   const caption = media?.caption && media.caption !== message.text ? `: ${media.caption}` : "";
   const label = media ? `[${media.kind}${caption}${imageNotShown ? " (image not shown)" : ""}]` : "";

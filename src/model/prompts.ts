@@ -2,6 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
 import type { Persona } from "./persona.ts";
 import { minCacheableTokens, type PriceTable } from "./prices.ts";
+import { REACT_TOOL } from "./reaction.ts";
 import { estimateTokens } from "./tokens.ts";
 import { toolInputSchema } from "./tool-schema.ts";
 
@@ -38,6 +39,10 @@ When they write, answer them. If several messages arrived, answer them together 
 reply. If the awareness block says their message waited, you may acknowledge the delay
 once, briefly. Images they send are shown to you; voice notes you cannot hear — say so if
 it matters.
+
+When their message needs no answer at all ("ok thanks", "👍", "night!"), you may react to
+it with one emoji, using react, instead of writing. A reaction you gave shows in the
+conversation as [you reacted 👍]; never write that yourself.
 
 Your reply is sent exactly as you write it. Write only the message itself: no reasoning,
 no notes to yourself, no labels or headers such as "Reply:" or "Decision:", no tags, no
@@ -117,7 +122,7 @@ export interface StablePrefix {
   protocolAndPersonaTokens: number;
 }
 
-/** Tools that ride in the prefix besides the check-in tools. */
+/** Tools that ride in the prefix besides the react and check-in tools. */
 export interface PrefixTools {
   /** The notes tools (list, read, write), defined for every call so the tool list never changes. */
   notes: readonly Anthropic.Tool[];
@@ -142,6 +147,7 @@ export function protocolAndPersona(persona: Persona): string {
 export function buildStablePrefix(persona: Persona, tools: PrefixTools): StablePrefix {
   const toolList: Anthropic.Tool[] = [
     ...tools.notes,
+    REACT_TOOL,
     DECIDE_CHECKIN_TOOL,
     WRITE_MESSAGE_TOOL,
     ...(tools.reflect ? [tools.reflect] : []),

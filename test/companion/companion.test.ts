@@ -16,6 +16,7 @@ import {
   type Delivery,
   type IncomingInput,
   type OutgoingMessage,
+  type OutgoingReaction,
   RecipientBlockedError,
 } from "../../src/core/port.ts";
 import { type UsageRecord, usageTotal } from "../../src/core/usage.ts";
@@ -53,6 +54,8 @@ interface Harness {
   mind: MindStore;
   trace: Trace;
   sent: OutgoingMessage[];
+  /** Reactions the channel accepted, in order. */
+  reactions: OutgoingReaction[];
   /** Every part the channel accepted: it splits a text at blank lines, like Telegram's port at its limit. */
   parts: string[];
   port: PortState;
@@ -96,6 +99,7 @@ async function harness(
   const notes = new NotesStore({ dataDir });
   const trace = new Trace({ dataDir, clock });
   const sent: OutgoingMessage[] = [];
+  const reactions: OutgoingReaction[] = [];
   const parts: string[] = [];
   const portState: PortState = {};
   const companion = createCompanion({
@@ -127,12 +131,30 @@ async function harness(
         sent.push(message);
         return first;
       },
+      async react(reaction) {
+        if (portState.fail) throw portState.fail;
+        reactions.push(reaction);
+        return {};
+      },
     },
     persona: personaFromDir(),
     logger: silentLogger,
     options: { retryDelaysMs: [20], closeTimeoutMs: 2_000, ...options.companion },
   });
-  const h = { companion, api, clock, virtual, log, mind, trace, sent, parts, port: portState, dataDir };
+  const h = {
+    companion,
+    api,
+    clock,
+    virtual,
+    log,
+    mind,
+    trace,
+    sent,
+    reactions,
+    parts,
+    port: portState,
+    dataDir,
+  };
   open.push(h);
   return h;
 }

@@ -1,5 +1,6 @@
 import type { Message } from "../../core/message.ts";
 import { isKnownZone } from "../../core/zones.ts";
+import { isReaction } from "../pending-messages.ts";
 import type { AwarenessContext, AwarenessSettings, Domain, PriorMemory } from "./context.ts";
 import { type Observed, observe } from "./observations.ts";
 import { elapsedMinutes, inZone, isWeekend, timeOfDay } from "./time.ts";
@@ -156,8 +157,11 @@ export function buildAwarenessContext(
   const window = entries.filter((e) => e.ms >= windowStart);
 
   const lastUser = lastIndexOfRole(entries, "user");
-  const lastAssistant = lastIndexOfRole(entries, "assistant");
-  const sent = entries.slice(lastUser + 1);
+  // A reaction answers, but is no message sent: it is shown, not counted.
+  const lastAssistant = entries.findLastIndex(
+    (e) => e.message.role === "assistant" && !isReaction(e.message),
+  );
+  const sent = entries.slice(lastUser + 1).filter((e) => !isReaction(e.message));
   const messagesSent = sent.map((e) => e.message);
   const ownRecent = entries.filter(
     (e, i) => e.message.role === "assistant" && (e.ms >= windowStart || i > lastUser),
