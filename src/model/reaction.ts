@@ -5,20 +5,24 @@ import { toolInputSchema } from "./tool-schema.ts";
 /**
  * A reaction instead of a message: when the person's message needs no answer ("ok thanks",
  * "👍", "night!"), the model may put one emoji on it rather than write. The choice is the
- * model's, made with the react tool in the reply call; the tool is part of the cached prefix
- * of every call, like the other tools, so offering it costs nothing per turn.
+ * model's, made with the react tool in the reply call. Like every tool it is in the cached
+ * prefix of every call (replies and check-ins offer the same tools), so the prefix stays
+ * byte-identical; that costs its tokens on each call, which is why the list is short.
  */
 
-/** The emoji Telegram accepts as a message reaction (Bot API ReactionTypeEmoji), in its order. */
-// biome-ignore format: the list as Telegram writes it, not one emoji a line
+/**
+ * The reactions offered: the warm, everyday part of the emoji Telegram accepts as a reaction
+ * (Bot API ReactionTypeEmoji lists 73, written without the U+FE0F variation selector). Rude
+ * and odd ones (🖕, 💩, 🤡, 🌭…) are left out: a companion has no use for them, and each
+ * offered emoji costs prompt tokens on every call, since the tool is in the cached prefix.
+ */
+// biome-ignore format: a list to read across, not one emoji a line
 export const REACTION_EMOJI = [
-  "👍", "👎", "❤", "🔥", "🥰", "👏", "😁", "🤔", "🤯", "😱", "🤬", "😢", "🎉", "🤩", "🤮", "💩", "🙏", "👌", "🕊",
-  "🤡", "🥱", "🥴", "😍", "🐳", "❤‍🔥", "🌚", "🌭", "💯", "🤣", "⚡", "🍌", "🏆", "💔", "🤨", "😐", "🍓", "🍾", "💋",
-  "🖕", "😈", "😴", "😭", "🤓", "👻", "👨‍💻", "👀", "🎃", "🙈", "😇", "😨", "🤝", "✍", "🤗", "🫡", "🎅", "🎄", "☃",
-  "💅", "🤪", "🗿", "🆒", "💘", "🙉", "🦄", "😘", "💊", "🙊", "😎", "👾", "🤷‍♂", "🤷", "🤷‍♀", "😡",
+  "👍", "❤", "🔥", "🥰", "👏", "😁", "🤔", "😢", "🎉", "🙏", "👌", "😍", "💯", "🤣",
+  "😴", "🤗", "😇", "🫡", "😘", "👀", "🤝", "😎", "🏆", "❤‍🔥", "💔", "😭", "✍", "🕊",
 ] as const;
 
-/** One emoji Telegram accepts as a reaction. */
+/** One of the reactions offered. */
 export const reactionEmojiSchema = z.enum(REACTION_EMOJI);
 export type ReactionEmoji = z.infer<typeof reactionEmojiSchema>;
 
@@ -31,13 +35,14 @@ export const reactInputSchema = z.object({
 export const REACT_TOOL: Anthropic.Tool = {
   name: "react",
   description:
-    'Only when replying, and only when their message needs no answer ("ok thanks", "👍", "night!"): put one emoji on their newest message instead of writing. Write nothing else in that answer; if you also write text, the text is sent and the reaction is not.',
+    'Put one emoji on their newest message instead of writing, when it needs no answer ("ok thanks", "night!"). If you also write text, only the text is sent.',
   input_schema: toolInputSchema(reactInputSchema),
 };
 
 /**
- * The emoji of a react call, or null when it is not one Telegram accepts. The variation
- * selector (U+FE0F) models often add ("❤️") is dropped first: Telegram's list is written without it.
+ * The emoji of a react call, or null when it is not one of the reactions offered. The
+ * variation selector (U+FE0F) models often add ("❤️") is dropped first: Telegram's list is
+ * written without it.
  */
 export function parseReaction(input: unknown): ReactionEmoji | null {
   const raw = (input as { emoji?: unknown } | null)?.emoji;
