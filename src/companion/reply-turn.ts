@@ -73,7 +73,14 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
     usage: generation.usage,
   };
   const last = pending[pending.length - 1] as Message;
-  if (generation.text === null && generation.reaction === undefined) {
+  // The words when there are any (they win over a reaction), else the reaction, else nothing.
+  const answer: Answer | undefined =
+    generation.text !== null
+      ? { kind: "text", text: generation.text }
+      : generation.reaction !== undefined
+        ? { kind: "reaction", emoji: generation.reaction }
+        : undefined;
+  if (answer === undefined) {
     await context.log.update(last.id, { handledWithoutReply: true });
     context.retry.cancel();
     await context.trace({
@@ -94,25 +101,21 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
     generation.reflection,
   );
   const anchor =
-    generation.text === null
-      ? undefined
-      : replyAnchor({ answered: pending, sendAt: context.clock.now(), startedAt: context.startedAt });
+    answer.kind === "text"
+      ? replyAnchor({ answered: pending, sendAt: context.clock.now(), startedAt: context.startedAt })
+      : undefined;
   const said =
-    generation.text === null
-      ? { reaction: generation.reaction }
-      : { text: generation.text, ...(anchor ? { anchoredTo: anchor.id } : {}) };
+    answer.kind === "text"
+      ? { text: answer.text, ...(anchor ? { anchoredTo: anchor.id } : {}) }
+      : { reaction: answer.emoji };
   const delivered =
-    generation.text === null
-      ? await context.outbox.react(
-          { emoji: generation.reaction as string, to: messageRef(last) },
+    answer.kind === "text"
+      ? await context.outbox.deliver(
+          { text: answer.text, kind: "reply", replyTo: last.id, ...(anchor ? { anchor } : {}) },
           meta,
           afterSent,
         )
-      : await context.outbox.deliver(
-          { text: generation.text, kind: "reply", replyTo: last.id, ...(anchor ? { anchor } : {}) },
-          meta,
-          afterSent,
-        );
+      : await context.outbox.react({ emoji: answer.emoji, to: messageRef(last) }, meta, afterSent);
   if (delivered.status !== "sent") {
     await context.trace({ ...base, outcome: delivered.status, ...said });
     if (delivered.status === "blocked") return { status: "blocked", answered };
@@ -129,6 +132,9 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   });
   return { status: "sent", message: delivered.message, answered };
 }
+
+/** What a reply says: words, or a reaction on the person's newest message. */
+type Answer = { kind: "text"; text: string } | { kind: "reaction"; emoji: string };
 
 /** An unavailable model defers the reply (with the notice when it is due); a request the API refuses fails it. */
 async function replyFailed(
