@@ -434,10 +434,12 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
   } catch (error) {
     if (starting.signal.aborted) {
       // Abandoned, not finished: nothing here is waited for, so the process can exit at once.
+      // Work still in flight (recovery waiting on the model) may yet write, so the lock goes
+      // with the process, not before it.
       logger.info("stopped before listening; what start-up had begun is done after the next start");
       void channel?.stop(0).catch(() => undefined);
       void companion?.close().catch(() => undefined);
-      await releaseLock();
+      runtime.lock.releaseAtExit();
       throw starting.signal.reason;
     }
     forgetSignals();
