@@ -18,8 +18,7 @@ import { toolInputSchema } from "./tool-schema.ts";
  */
 // biome-ignore format: a list to read across, not one emoji a line
 export const REACTION_EMOJI = [
-  "👍", "❤", "🔥", "🥰", "👏", "😁", "🤔", "😢", "🎉", "🙏", "👌", "😍", "💯", "🤣",
-  "😴", "🤗", "😇", "🫡", "😘", "👀", "🤝", "😎", "🏆", "❤‍🔥", "💔", "😭", "✍", "🕊",
+  "👍", "❤", "🔥", "🥰", "👏", "😁", "🤔", "😢", "🎉", "🙏", "👌", "🤗", "😴", "👀", "🤝", "💯",
 ] as const;
 
 /** One of the reactions offered. */
@@ -28,14 +27,14 @@ export type ReactionEmoji = z.infer<typeof reactionEmojiSchema>;
 
 /** What the react tool takes: the one emoji. */
 export const reactInputSchema = z.object({
-  emoji: reactionEmojiSchema.describe("the one emoji to put on their newest message"),
+  emoji: reactionEmojiSchema,
 });
 
 /** The react tool of the reply call. */
 export const REACT_TOOL: Anthropic.Tool = {
   name: "react",
   description:
-    'Put one emoji on their newest message instead of writing, when it needs no answer ("ok thanks", "night!"). If you also write text, only the text is sent.',
+    'Instead of writing, put one emoji on their newest message when it needs no answer ("ok thanks", "night!"); any text you write wins. Yours show as [you reacted 👍].',
   input_schema: toolInputSchema(reactInputSchema),
 };
 
