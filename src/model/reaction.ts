@@ -11,15 +11,12 @@ import { toolInputSchema } from "./tool-schema.ts";
  */
 
 /**
- * The reactions offered: the warm, everyday part of the emoji Telegram accepts as a reaction
- * (Bot API ReactionTypeEmoji lists 73, written without the U+FE0F variation selector). Rude
- * and odd ones (🖕, 💩, 🤡, 🌭…) are left out: a companion has no use for them, and each
- * offered emoji costs prompt tokens on every call, since the tool is in the cached prefix.
+ * The reactions offered: ten everyday ones out of the emoji Telegram accepts as a reaction
+ * (Bot API ReactionTypeEmoji lists 73, written without the U+FE0F variation selector). The
+ * tool is in the prefix of every call, so each emoji offered costs tokens on every call: with
+ * this list the tool adds about 100 prompt tokens.
  */
-// biome-ignore format: a list to read across, not one emoji a line
-export const REACTION_EMOJI = [
-  "👍", "❤", "🔥", "🥰", "👏", "😁", "🤔", "😢", "🎉", "🙏", "👌", "🤗", "😴", "👀", "🤝", "💯",
-] as const;
+export const REACTION_EMOJI = ["👍", "❤", "😁", "🙏", "👌", "🤗", "😴", "🎉", "😢", "🔥"] as const;
 
 /** One of the reactions offered. */
 export const reactionEmojiSchema = z.enum(REACTION_EMOJI);
@@ -34,7 +31,7 @@ export const reactInputSchema = z.object({
 export const REACT_TOOL: Anthropic.Tool = {
   name: "react",
   description:
-    'Instead of writing, put one emoji on their newest message when it needs no answer ("ok thanks", "night!"); any text you write wins. Yours show as [you reacted 👍].',
+    'React with one emoji instead of writing, when their message needs no answer ("ok thanks"). Text wins. Shown to you as [you reacted 👍].',
   input_schema: toolInputSchema(reactInputSchema),
 };
 
