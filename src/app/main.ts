@@ -17,6 +17,7 @@ import { MessageLog } from "../store/messages.ts";
 import { MindStore } from "../store/mind.ts";
 import { NotesStore } from "../store/notes.ts";
 import { keptCopies, PERSON_FILES, removeKeptCopies } from "../store/person-files.ts";
+import { readSentFile } from "../store/sent-files.ts";
 import { Trace, type TraceLine } from "../store/trace.ts";
 import type { CoreConfig, ModelConfig, TelegramConfig } from "./config.ts";
 import { type HeartbeatSchedule, startHeartbeatSchedule } from "./scheduler.ts";
@@ -125,7 +126,8 @@ export const EXPORT_COPIES_BYTES = 8 * 1024 * 1024;
 
 /**
  * The files beside the stores that hold the person's words (damaged originals, temp files a
- * crash left), with their text while it fits the budget. Earlier /export files are not repeated.
+ * crash left, the documents they sent), with their contents while they fit the budget: text as
+ * text, a PDF as base64. Earlier /export files are not repeated.
  */
 async function copiesForExport(dataDir: string): Promise<unknown[]> {
   let bytes = 0;
@@ -134,16 +136,21 @@ async function copiesForExport(dataDir: string): Promise<unknown[]> {
     if (copy.kind === "export") continue;
     const file = relative(dataDir, copy.path);
     bytes += copy.bytes;
-    const text = bytes <= EXPORT_COPIES_BYTES ? await readTextIfExists(copy.path) : null;
+    const fits = bytes <= EXPORT_COPIES_BYTES;
+    const pdf =
+      fits && copy.kind === "document" && file.endsWith(".pdf") ? await readSentFile(dataDir, file) : null;
+    const text = fits && pdf === null ? await readTextIfExists(copy.path) : null;
     copies.push(
-      text === null
-        ? {
-            file,
-            kind: copy.kind,
-            bytes: copy.bytes,
-            omitted: `too large for this export; it is at ${copy.path}`,
-          }
-        : { file, kind: copy.kind, text },
+      pdf !== null
+        ? { file, kind: copy.kind, base64: pdf.toString("base64") }
+        : text !== null
+          ? { file, kind: copy.kind, text }
+          : {
+              file,
+              kind: copy.kind,
+              bytes: copy.bytes,
+              omitted: `too large for this export; it is at ${copy.path}`,
+            },
     );
   }
   return copies;

@@ -13,6 +13,7 @@ import type { PersonaSource } from "../model/persona.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
+import { keepSentFile } from "../store/sent-files.ts";
 import type { Trace } from "../store/trace.ts";
 import { checkinTurn, type HeartbeatOutcome } from "./checkin-turn.ts";
 import { reflectOnRecovered } from "./held-reply.ts";
@@ -162,11 +163,16 @@ class CompanionImpl implements Companion {
   }
 
   async receive(input: IncomingInput): Promise<Message> {
+    // The document first: a crash before the message is logged leaves a file Telegram's redelivery replaces.
+    const stored = input.document
+      ? await keepSentFile(this.#deps.core.dataDir, input.document.name, input.document.bytes)
+      : undefined;
+    const media = stored ? { kind: "document" as const, ...input.media, stored } : input.media;
     const message = await this.#deps.log.append({
       role: "user",
       text: input.text,
       channel: input.channel,
-      ...(input.media ? { media: input.media } : {}),
+      ...(media ? { media } : {}),
       ...(input.telegram ? { telegram: input.telegram } : {}),
       ...(input.replyTo ? { replyTo: input.replyTo } : {}),
     });
