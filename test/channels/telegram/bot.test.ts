@@ -552,7 +552,9 @@ describe("TelegramChannel", () => {
     // No bytes: the fake answers getFile with 400 invalid file_id, as for a file gone from Telegram.
     fake.message(owner, { document: { fileName: "notes.txt", mimeType: "text/plain" } });
     await fake.waitForSent(1);
-    expect(fake.sent[0]?.text).toBe("I couldn't download notes.txt from Telegram just now. Could you send it again?");
+    expect(fake.sent[0]?.text).toBe(
+      "I couldn't download notes.txt from Telegram just now. Could you send it again?",
+    );
     const [logged] = await messages.all();
     expect(logged).toMatchObject({
       text: "[document: notes.txt — not read: it could not be downloaded from Telegram]",
@@ -560,7 +562,9 @@ describe("TelegramChannel", () => {
     });
     expect(companion.received[0]?.document).toBeUndefined();
 
-    fake.message(owner, { document: { fileName: "notes.txt", mimeType: "text/plain", caption: "thoughts?" } });
+    fake.message(owner, {
+      document: { fileName: "notes.txt", mimeType: "text/plain", caption: "thoughts?" },
+    });
     await fake.waitForSent(2);
     expect(fake.sent[1]?.text).toBe(
       "echo: [document: notes.txt — not read: it could not be downloaded from Telegram] thoughts?",
