@@ -90,7 +90,7 @@ export function refusedBeforeDownload(kind: DocumentKind | null, document: Docum
 /**
  * Checks the downloaded bytes are what the name promised and within the limits: a PDF starts
  * with its `%PDF-` header and has at most pdfPages pages when they can be counted; a text file
- * decodes as UTF-8 (a byte-order mark is dropped) with no NUL bytes, in at most textChars
+ * decodes as UTF-8 (a byte-order mark is dropped), is not blank and has no NUL bytes, in at most textChars
  * characters. Returns what the model is given (the text, decoded), or why not.
  */
 export function checkDocument(
@@ -112,7 +112,7 @@ export function checkDocument(
   } catch {
     return { ok: false, notRead: "content" };
   }
-  if (text.includes("\u0000")) return { ok: false, notRead: "content" };
+  if (text.includes("\u0000") || text.trim() === "") return { ok: false, notRead: "content" };
   if ([...text].length > DOCUMENT_LIMITS.textChars) return { ok: false, notRead: "size" };
   return { ok: true, bytes: new TextEncoder().encode(text) };
 }
@@ -144,7 +144,7 @@ export function notReadNote(notRead: NotRead): string {
     case "download":
       return "not read: it could not be downloaded from Telegram";
     case "content":
-      return "not read: its contents could not be read";
+      return "not read: it is empty or its contents could not be read";
   }
 }
 
@@ -164,6 +164,6 @@ export function notReadReply(fileName: string, notRead: NotRead): string {
     case "download":
       return `I couldn't download ${fileName} from Telegram just now. Could you send it again?`;
     case "content":
-      return `I couldn't read ${fileName}: it isn't a PDF or plain text I can make sense of. Could you paste the part that matters?`;
+      return `I couldn't read ${fileName}: it's empty, or not a PDF or plain text I can make sense of. Could you paste the part that matters?`;
   }
 }

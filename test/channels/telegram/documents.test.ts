@@ -69,6 +69,7 @@ describe("which documents the model reads", () => {
     expect(checkDocument("text", withBom)).toEqual({ ok: true, bytes: new Uint8Array(text) });
     expect(checkDocument("text", await fixture("latin1.txt"))).toEqual({ ok: false, notRead: "content" });
     expect(checkDocument("text", Buffer.from("abc\u0000def"))).toEqual({ ok: false, notRead: "content" });
+    expect(checkDocument("text", Buffer.from(" \n"))).toEqual({ ok: false, notRead: "content" });
     const long = Buffer.from("é".repeat(DOCUMENT_LIMITS.textChars + 1));
     expect(checkDocument("text", long)).toEqual({ ok: false, notRead: "size" });
     expect(checkDocument("text", Buffer.from("é".repeat(DOCUMENT_LIMITS.textChars))).ok).toBe(true);
