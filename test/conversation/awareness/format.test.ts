@@ -148,7 +148,11 @@ describe("formatAwarenessForPrompt: media", () => {
         media: { kind: "document", fileName: "plan.pdf", caption: "for Monday" },
       },
     ];
-    const ctx = buildAwarenessContext(log, new Date(at(5)), { ...defaultAwarenessSettings, timezone: "UTC" });
+    const ctx = buildAwarenessContext(log, new Date(at(5)), {
+      ...defaultAwarenessSettings,
+      timezone: "UTC",
+      trigger: "reply",
+    });
     const block = formatAwarenessForPrompt(ctx, "reply");
     expect(block.split("for Monday").length - 1).toBe(1);
     expect(block.split("my garden").length - 1).toBe(1);
