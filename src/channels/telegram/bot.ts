@@ -221,7 +221,11 @@ export class TelegramChannel {
   }
 
   async #applyEdit(edited: TelegramMessage): Promise<void> {
-    const described = describeMessage(edited);
+    // A document's edited caption keeps saying why the document was not read, if it was not.
+    const before = edited.document
+      ? await this.#options.messages.findByTelegram(edited.chat.id, edited.message_id)
+      : null;
+    const described = describeMessage(edited, before?.media?.notRead);
     if (!described) return;
     const editedAt = new Date((edited.edit_date ?? edited.date) * 1000).toISOString();
     const logged = await this.#options.companion.receiveEdit(
