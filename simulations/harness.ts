@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CoreConfig, loadCoreConfig, type ModelConfig } from "../src/app/config.ts";
+import { type CoreConfig, loadCoreConfig } from "../src/app/config.ts";
 import { buildCommandHandlers, buildCompanion, type Runtime } from "../src/app/main.ts";
 import type { CommandHandlers } from "../src/channels/command-handlers.ts";
 import { commandOf } from "../src/channels/commands.ts";
@@ -17,10 +17,12 @@ import type { OutboundPort, OutgoingMessage } from "../src/core/port.ts";
 import { type ModelAnswer, ModelClient } from "../src/model/llm.ts";
 import { loadPersona } from "../src/model/persona.ts";
 import { protocolAndPersona } from "../src/model/prompts.ts";
+import type { ModelConfig } from "../src/model/settings.ts";
 import { acquireDataLock } from "../src/store/lock.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
 import { NotesStore } from "../src/store/notes.ts";
+import { SentFiles } from "../src/store/sent-files.ts";
 import { Trace } from "../src/store/trace.ts";
 import type { BaselinePrompt } from "./baselines.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
@@ -203,6 +205,7 @@ class SimulationRun {
       messages,
       mind,
       notes: new NotesStore({ dataDir }),
+      files: new SentFiles({ dataDir }),
       trace: new Trace({ dataDir, clock }),
       llm,
     };

@@ -11,15 +11,16 @@ import { SerialQueue } from "../core/serial-queue.ts";
 import { forgetCopies } from "../mind/forget.ts";
 import { ModelClient } from "../model/llm.ts";
 import { personaFromDir } from "../model/persona.ts";
+import type { ModelConfig } from "../model/settings.ts";
 import { readTextIfExists } from "../store/files.ts";
 import { acquireDataLock, type DataLock } from "../store/lock.ts";
 import { MessageLog } from "../store/messages.ts";
 import { MindStore } from "../store/mind.ts";
 import { NotesStore } from "../store/notes.ts";
 import { keptCopies, PERSON_FILES, removeKeptCopies } from "../store/person-files.ts";
-import { readSentFile } from "../store/sent-files.ts";
+import { SentFiles } from "../store/sent-files.ts";
 import { Trace, type TraceLine } from "../store/trace.ts";
-import type { CoreConfig, ModelConfig, TelegramConfig } from "./config.ts";
+import type { CoreConfig, TelegramConfig } from "./config.ts";
 import { type HeartbeatSchedule, startHeartbeatSchedule } from "./scheduler.ts";
 import { formatStatus, readStatus } from "./status.ts";
 
@@ -41,6 +42,7 @@ export interface Runtime {
   messages: MessageLog;
   mind: MindStore;
   notes: NotesStore;
+  files: SentFiles;
   trace: Trace;
   llm: ModelClient;
 }
@@ -63,9 +65,10 @@ export async function openRuntime(options: {
     const messages = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone, logger });
     const mind = await MindStore.open(core.dataDir, clock);
     const notes = new NotesStore({ dataDir: core.dataDir });
+    const files = new SentFiles({ dataDir: core.dataDir });
     const trace = new Trace({ dataDir: core.dataDir, clock, logger });
     const llm = new ModelClient(model, { clock });
-    return { core, model, clock, timers, logger, lock, messages, mind, notes, trace, llm };
+    return { core, model, clock, timers, logger, lock, messages, mind, notes, files, trace, llm };
   } catch (error) {
     await lock.release();
     throw error;
@@ -82,6 +85,7 @@ export function buildCompanion(runtime: Runtime, port: OutboundPort, options?: C
     log: runtime.messages,
     mind: runtime.mind,
     notes: runtime.notes,
+    files: runtime.files,
     trace: runtime.trace,
     llm: runtime.llm,
     port,
@@ -129,7 +133,7 @@ export const EXPORT_COPIES_BYTES = 8 * 1024 * 1024;
  * crash left, the documents they sent), with their contents while they fit the budget: text as
  * text, a PDF as base64. Earlier /export files are not repeated.
  */
-async function copiesForExport(dataDir: string): Promise<unknown[]> {
+async function copiesForExport(dataDir: string, files: SentFiles): Promise<unknown[]> {
   let bytes = 0;
   const copies: unknown[] = [];
   for (const copy of await keptCopies(dataDir)) {
@@ -137,8 +141,7 @@ async function copiesForExport(dataDir: string): Promise<unknown[]> {
     const file = relative(dataDir, copy.path);
     bytes += copy.bytes;
     const fits = bytes <= EXPORT_COPIES_BYTES;
-    const pdf =
-      fits && copy.kind === "document" && file.endsWith(".pdf") ? await readSentFile(dataDir, file) : null;
+    const pdf = fits && copy.kind === "document" && file.endsWith(".pdf") ? await files.read(file) : null;
     const text = fits && pdf === null ? await readTextIfExists(copy.path) : null;
     copies.push(
       pdf !== null
@@ -165,7 +168,7 @@ export interface CommandHooks {
 
 /** The slash commands over a runtime: status, pause and the rest, export and wipe. */
 export function buildCommandHandlers(runtime: Runtime, hooks: CommandHooks = {}): CommandHandlers {
-  const { core, model, clock, messages, mind, notes, trace } = runtime;
+  const { core, model, clock, messages, mind, notes, files, trace } = runtime;
   return new CommandHandlers({
     ...hooks,
     mind,
@@ -191,7 +194,7 @@ export function buildCommandHandlers(runtime: Runtime, hooks: CommandHooks = {})
         notes: await Promise.all(keys.map(async (n) => ({ key: n.key, text: await notes.read(n.key) }))),
         traceNote: turns.note,
         trace: turns.records,
-        otherFiles: await copiesForExport(core.dataDir),
+        otherFiles: await copiesForExport(core.dataDir, files),
       };
     },
     async wipeAll() {
@@ -440,10 +443,12 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
   } catch (error) {
     if (starting.signal.aborted) {
       // Abandoned, not finished: nothing here is waited for, so the process can exit at once.
+      // Work still in flight (recovery waiting on the model) may yet write, so the lock goes
+      // with the process, not before it.
       logger.info("stopped before listening; what start-up had begun is done after the next start");
       void channel?.stop(0).catch(() => undefined);
       void companion?.close().catch(() => undefined);
-      await releaseLock();
+      runtime.lock.releaseAtExit();
       throw starting.signal.reason;
     }
     forgetSignals();

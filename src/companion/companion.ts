@@ -1,5 +1,5 @@
-import type { CoreConfig, ModelConfig } from "../app/config.ts";
 import { pendingMessages } from "../conversation/pending-messages.ts";
+import type { HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Clock, Timer, Timers } from "../core/clock.ts";
 import { InFlight, settledWithin } from "../core/in-flight.ts";
 import type { Logger } from "../core/log.ts";
@@ -10,10 +10,11 @@ import type { PendingImage } from "../mind/compose.ts";
 import { Reflector } from "../mind/reflection-queue.ts";
 import type { ModelClient } from "../model/llm.ts";
 import type { PersonaSource } from "../model/persona.ts";
+import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
-import { keepSentFile } from "../store/sent-files.ts";
+import type { SentFiles } from "../store/sent-files.ts";
 import type { Trace } from "../store/trace.ts";
 import { checkinTurn, type HeartbeatOutcome } from "./checkin-turn.ts";
 import { reflectOnRecovered } from "./held-reply.ts";
@@ -50,11 +51,13 @@ export interface CompanionDeps {
   clock: Clock;
   /** Every wait (the retry, reflection's back-off, close's bound) goes through these. */
   timers: Timers;
-  core: CoreConfig;
+  core: HeartbeatSettings;
   model: ModelConfig;
   log: MessageLog;
   mind: MindStore;
   notes: NotesStore;
+  /** Where the documents the person sends are kept for the model to read. */
+  files: SentFiles;
   trace: Trace;
   /** Its calls return their usage; the turns and reflection record it in the mind's ledger (what the budget counts). */
   llm: ModelClient;
@@ -165,7 +168,7 @@ class CompanionImpl implements Companion {
   async receive(input: IncomingInput): Promise<Message> {
     // The document first: a crash before the message is logged leaves a file Telegram's redelivery replaces.
     const stored = input.document
-      ? await keepSentFile(this.#deps.core.dataDir, input.document.name, input.document.bytes)
+      ? await this.#deps.files.keep(input.document.name, input.document.bytes)
       : undefined;
     const media = stored ? { kind: "document" as const, ...input.media, stored } : input.media;
     const message = await this.#deps.log.append({

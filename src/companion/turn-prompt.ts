@@ -1,5 +1,4 @@
 import { DateTime } from "luxon";
-import type { CoreConfig, ModelConfig } from "../app/config.ts";
 import { buildAwarenessContext } from "../conversation/awareness/build.ts";
 import {
   type AwarenessContext,
@@ -10,6 +9,7 @@ import {
 import { formatAwarenessForPrompt } from "../conversation/awareness/format.ts";
 import { detectTopics } from "../conversation/awareness/topics.ts";
 import { effectiveTimezone, heartbeatSettingsFromConfig } from "../conversation/checkin-policy.ts";
+import type { HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Message } from "../core/message.ts";
 import {
   type ComposedPrompt,
@@ -27,18 +27,21 @@ import { recentThreadNotes } from "../mind/threads.ts";
 import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../model/cache-plan.ts";
 import type { PersonaSource } from "../model/persona.ts";
 import { buildStablePrefix, checkinMomentText, type StablePrefix } from "../model/prompts.ts";
+import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindState } from "../store/mind.ts";
-import { readSentFile } from "../store/sent-files.ts";
+import type { SentFiles } from "../store/sent-files.ts";
 
-/** Where a turn's prompt is read from: settings, the log, the persona, and the images waiting with messages. */
+/** Where a turn's prompt is read from: settings, the log, the persona, the images waiting with messages, the documents sent. */
 export interface TurnPromptDeps {
-  core: CoreConfig;
+  core: HeartbeatSettings;
   model: ModelConfig;
   log: MessageLog;
   persona: PersonaSource;
   /** Images of the person's messages not answered yet, by message id (they are not in the log). */
   images: ReadonlyMap<string, PendingImage>;
+  /** The documents the person sent, which the log points at (media.stored). */
+  files: SentFiles;
 }
 
 /** A turn's prompt and which awareness block it showed, which the trace records. */
@@ -94,7 +97,7 @@ export async function composeTurnPrompt(
     flushedThrough: mind.flushedThrough,
     pending,
     images: deps.images,
-    documents: await documentsToShow(deps.core.dataDir, log, pending, now),
+    documents: await documentsToShow(deps.files, log, pending, now),
     waitedMinutes: waitedMinutes(pending, awareness, now),
     ...(kind === "heartbeat"
       ? { checkinText: checkinMomentText(`${local.toFormat("cccc HH:mm")}, ${zone}`) }
@@ -110,7 +113,7 @@ export async function composeTurnPrompt(
  * files/, a missing file as `missing`. Compose decides where each goes.
  */
 async function documentsToShow(
-  dataDir: string,
+  files: SentFiles,
   log: readonly Message[],
   pending: readonly Message[],
   now: Date,
@@ -120,7 +123,7 @@ async function documentsToShow(
   for (const message of [...pending, ...recent]) {
     const stored = message.media?.stored;
     if (!stored || message.media?.notRead || documents.has(message.id)) continue;
-    const bytes = await readSentFile(dataDir, stored);
+    const bytes = await files.read(stored);
     documents.set(
       message.id,
       bytes === null

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ModelConfig } from "../../src/app/config.ts";
 import {
   type Companion,
   type CompanionOptions,
@@ -22,10 +21,12 @@ import { type UsageRecord, usageTotal } from "../../src/core/usage.ts";
 import { RETRY_BACKOFF_MS } from "../../src/mind/reflection-queue.ts";
 import { ModelClient } from "../../src/model/llm.ts";
 import { loadPersona, personaFromDir } from "../../src/model/persona.ts";
+import type { ModelConfig } from "../../src/model/settings.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";
 import type { MemoryItem } from "../../src/store/mind-schema.ts";
 import { NotesStore } from "../../src/store/notes.ts";
+import { SentFiles } from "../../src/store/sent-files.ts";
 import { Trace } from "../../src/store/trace.ts";
 import {
   fakeModelConfig,
@@ -106,6 +107,7 @@ async function harness(
     log,
     mind,
     notes,
+    files: new SentFiles({ dataDir }),
     trace,
     llm: new ModelClient(model, { clock }),
     port: {
