@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { withNoticeSaid } from "../conversation/checkin-notices.ts";
 import { withCheckinSent } from "../conversation/checkin-policy.ts";
 import { answeredBy } from "../conversation/pending-messages.ts";
+import type { NoticeSaid } from "../core/checkin-notices.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Logger } from "../core/log.ts";
@@ -32,6 +34,8 @@ export interface DeliveryMeta {
   annotations?: Annotations;
   /** A check-in's decision record, for /why: recorded together with the check-in counted as sent. */
   decision?: Decision;
+  /** A notice about check-ins stopping or resuming: recorded as told together with it logged as sent. */
+  said?: NoticeSaid;
 }
 
 /**
@@ -101,6 +105,7 @@ export class Outbox {
       ...(meta.answeredThrough ? { answeredThrough: meta.answeredThrough } : {}),
       ...(meta.annotations ? { annotations: meta.annotations } : {}),
       ...(meta.decision ? { decision: meta.decision } : {}),
+      ...(meta.said ? { said: meta.said } : {}),
     };
     await this.#deps.mind.update((mind) => {
       mind.outbox.push(intent);
@@ -193,6 +198,8 @@ export class Outbox {
     await this.#deps.mind.update((mind) => {
       mind.outbox = mind.outbox.filter((entry) => entry.id !== intent.id);
       if (intent.kind === "heartbeat" && intent.decision) recordCheckin(mind, intent, message);
+      if (intent.said)
+        mind.checkinNotices = withNoticeSaid(mind.checkinNotices, intent.said, new Date(intent.createdAt));
       followUp?.inWrite(mind);
     });
     return followUp ? followUp.afterWrite() : "none";
