@@ -1,8 +1,8 @@
 import { DateTime } from "luxon";
 import { decisionSentence } from "../channels/reasons.ts";
 import { checkinsToday, isInQuietHours } from "../conversation/checkin-policy.ts";
-import { type HeartbeatCron, nextFireTime } from "../conversation/schedule.ts";
 import { isNotice } from "../conversation/pending-messages.ts";
+import { type HeartbeatCron, nextFireTime } from "../conversation/schedule.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
 import { plural } from "../core/text.ts";
