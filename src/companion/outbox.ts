@@ -115,10 +115,12 @@ export class Outbox {
 
   /**
    * Finishes what a crash interrupted: intents already logged are cleared with the bookkeeping
-   * the crash cut off (a check-in's count and decision, and the caller's follow-up from
-   * `afterRecovered`, e.g. reflection), stale check-ins and notices dropped, the other
-   * check-ins sent (from the part they stopped at). Replies not logged yet are left in place
-   * for the reply turn that recovery runs next, which delivers held replies first.
+   * the crash cut off (a check-in's count and decision, a notice's record of what was told, and
+   * the caller's follow-up from `afterRecovered`, e.g. reflection), stale check-ins and notices
+   * dropped (a notice about check-ins was not recorded as told, so the next tick says it while
+   * its cause holds), the other check-ins sent (from the part they stopped at). Replies not
+   * logged yet are left in place for the reply turn that recovery runs next, which delivers
+   * held replies first.
    */
   async finishInterrupted(afterRecovered: (intent: OutboxIntent) => AfterSent | undefined): Promise<void> {
     const now = this.#deps.clock.now().getTime();
@@ -192,7 +194,10 @@ export class Outbox {
     );
   }
 
-  /** Clears a logged intent in one write with a check-in's count and decision and the caller's follow-up mutation. */
+  /**
+   * Clears a logged intent in one write with a check-in's count and decision, a notice's record
+   * of what the person was told about check-ins, and the caller's follow-up mutation.
+   */
   async #settle(intent: OutboxIntent, message: Message, afterSent?: AfterSent): Promise<string> {
     const followUp = afterSent?.(message);
     await this.#deps.mind.update((mind) => {
