@@ -359,12 +359,17 @@ class SimulationRun {
   async #tick(): Promise<void> {
     const now = this.clock.now();
     const tone = await this.#tone(now);
+    const before = this.parts.port.sent.length;
     const outcome: HeartbeatOutcome = await this.parts.companion.heartbeat();
     if (outcome.status === "closed") return;
     const topic = outcome.decision.topic ?? null;
     if (outcome.status === "held") {
       const { reason, detail } = outcome.decision;
       this.#record({ kind: "checkin-held", reason, detail, stage: stageOf(reason), topic, tone });
+      // What a held tick told the person about check-ins stopping or resuming (companion/checkin-notice.ts).
+      for (const message of this.parts.port.sent.slice(before)) {
+        if (message.kind === "notice") this.#record({ kind: "notice", text: message.text });
+      }
       return;
     }
     this.#record({
