@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
 import { decisionSentence } from "../channels/reasons.ts";
 import { checkinsToday, isInQuietHours } from "../conversation/checkin-policy.ts";
-import { isReaction } from "../conversation/pending-messages.ts";
+import { isNotice, isReaction } from "../conversation/pending-messages.ts";
 import { type HeartbeatCron, nextFireTime } from "../conversation/schedule.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
@@ -155,9 +155,9 @@ export function buildStatus(input: StatusInput): Status {
   };
 }
 
-/** When the last message of `role` (not a reaction) plus `minutes` ends, in ms; null when there is none in view. */
+/** When the last message of `role` (not a notice or a reaction) plus `minutes` ends, in ms; null when there is none in view. */
 function lastAt(messages: readonly Message[], role: Message["role"], minutes: number): number | null {
-  const last = messages.findLast((m) => m.role === role && !isReaction(m));
+  const last = messages.findLast((m) => m.role === role && !isNotice(m) && !isReaction(m));
   return last === undefined || minutes === 0 ? null : Date.parse(last.ts) + minutes * 60_000;
 }
 
@@ -176,13 +176,13 @@ function memoryCounts(mind: MindState): Status["memory"] {
   };
 }
 
-/** The companion's messages after the person's last one (a reaction is none): the awareness engine's unanswered count. */
+/** The companion's messages after the person's last one, notices and reactions left out: the awareness engine's unanswered count. */
 export function unansweredCount(messages: readonly Message[]): number {
   let count = 0;
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i] as Message;
     if (message.role === "user") break;
-    if (!isReaction(message)) count += 1;
+    if (!isNotice(message) && !isReaction(message)) count += 1;
   }
   return count;
 }
