@@ -1,4 +1,5 @@
 import { heartbeatSettingsFromConfig, shouldFireHeartbeat } from "../../conversation/checkin-policy.ts";
+import { learnTiming } from "../../conversation/timing.ts";
 import { emptyHeartbeatState, type HeartbeatState } from "../../core/checkin-settings.ts";
 import type { Message } from "../../core/message.ts";
 import { parseInstant, readLogAtMoment } from "./awareness.ts";
@@ -26,14 +27,16 @@ export const heartbeatCheckCommand = defineCommand({
     "Runs the heartbeat pre-check (the rules applied before any model is called) on a message",
     "log at --now, with the check-in rules from the environment (PRESENCE_QUIET_HOURS,",
     "PRESENCE_MAX_UNANSWERED, ...). Check-ins already sent are the log's assistant messages with",
-    'trigger "heartbeat". Needs no bot token or API key.',
+    'trigger "heartbeat". When in the week the person answers is learned from the same log (the',
+    "8 weeks before --now), unless PRESENCE_LEARN_TIMING=off. Needs no bot token or API key.",
     "",
     "Options:",
     '  --log FILE           the log: { "messages": [...] } or an array; entries need role, text, ts',
     "  --now ISO            the moment, e.g. 2026-02-07T14:22:00Z; without an offset it is read in the zone",
     "  --tz IANA            the person's zone (default: PRESENCE_TIMEZONE, else this machine's)",
     "  --paused-until ISO   act as if check-ins were paused until then",
-    "  --json               print { fire, reason, detail, now, timezone } as JSON",
+    "  --json               print { fire, reason, detail, now, timezone } as JSON (with the moment",
+    "                       and the learned best hours when the reason is unlikely-moment)",
   ].join("\n"),
   options: {
     log: { type: "string" },
@@ -55,7 +58,9 @@ export const heartbeatCheckCommand = defineCommand({
         ? null
         : parseInstant("heartbeat-check", "--paused-until", pausedText, timezone);
     const settings = { ...heartbeatSettingsFromConfig(core), timezone };
-    const decision = shouldFireHeartbeat(context, now, settings, stateFromLog(log, pausedUntil));
+    const state = stateFromLog(log, pausedUntil);
+    const timing = core.learnTiming ? learnTiming(log, now, timezone) : undefined;
+    const decision = shouldFireHeartbeat(context, now, settings, { ...state, ...(timing && { timing }) });
     if (values.json) {
       io.stdout(`${JSON.stringify({ ...decision, now: now.toISOString(), timezone }, null, 2)}\n`);
     } else {
