@@ -10,7 +10,7 @@ import type { Message } from "../core/message.ts";
  * on a weekend day. Each bucket counts observations, answered or not:
  * - every check-in sent at that hour, answered when the person wrote within
  *   {@link QUICK_ANSWER_MINUTES} of it;
- * - every further hour an unanswered check-in waited (until the person wrote, the next
+ * - every further whole hour an unanswered check-in waited (until the person wrote, the next
  *   check-in took over, or 12 hours passed), not answered: the person could have answered
  *   then and did not, so a check-in ignored from 9:00 to 19:30 says something about each
  *   hour between, not only about 9:00;
@@ -51,6 +51,8 @@ export const PRIOR_WEIGHT = 2;
 export const UNLIKELY_RATE = 0.2;
 /** An hour answered at least this often is a good one; without one, nothing is held. */
 export const GOOD_RATE = 0.5;
+/** The best hours are the good ones within this much of the best rate. */
+const BEST_MARGIN = 0.3;
 
 /** Weekday (Monday to Friday) or weekend (Saturday, Sunday), in the person's zone. */
 export type DayKind = "weekday" | "weekend";
@@ -156,7 +158,7 @@ export function learnTiming(messages: readonly Message[], now: Date, zone: strin
       ms + MAX_WAIT_MS,
       nowMs,
     );
-    for (let at = ms + HOUR_MS; at < waitedUntil; at += HOUR_MS) observe(at, false);
+    for (let at = ms + HOUR_MS; at + HOUR_MS <= waitedUntil; at += HOUR_MS) observe(at, false);
   });
 
   const pooled = emptyDay().map((_, hour) =>
@@ -193,7 +195,7 @@ export function momentOutlook(timing: LearnedTiming, now: Date): MomentOutlook {
 
 /**
  * The hours the person answers best on this kind of day: those with enough evidence whose
- * rate reaches GOOD_RATE and comes within 0.15 of the best; empty before the floor is reached.
+ * rate reaches GOOD_RATE and comes within BEST_MARGIN of the best; empty before the floor is reached.
  */
 export function bestHours(timing: LearnedTiming, kind: DayKind): HourRange[] {
   if (timing.checkins < MIN_CHECKINS) return [];
@@ -201,7 +203,7 @@ export function bestHours(timing: LearnedTiming, kind: DayKind): HourRange[] {
   const known = rates.map((rate, hour) => ((timing.evidence[hour] as number) >= MIN_EVIDENCE ? rate : 0));
   const top = Math.max(...known);
   if (top < GOOD_RATE) return [];
-  const good = known.map((rate) => rate >= GOOD_RATE && rate >= top - 0.15);
+  const good = known.map((rate) => rate >= GOOD_RATE && rate >= top - BEST_MARGIN);
   const ranges: HourRange[] = [];
   good.forEach((isGood, hour) => {
     if (!isGood) return;
