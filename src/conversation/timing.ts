@@ -7,7 +7,8 @@ import type { Message } from "../core/message.ts";
  * and hold a check-in back at an hour they rarely answer (`unlikely-moment`).
  *
  * The week is cut into 48 buckets: the hour of the day in the person's zone, on a weekday or
- * on a weekend day. Each bucket counts observations, answered or not:
+ * on a weekend day (the zone they are in now: after a trip, past hours are read in it too,
+ * which a few days at home set right). Each bucket counts observations, answered or not:
  * - every check-in sent at that hour, answered when the person wrote within
  *   {@link QUICK_ANSWER_MINUTES} of it;
  * - every further whole hour an unanswered check-in waited (until the person wrote, the next
@@ -38,19 +39,19 @@ const HOUR_MS = 3_600_000;
 const MAX_WAIT_MS = 12 * HOUR_MS;
 
 /** An answer within this many minutes of a check-in counts as answering it quickly. */
-export const QUICK_ANSWER_MINUTES = 120;
+const QUICK_ANSWER_MINUTES = 120;
 /** How far back the log is read: two months of habits, and a bounded read however long the log. */
 export const LOOKBACK_DAYS = 56;
 /** Check-ins in the look-back before any hour may be held: a new companion behaves as before. */
 export const MIN_CHECKINS = 10;
 /** Smoothed observations around an hour before it may be called unlikely. */
-export const MIN_EVIDENCE = 3;
+const MIN_EVIDENCE = 3;
 /** Prior strength, in observations, of each level of the smoothing. */
-export const PRIOR_WEIGHT = 2;
+const PRIOR_WEIGHT = 2;
 /** Below this answer rate an hour is one the person rarely answers at. */
-export const UNLIKELY_RATE = 0.2;
+const UNLIKELY_RATE = 0.2;
 /** An hour answered at least this often is a good one; without one, nothing is held. */
-export const GOOD_RATE = 0.5;
+const GOOD_RATE = 0.5;
 /** The best hours are the good ones within this much of the best rate. */
 const BEST_MARGIN = 0.3;
 
