@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CoreConfig, loadCoreConfig, type ModelConfig } from "../src/app/config.ts";
+import { type CoreConfig, loadCoreConfig } from "../src/app/config.ts";
 import { buildCommandHandlers, buildCompanion, type Runtime } from "../src/app/main.ts";
 import type { CommandHandlers } from "../src/channels/command-handlers.ts";
 import { commandOf } from "../src/channels/commands.ts";
@@ -17,6 +17,7 @@ import type { OutboundPort, OutgoingMessage } from "../src/core/port.ts";
 import { type ModelAnswer, ModelClient } from "../src/model/llm.ts";
 import { loadPersona } from "../src/model/persona.ts";
 import { protocolAndPersona } from "../src/model/prompts.ts";
+import type { ModelConfig } from "../src/model/settings.ts";
 import { acquireDataLock } from "../src/store/lock.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
@@ -356,12 +357,17 @@ class SimulationRun {
   async #tick(): Promise<void> {
     const now = this.clock.now();
     const tone = await this.#tone(now);
+    const before = this.parts.port.sent.length;
     const outcome: HeartbeatOutcome = await this.parts.companion.heartbeat();
     if (outcome.status === "closed") return;
     const topic = outcome.decision.topic ?? null;
     if (outcome.status === "held") {
       const { reason, detail } = outcome.decision;
       this.#record({ kind: "checkin-held", reason, detail, stage: stageOf(reason), topic, tone });
+      // What a held tick told the person about check-ins stopping or resuming (companion/checkin-notice.ts).
+      for (const message of this.parts.port.sent.slice(before)) {
+        if (message.kind === "notice") this.#record({ kind: "notice", text: message.text });
+      }
       return;
     }
     this.#record({

@@ -1,5 +1,5 @@
-import type { CoreConfig, ModelConfig } from "../app/config.ts";
 import { pendingMessages } from "../conversation/pending-messages.ts";
+import type { HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Clock, Timer, Timers } from "../core/clock.ts";
 import { InFlight, settledWithin } from "../core/in-flight.ts";
 import type { Logger } from "../core/log.ts";
@@ -10,10 +10,12 @@ import type { PendingImage } from "../mind/compose.ts";
 import { Reflector } from "../mind/reflection-queue.ts";
 import type { ModelClient } from "../model/llm.ts";
 import type { PersonaSource } from "../model/persona.ts";
+import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { Trace } from "../store/trace.ts";
+import { noticeAfterCheckin } from "./checkin-notice.ts";
 import { checkinTurn, type HeartbeatOutcome } from "./checkin-turn.ts";
 import { reflectOnRecovered } from "./held-reply.ts";
 import { Outbox } from "./outbox.ts";
@@ -41,7 +43,8 @@ export type { ReplyOutcome } from "./reply-turn.ts";
  * model is called; what goes out goes through the outbox (outbox.ts), so a crash can
  * neither lose an answer nor repeat one. The turns themselves are in reply-turn.ts and
  * checkin-turn.ts; the retry and notice in reply-retry.ts; a reply the channel refused,
- * resent as written, in held-reply.ts; reflection's timing in reflection-schedule.ts.
+ * resent as written, in held-reply.ts; reflection's timing in reflection-schedule.ts; what a
+ * check-in turn tells the person when check-ins stop or resume unseen, in checkin-notice.ts.
  */
 
 /** Everything the companion is built from; main.ts wires the real ones, tests the fakes. */
@@ -49,7 +52,7 @@ export interface CompanionDeps {
   clock: Clock;
   /** Every wait (the retry, reflection's back-off, close's bound) goes through these. */
   timers: Timers;
-  core: CoreConfig;
+  core: HeartbeatSettings;
   model: ModelConfig;
   log: MessageLog;
   mind: MindStore;
@@ -98,7 +101,10 @@ export interface Companion {
   ): Promise<Message | null>;
   /** Logs `input` if given, then answers everything the person said since the last answer, in one turn. */
   reply(input?: IncomingInput): Promise<ReplyOutcome>;
-  /** Considers a check-in now: pre-check, budget, decide, guard, write, send. */
+  /**
+   * Considers a check-in now: pre-check, budget, decide, guard, write, send; then says a notice
+   * when check-ins stopped or resumed for a reason the person cannot see (checkin-notice.ts).
+   */
   heartbeat(): Promise<HeartbeatOutcome>;
   /** After a restart: finishes interrupted sends, answers what is unanswered (once), runs queued reflections. */
   recover(): Promise<void>;
@@ -218,7 +224,11 @@ class CompanionImpl implements Companion {
   async heartbeat(): Promise<HeartbeatOutcome> {
     if (this.#closed) return { status: "closed" };
     return this.#lock.runCoalesced("heartbeat", () =>
-      this.#guarded("heartbeat", () => checkinTurn(this.#turn)),
+      this.#guarded("heartbeat", async () => {
+        const outcome = await checkinTurn(this.#turn);
+        if (outcome.status !== "closed") await noticeAfterCheckin(this.#turn, outcome.decision);
+        return outcome;
+      }),
     );
   }
 

@@ -40,6 +40,7 @@ export function heartbeatSettingsFromConfig(core: HeartbeatSettings): HeartbeatS
     recentMinutes: core.recentMinutes,
     minGapMinutes: core.minGapMinutes,
     maxCheckinsPerDay: core.maxCheckinsPerDay,
+    learnTiming: core.learnTiming,
   };
 }
 

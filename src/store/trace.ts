@@ -82,6 +82,7 @@ const heartbeatRecordSchema = z.strictObject({
     "leak-guard",
     "send",
     "sent",
+    "notice",
   ]),
   preCheck: heartbeatDecisionSchema.optional(),
   tokensToday: count.optional(),

@@ -28,6 +28,7 @@ const settings: HeartbeatSettings = {
   recentMinutes: 30,
   minGapMinutes: 45,
   maxCheckinsPerDay: 8,
+  learnTiming: true,
 };
 
 /** Tuesday 10 February 2026, 15:00 in Berlin. */
