@@ -1,5 +1,6 @@
 import { DateTime } from "luxon";
 import type { Message } from "../core/message.ts";
+import { isNotice } from "./pending-messages.ts";
 
 /**
  * When in the week the person tends to answer: learned from the message log alone (pure, no
@@ -100,7 +101,7 @@ export function isCheckin(message: Message): boolean {
   return (
     message.role === "assistant" &&
     message.trigger === "heartbeat" &&
-    message.notice !== true &&
+    !isNotice(message) &&
     message.reaction === undefined
   );
 }

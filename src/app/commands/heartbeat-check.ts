@@ -1,5 +1,5 @@
 import { heartbeatSettingsFromConfig, shouldFireHeartbeat } from "../../conversation/checkin-policy.ts";
-import { learnTiming } from "../../conversation/timing.ts";
+import { isCheckin, learnTiming } from "../../conversation/timing.ts";
 import { emptyHeartbeatState, type HeartbeatState } from "../../core/checkin-settings.ts";
 import type { Message } from "../../core/message.ts";
 import { parseInstant, readLogAtMoment } from "./awareness.ts";
@@ -7,14 +7,15 @@ import { defineCommand } from "./command.ts";
 
 /**
  * What a log alone says about the heartbeat state: the check-ins already sent are its
- * assistant messages marked `trigger: "heartbeat"`. Pause, quiet-hours and zone overrides
+ * assistant messages marked `trigger: "heartbeat"`, notices and reactions left out as the
+ * companion leaves them out (conversation/timing.ts's isCheckin). Pause, quiet-hours and zone overrides
  * live in the companion's data, not in a log, so only --paused-until stands in for them.
  */
 function stateFromLog(log: readonly Message[], pausedUntil: Date | null): HeartbeatState {
   return {
     ...emptyHeartbeatState,
     pausedUntil: pausedUntil?.toISOString() ?? null,
-    checkinsSent: log.filter((m) => m.role === "assistant" && m.trigger === "heartbeat").map((m) => m.ts),
+    checkinsSent: log.filter(isCheckin).map((m) => m.ts),
   };
 }
 

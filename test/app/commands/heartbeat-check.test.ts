@@ -92,6 +92,19 @@ describe("heartbeat-check", () => {
     });
   });
 
+  it("does not count the companion's notices as check-ins sent", async () => {
+    const notices = ["08:07", "10:07", "12:07"].map((time) => ({
+      role: "assistant",
+      trigger: "heartbeat",
+      notice: true,
+      text: "I can't reach my model right now, so I've stopped checking in; I'll say when I'm back.",
+      ts: `2026-02-10T${time}:00Z`,
+    }));
+    const path = await logFile("three-notices.json", notices);
+    const args = ["--log", path, "--now", "2026-02-10T15:00:00Z", "--tz", "UTC"];
+    expect(await decide(args, { PRESENCE_MAX_CHECKINS_PER_DAY: "3" })).toMatchObject({ reason: "ok" });
+  });
+
   it("prints one human line without --json", async () => {
     const result = await runInProcess(["heartbeat-check", ...QUIET, "--tz", "Asia/Tokyo"]);
     expect(result.stdout).toBe(
