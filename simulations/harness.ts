@@ -22,6 +22,7 @@ import { acquireDataLock } from "../src/store/lock.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
 import { NotesStore } from "../src/store/notes.ts";
+import { SentFiles } from "../src/store/sent-files.ts";
 import { Trace } from "../src/store/trace.ts";
 import type { BaselinePrompt } from "./baselines.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
@@ -204,6 +205,7 @@ class SimulationRun {
       messages,
       mind,
       notes: new NotesStore({ dataDir }),
+      files: new SentFiles({ dataDir }),
       trace: new Trace({ dataDir, clock }),
       llm,
     };

@@ -14,6 +14,7 @@ import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
+import type { SentFiles } from "../store/sent-files.ts";
 import type { Trace } from "../store/trace.ts";
 import { noticeAfterCheckin } from "./checkin-notice.ts";
 import { checkinTurn, type HeartbeatOutcome } from "./checkin-turn.ts";
@@ -57,6 +58,8 @@ export interface CompanionDeps {
   log: MessageLog;
   mind: MindStore;
   notes: NotesStore;
+  /** Where the documents the person sends are kept for the model to read. */
+  files: SentFiles;
   trace: Trace;
   /** Its calls return their usage; the turns and reflection record it in the mind's ledger (what the budget counts). */
   llm: ModelClient;
@@ -168,11 +171,16 @@ class CompanionImpl implements Companion {
   }
 
   async receive(input: IncomingInput): Promise<Message> {
+    // The document first: a crash before the message is logged leaves a file Telegram's redelivery replaces.
+    const stored = input.document
+      ? await this.#deps.files.keep(input.document.name, input.document.bytes)
+      : undefined;
+    const media = stored ? { kind: "document" as const, ...input.media, stored } : input.media;
     const message = await this.#deps.log.append({
       role: "user",
       text: input.text,
       channel: input.channel,
-      ...(input.media ? { media: input.media } : {}),
+      ...(media ? { media } : {}),
       ...(input.telegram ? { telegram: input.telegram } : {}),
       ...(input.replyTo ? { replyTo: input.replyTo } : {}),
     });

@@ -46,7 +46,7 @@ const deliverySchema = z.enum(["sent", "failed", "blocked"]);
 const replyRecordSchema = z.strictObject({
   ts,
   kind: z.literal("reply"),
-  outcome: z.enum(["sent", "failed", "blocked", "deferred", "empty", "images-dropped"]),
+  outcome: z.enum(["sent", "failed", "blocked", "deferred", "empty", "images-dropped", "documents-dropped"]),
   input: inputSchema.optional(),
   shown: asGiven,
   awareness: z.enum(["full", "slim"]).optional(),
