@@ -165,6 +165,8 @@ export const scenarioSettingsSchema = z.strictObject({
   minGapMinutes: z.number().int().min(0).optional(),
   maxCheckinsPerDay: z.number().int().min(0).optional(),
   answeredTopicHours: z.number().int().min(0).optional(),
+  /** PRESENCE_LEARN_TIMING: false lives the scenario as a companion that does not learn when the person answers. */
+  learnTiming: z.boolean().optional(),
 });
 
 /** One scenario file; every field but name, description, zone and span has a default. */

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { CoreConfig } from "../../src/app/config.ts";
+import { CommandHandlers, type CommandReply } from "../../src/channels/command-handlers.ts";
 import {
   type Companion,
   type CompanionOptions,
@@ -40,6 +42,7 @@ import {
 } from "../../testkit/messages-api.ts";
 import { tempDataDir } from "../store/helpers.ts";
 import { testCoreConfig } from "../support/core-config.ts";
+import { eveningAnswererLog } from "../support/evening-answerer.ts";
 
 /** Wednesday 4 March 2026, 10:00 in Berlin. */
 const START = "2026-03-04T09:00:00.000Z";
@@ -78,6 +81,9 @@ afterEach(async () => {
 async function harness(
   options: {
     model?: Partial<ModelConfig>;
+    core?: Partial<CoreConfig>;
+    /** The clock's first instant, when not START. */
+    start?: string;
     companion?: CompanionOptions;
     dataDir?: string;
     api?: MessagesApiFake;
@@ -85,12 +91,12 @@ async function harness(
     virtualTimers?: boolean;
   } = {},
 ): Promise<Harness> {
-  const clock = new SettableClock(START);
+  const clock = new SettableClock(options.start ?? START);
   // The fake's prompt cache ages on the same virtual clock as the companion.
   const api = options.api ?? (await startMessagesApiFake({ clock }));
   const dataDir = options.dataDir ?? (await tempDataDir());
   const virtual = new VirtualTimers(clock);
-  const core = testCoreConfig(dataDir);
+  const core = { ...testCoreConfig(dataDir), ...options.core };
   const model = fakeModelConfig(api, { reflectMode: "off", ...options.model });
   const log = await MessageLog.open({ dataDir, clock, timeZone: core.timezone });
   const mind = await MindStore.open(dataDir, clock);
@@ -761,6 +767,64 @@ describe("the companion checking in", () => {
     expect(h.api.requests.map((r) => r.body.tool_choice?.name)).toEqual(["decide_checkin", "write_message"]);
     const [record] = await h.trace.last(1);
     expect(record).toMatchObject({ kind: "heartbeat", stage: "sent", shown: { prefix: expect.any(Number) } });
+  });
+
+  /** The companion of someone who lived three weeks of evenings with it (from Monday 2 February 2026). */
+  const eveningHarness = (options: Parameters<typeof harness>[0] = {}) =>
+    harness({ start: "2026-02-02T00:00:00.000Z", ...options });
+
+  /** Three weeks of an evening answerer in the log, the last check-in sent Monday 20:37; then Tuesday 10:07. */
+  async function eveningAnswererLived(h: Harness): Promise<void> {
+    for (const { id: _, ...message } of eveningAnswererLog()) await h.log.append(message);
+    const lastSent = "2026-02-23T19:37:00.000Z";
+    await h.mind.update((mind) => {
+      mind.heartbeat.checkinsSent = [lastSent];
+    });
+    h.clock.set("2026-02-24T09:07:00.000Z");
+  }
+
+  it("holds a check-in at an hour the person rarely answers, with no model call, and /why says when they do", async () => {
+    const h = await eveningHarness();
+    await eveningAnswererLived(h);
+    const held = await h.companion.heartbeat();
+    expect(held).toMatchObject({
+      status: "held",
+      decision: { reason: "unlikely-moment", moment: { local: "10:07", weekend: false } },
+    });
+    expect(h.api.requests).toEqual([]);
+    const why = new CommandHandlers({
+      mind: h.mind,
+      clock: h.clock,
+      settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
+      status: async () => "",
+      exportAll: async () => ({}),
+      wipeAll: async () => undefined,
+      onTimezoneChange: () => undefined,
+      forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
+    });
+    const reply: CommandReply = await why.run("why", "");
+    expect("text" in reply && reply.text).toBe(
+      "At 10:07 I didn't check in: it was 10:07 on a weekday, and you've rarely answered at this hour; your best hours lately are 19–22.",
+    );
+
+    h.clock.set("2026-02-24T19:37:00.000Z");
+    h.api.setHandler(checkinModel({ send: true, why: "evening", topic: "food" }, "Eaten yet?"));
+    expect(await h.companion.heartbeat()).toMatchObject({ status: "sent" });
+  });
+
+  it("checks in at that hour all the same once none went out for 24 hours, or with PRESENCE_LEARN_TIMING=off", async () => {
+    const late = await eveningHarness();
+    await eveningAnswererLived(late);
+    await late.mind.update((mind) => {
+      mind.heartbeat.checkinsSent = ["2026-02-23T09:06:00.000Z"];
+    });
+    late.api.setHandler(checkinModel({ send: true, why: "a day without", topic: "mood" }, "How are you?"));
+    expect(await late.companion.heartbeat()).toMatchObject({ status: "sent" });
+
+    const off = await eveningHarness({ core: { learnTiming: false } });
+    await eveningAnswererLived(off);
+    off.api.setHandler(checkinModel({ send: true, why: "morning", topic: "sleep" }, "Slept well?"));
+    expect(await off.companion.heartbeat()).toMatchObject({ status: "sent" });
   });
 
   it("stops checking in once today's tokens pass the budget, while replies go on", async () => {
