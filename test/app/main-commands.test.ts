@@ -80,7 +80,7 @@ async function world(): Promise<World> {
     },
     { closeTimeoutMs: 2_000 },
   );
-  const commands = buildCommandHandlers(runtime, { exclusive: (work) => companion.exclusive(work) });
+  const commands = buildCommandHandlers(runtime, companion, { exclusive: (work) => companion.exclusive(work) });
   const w = { runtime, companion, commands, api, sent, dataDir };
   open.push(w);
   return w;
