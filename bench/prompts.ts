@@ -307,7 +307,12 @@ function curatedMind(days: number, now: Date): MindState {
   const mind = initialMindState(now);
   const facts = Math.min(2 + Math.floor(days / 2), 14);
   const lines = (prefix: string, texts: string[]) =>
-    texts.map((text, i) => ({ id: `${prefix}${i + 1}`, text, learnedAt: now.toISOString(), sourceMessageIds: [] }));
+    texts.map((text, i) => ({
+      id: `${prefix}${i + 1}`,
+      text,
+      learnedAt: now.toISOString(),
+      sourceMessageIds: [],
+    }));
   mind.scratchpad.understanding_known = lines(
     "k",
     Array.from(

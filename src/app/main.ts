@@ -195,7 +195,10 @@ export function buildCommandHandlers(
         messages: await messages.all(),
         memoryNote:
           "memoryItems is what /memory lists, each with where it came from: learnedAt (null: learned before this was kept), sourceMessageIds (ids in messages; empty: not known) and corrected (you changed it with /fix).",
-        memoryItems: reviewItems(mind.read()).map((item) => ({ ...item, corrected: item.correctedAt !== null })),
+        memoryItems: reviewItems(mind.read()).map((item) => ({
+          ...item,
+          corrected: item.correctedAt !== null,
+        })),
         mind: mind.exportAll(),
         notes: await Promise.all(keys.map(async (n) => ({ key: n.key, text: await notes.read(n.key) }))),
         traceNote: turns.note,

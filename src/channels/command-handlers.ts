@@ -1,9 +1,9 @@
 import { DateTime } from "luxon";
+import type { MemoryCommands } from "../companion/companion.ts";
+import type { ForgottenCopies, MemoryEntry, ReviewGroup } from "../companion/memory-review.ts";
 import { formatQuietHours, type QuietHours } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { plural } from "../core/text.ts";
-import type { MemoryCommands } from "../companion/companion.ts";
-import type { ForgottenCopies, MemoryEntry, ReviewGroup } from "../companion/memory-review.ts";
 import type { MindStore } from "../store/mind.ts";
 import {
   BOT_COMMANDS,
@@ -130,11 +130,15 @@ function quote(text: string, max = 60): string {
 }
 
 /** Why a /memory number names nothing now, and what to do. */
-function notInListing(number: number, outcome: { status: "not-listed"; count: number } | { status: "gone" }): string {
+function notInListing(
+  number: number,
+  outcome: { status: "not-listed"; count: number } | { status: "gone" },
+): string {
   if (outcome.status === "gone") {
     return `Number ${number} in your last /memory list is gone already (forgotten or changed since). Send /memory to see the list as it is now.`;
   }
-  if (outcome.count === 0) return `There is no list to take ${number} from yet. Send /memory to see the list.`;
+  if (outcome.count === 0)
+    return `There is no list to take ${number} from yet. Send /memory to see the list.`;
   return `There is no ${number} in your last /memory list (it had ${outcome.count}). Send /memory to see the list.`;
 }
 
@@ -258,7 +262,8 @@ export class CommandHandlers {
     if (!parsed.ok) return { text: parsed.problem };
     const page = parsed.value;
     const entries = await this.#deps.memory.listMemory({ fresh: page === 1 });
-    if (entries.length === 0) return { text: "I don't know much about you yet. That will change as we talk." };
+    if (entries.length === 0)
+      return { text: "I don't know much about you yet. That will change as we talk." };
     const pages = memoryPages(entries.map((entry) => this.#memoryEntry(entry)));
     const body = pages[page - 1];
     if (body === undefined) {

@@ -162,7 +162,9 @@ export function parseFixArgs(args: string): Parsed<{ number: number; text: strin
   const match = /^(\d{1,6})\s+([\s\S]+)$/.exec(args.trim());
   const text = match?.[2]?.replace(/\s+/g, " ").trim() ?? "";
   if (!match || text === "") {
-    return problem("Tell me the number from /memory and the right words, for example /fix 3 I work days now.");
+    return problem(
+      "Tell me the number from /memory and the right words, for example /fix 3 I work days now.",
+    );
   }
   if (text.length > ITEM_TEXT_MAX_CHARS) {
     return problem(

@@ -8,8 +8,8 @@ import type { NotesStore } from "../store/notes.ts";
 import type { Trace } from "../store/trace.ts";
 
 export type { ForgottenCopies } from "../mind/forget.ts";
-export type { ForgetResult } from "../store/mind.ts";
 export type { ReviewGroup } from "../mind/review.ts";
+export type { ForgetResult } from "../store/mind.ts";
 
 /**
  * The person's side of memory, as the slash commands use it: the numbered listing (/memory),

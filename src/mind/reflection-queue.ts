@@ -394,9 +394,7 @@ const JOB_GONE = Symbol("job gone");
 /** The trace's account of an outcome: what changed, and each operation refused with why. */
 function describe(
   outcome: ReflectionOutcome,
-):
-  | { outcome: "applied"; changes: string[]; refusedOps?: string[] }
-  | { outcome: "refused"; reason: string } {
+): { outcome: "applied"; changes: string[]; refusedOps?: string[] } | { outcome: "refused"; reason: string } {
   if (!outcome.ok) return { outcome: "refused", reason: outcome.reason };
   return {
     outcome: "applied",

@@ -36,7 +36,11 @@ export type FieldKey = (typeof SCRATCHPAD_FIELDS)[number]["key"];
  * The UNDERSTANDING fields, whose lines are items the person can review one by one (/memory),
  * each with where it came from; the other fields are the companion's own working text.
  */
-export const ITEM_FIELDS = ["understanding_known", "understanding_believed", "understanding_unknown"] as const;
+export const ITEM_FIELDS = [
+  "understanding_known",
+  "understanding_believed",
+  "understanding_unknown",
+] as const;
 export type ItemFieldKey = (typeof ITEM_FIELDS)[number];
 /** The fields kept as text. */
 export type TextFieldKey = Exclude<FieldKey, ItemFieldKey>;

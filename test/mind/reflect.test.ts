@@ -99,7 +99,7 @@ describe("reflection through the real SDK", () => {
     api.enqueue(
       toolReply("update_mind", {
         trajectory_now: "Waiting on the interview result",
-        understanding_known: "APPEND: - (user) had a job interview on 22 Nov",
+        understanding: [{ op: "add", list: "known", text: "- (user) had a job interview on 22 Nov" }],
         self_confidence: "MEDIUM - they sound hopeful",
         memory: [{ op: "add", kind: "open_loop", text: "Hear back about the job interview", importance: 4 }],
         threads: [{ op: "scope", name: "job hunt", note: "the interview" }],
@@ -124,7 +124,14 @@ describe("reflection through the real SDK", () => {
 
     const state = w.mind.read();
     expect(state.scratchpad.trajectory_now).toBe("Waiting on the interview result");
-    expect(state.scratchpad.understanding_known).toBe("- (user) had a job interview on 22 Nov");
+    expect(state.scratchpad.understanding_known).toEqual([
+      {
+        id: expect.stringMatching(/^k[0-9a-f]{6}$/),
+        text: "- (user) had a job interview on 22 Nov",
+        learnedAt: clock.now().toISOString(),
+        sourceMessageIds: [p.id, r.id],
+      },
+    ]);
     expect(state.memory).toMatchObject([
       {
         kind: "open_loop",
@@ -365,7 +372,7 @@ describe("applyReflectionUpdate", () => {
     exchange: { messageIds: ["u1"], trigger: "reply" as const, evicting: [] },
     messages: [message],
     now,
-    newMemoryId: () => "m1",
+    newItemId: (prefix: string) => `${prefix}1`,
     topicsOf: () => [],
   };
 
@@ -394,9 +401,11 @@ describe("applyReflectionUpdate", () => {
     expect(outcome).toMatchObject({ ok: true, changes: [] });
   });
 
-  it("the tool schema offers the 13 fields and every operation, none required", () => {
+  it("the tool schema offers the 10 text fields, UNDERSTANDING edits and every operation, none required", () => {
     const schema = REFLECT_TOOL.input_schema as { properties: Record<string, unknown>; required?: string[] };
-    expect(Object.keys(schema.properties)).toHaveLength(17);
+    expect(Object.keys(schema.properties)).toHaveLength(15);
+    expect(Object.keys(schema.properties)).toContain("understanding");
+    expect(Object.keys(schema.properties)).not.toContain("understanding_known");
     expect(schema.required ?? []).toEqual([]);
     expect(Object.keys(reflectionUpdateSchema.shape)).toContain("self_confidence");
   });

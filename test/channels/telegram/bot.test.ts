@@ -25,6 +25,7 @@ import type { IncomingInput } from "../../../src/core/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { MindStore } from "../../../src/store/mind.ts";
 import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
+import { memoryReviewFor } from "../helpers.ts";
 
 const OWNER = 1001;
 const FAST_RETRY = { maxAttempts: 6, baseDelayMs: 10, maxDelayMs: 40, maxRetryAfterSeconds: 5 };
@@ -149,6 +150,7 @@ async function startChannel(
   const updates = await TelegramUpdatesState.open(dataDir, clock.now());
   const commands = new CommandHandlers({
     mind,
+    memory: await memoryReviewFor(dataDir, clock, mind, messages),
     clock,
     settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
     status: async () => "all good",
@@ -157,7 +159,6 @@ async function startChannel(
       await messages.deleteAll();
       await mind.deleteAll();
     },
-    forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
   });
   const fatal: unknown[] = [];
   const channel = new TelegramChannel({
