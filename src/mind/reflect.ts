@@ -25,7 +25,7 @@ import {
   workspaceEditSchema,
 } from "./scratchpad.ts";
 import { applyThreadOps, recentThreadNotes, threadOpSchema } from "./threads.ts";
-import { applyUnderstandingOps, understandingOpSchema } from "./understanding.ts";
+import { applyUnderstandingOps, isForgotten, understandingOpSchema } from "./understanding.ts";
 
 /**
  * Reflection: after an exchange, the cheaper model looks at what the companion understood
@@ -327,4 +327,17 @@ export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): R
     changes,
     refused: [...items.refused, ...memory.refused],
   };
+}
+
+/**
+ * The model's answer as the trace keeps it: a string that is words the person had deleted
+ * (an operation refused for writing them again) is replaced, so the trace does not keep them.
+ */
+export function withoutForgotten(value: unknown, forgotten: ReadonlySet<string>): unknown {
+  if (typeof value === "string") return isForgotten(value, forgotten) ? "(words the person deleted)" : value;
+  if (Array.isArray(value)) return value.map((item) => withoutForgotten(item, forgotten));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutForgotten(v, forgotten)]));
+  }
+  return value;
 }

@@ -22,6 +22,7 @@ import {
   type ReflectionOutcome,
   reflectionPrompt,
   reflectionSystem,
+  withoutForgotten,
 } from "./reflect.ts";
 import { flushMarkAfter } from "./threads.ts";
 import { newItemId } from "./understanding.ts";
@@ -247,7 +248,7 @@ export class Reflector {
       job: job.id,
       exchange: job.exchange,
       shown,
-      returned: call.input,
+      returned: withoutForgotten(call.input, new Set(this.#deps.mind.read().forgottenHashes)),
       tokens,
       ...describe(outcome),
     });
