@@ -1173,7 +1173,9 @@ describe("the companion's housekeeping", () => {
     const h = await harness({ model: { reflectMode: "two-phase" }, virtualTimers: true });
     h.api.setHandler((body) => {
       if (body.tool_choice?.name === "update_mind") {
-        return toolReply("update_mind", { understanding_known: "(user) Bakes sourdough on Sundays" });
+        return toolReply("update_mind", {
+          understanding: [{ op: "add", list: "known", text: "(user) Bakes sourdough on Sundays" }],
+        });
       }
       h.api.failNext("529", 1); // the request after the reply's own: the reflection
       return textReply("What kind of bread?");
@@ -1188,19 +1190,25 @@ describe("the companion's housekeeping", () => {
     await h.virtual.advanceTo(retryAt, () => h.companion.idle());
     expect(h.api.requests.map((r) => r.outcome)).toEqual(["answered", "529", "answered"]);
     expect(h.mind.read().reflectionQueue).toEqual([]);
-    expect(h.mind.read().scratchpad.understanding_known).toBe("(user) Bakes sourdough on Sundays");
+    expect(h.mind.read().scratchpad.understanding_known.map((i) => i.text)).toEqual([
+      "(user) Bakes sourdough on Sundays",
+    ]);
   });
 
   it("reflects after each exchange off the reply path", async () => {
     const h = await harness({ model: { reflectMode: "two-phase" } });
     h.api.setHandler((body) =>
       body.tool_choice?.name === "update_mind"
-        ? toolReply("update_mind", { understanding_known: "(user) Bakes sourdough on Sundays" })
+        ? toolReply("update_mind", {
+            understanding: [{ op: "add", list: "known", text: "(user) Bakes sourdough on Sundays" }],
+          })
         : textReply("What kind of bread?"),
     );
     expect(await h.companion.reply(said("Baking today"))).toMatchObject({ status: "sent" });
     await h.companion.idle();
-    expect(h.mind.read().scratchpad.understanding_known).toBe("(user) Bakes sourdough on Sundays");
+    expect(h.mind.read().scratchpad.understanding_known.map((i) => i.text)).toEqual([
+      "(user) Bakes sourdough on Sundays",
+    ]);
     expect(h.mind.read().reflectionQueue).toEqual([]);
   });
 

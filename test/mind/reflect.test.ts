@@ -412,7 +412,10 @@ describe("UNDERSTANDING lines as items, edited by id", () => {
       ["k-2", "- (user) works days since the interview"],
       ["b-1", "- prefers mornings"],
     ]);
-    expect(pad.understanding_known[1]).toMatchObject({ learnedAt: clock.now().toISOString(), sourceMessageIds: ids });
+    expect(pad.understanding_known[1]).toMatchObject({
+      learnedAt: clock.now().toISOString(),
+      sourceMessageIds: ids,
+    });
     expect(pad.understanding_believed).toEqual([]);
     expect(pad.understanding_unknown.at(-1)).toMatchObject({
       id: expect.stringMatching(/^u[0-9a-f]{6}$/),
@@ -453,7 +456,10 @@ describe("UNDERSTANDING lines as items, edited by id", () => {
       "- (user) lives in Berlin",
       "- (user) had an interview",
     ]);
-    expect(state.scratchpad.understanding_known[0]).toMatchObject({ id: "k-2", correctedAt: clock.now().toISOString() });
+    expect(state.scratchpad.understanding_known[0]).toMatchObject({
+      id: "k-2",
+      correctedAt: clock.now().toISOString(),
+    });
     expect(state.memory).toHaveLength(2);
     expect(state.memory[0]).toMatchObject({ id: "m1", text: "Hear back from the clinic about the knee" });
     expect(state.memory[0]?.retiredAt).toBeUndefined();

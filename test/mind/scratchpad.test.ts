@@ -3,11 +3,11 @@ import {
   applyScratchpadUpdate,
   FIELD_MAX_CHARS,
   fieldPaths,
+  fieldText,
   injectSection,
   renderScratchpad,
   resolveFieldPath,
   type ScratchpadResult,
-  fieldText,
   UnknownSectionError,
   WORKSPACE_BUDGET_TOKENS,
 } from "../../src/mind/scratchpad.ts";
@@ -45,7 +45,10 @@ describe("field values", () => {
     expect(fieldText(r.pad, "understanding_known")).toBe("- (user) drinks tea\n- (user) walks at 7");
     // The line that was there stays the same item; the new one is an item learned now.
     expect(r.pad.understanding_known[0]).toEqual(pad().understanding_known[0]);
-    expect(r.pad.understanding_known[1]).toMatchObject({ learnedAt: now.toISOString(), sourceMessageIds: [] });
+    expect(r.pad.understanding_known[1]).toMatchObject({
+      learnedAt: now.toISOString(),
+      sourceMessageIds: [],
+    });
   });
 
   it("APPEND: onto an empty field is just the addition", () => {
@@ -225,7 +228,9 @@ describe("inject", () => {
 
   it("pre-populates a field with the same semantics", () => {
     const r = applied(injectSection(pad(), "Known", "APPEND: - (user) has a dog called Pip", now));
-    expect(fieldText(r.pad, "understanding_known")).toBe("- (user) drinks tea\n- (user) has a dog called Pip");
+    expect(fieldText(r.pad, "understanding_known")).toBe(
+      "- (user) drinks tea\n- (user) has a dog called Pip",
+    );
   });
 
   it("an unknown section lists the valid ones", () => {
