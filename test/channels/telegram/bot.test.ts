@@ -560,6 +560,47 @@ describe("TelegramChannel", () => {
     expect(await messages.all()).toEqual([]);
   });
 
+  it("lists memory numbered and deletes or corrects an item by its number", async () => {
+    const { mind } = await startChannel();
+    await mind.update((m) => {
+      m.scratchpad.understanding_known = [
+        { id: "k-1", text: "- (user) has a sister in Porto", sourceMessageIds: [] },
+        { id: "k-2", text: "- (user) works nights", sourceMessageIds: [] },
+      ];
+      m.scratchpad.understanding_unknown = [];
+    });
+    const owner = fake.user(OWNER, "Ada");
+    fake.message(owner, { text: "/memory" });
+    await fake.waitForSent(1);
+    expect(fake.sent[0]?.text).toBe(
+      [
+        "What I remember about you:",
+        "",
+        "What I know",
+        "1. - (user) has a sister in Porto",
+        "    source unknown",
+        "2. - (user) works nights",
+        "    source unknown",
+        "",
+        "/forget 3 deletes number 3; /fix 3 new words corrects it.",
+      ].join("\n"),
+    );
+    fake.message(owner, { text: "/forget 1" });
+    await fake.waitForSent(2);
+    expect(fake.sent[1]?.text).toContain('Forgotten: "- (user) has a sister in Porto".');
+    fake.message(owner, { text: "/fix 2 I work days now" });
+    await fake.waitForSent(3);
+    expect(fake.sent[2]?.text).toContain('Corrected 2: "I work days now"');
+    fake.message(owner, { text: "/forget 7" });
+    await fake.waitForSent(4);
+    expect(fake.sent[3]?.text).toBe(
+      "There is no 7 in your last /memory list (it had 2). Send /memory to see the list.",
+    );
+    expect(mind.read().scratchpad.understanding_known).toMatchObject([
+      { id: "k-2", text: "I work days now", correctedAt: clock.now().toISOString() },
+    ]);
+  });
+
   it("sends /export as a JSON file", async () => {
     await startChannel();
     const owner = fake.user(OWNER, "Ada");
