@@ -187,7 +187,8 @@ export function reflectionPrompt(
   }
   const hidden = activeMemory(mind.memory).length - shown.length;
   const memory = shown.map(
-    (m) => `- [${m.id}] ${m.kind.replace("_", " ")} (importance ${m.importance}): ${m.text}`,
+    (m) =>
+      `- [${m.id}] ${m.kind.replace("_", " ")} (importance ${m.importance}): ${m.text}${m.correctedAt ? " (corrected by the person: keep as is)" : ""}`,
   );
   if (hidden > 0) memory.push(`(${hidden} less relevant items not shown)`);
   const others = mind.threads.list.map((t) => t.name).filter((name) => name !== mind.threads.current);

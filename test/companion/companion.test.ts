@@ -1145,6 +1145,37 @@ describe("the companion's housekeeping", () => {
     expect(h.api.requests[0]?.body.tools?.map((t) => t.name)).toContain("update_mind");
   });
 
+  it("shows UNDERSTANDING ids to the reply only when it reflects too (single-phase), which then edits by id", async () => {
+    const single = await harness({ model: { reflectMode: "single-phase" } });
+    single.api.enqueue(
+      toolReply(
+        "update_mind",
+        { understanding: [{ op: "change", id: "u-1", text: "What they do on weekends" }] },
+        { text: "Tomatoes first?" },
+      ),
+    );
+    await single.companion.reply(said("Planning the garden this weekend"));
+    await single.companion.idle();
+    const request = single.api.requests[0]?.body as MessagesRequestBody;
+    expect(`${systemText(request)}\n${lastUserText(request)}`).toContain(
+      "Unknown:\n[u-1] What their days look like; what they want from these conversations.",
+    );
+    expect(single.mind.read().scratchpad.understanding_unknown).toMatchObject([
+      { id: "u-1", text: "What they do on weekends" },
+    ]);
+
+    const twoPhase = await harness({ model: { reflectMode: "two-phase" } });
+    twoPhase.api.setHandler((body) =>
+      body.tool_choice?.name === "update_mind" ? toolReply("update_mind", {}) : textReply("Tomatoes first?"),
+    );
+    await twoPhase.companion.reply(said("Planning the garden this weekend"));
+    await twoPhase.companion.idle();
+    const reply = twoPhase.api.requests[0]?.body as MessagesRequestBody;
+    const seen = `${systemText(reply)}\n${lastUserText(reply)}`;
+    expect(seen).toContain("Unknown: What their days look like; what they want from these conversations.");
+    expect(seen).not.toContain("[u-1]");
+  });
+
   it("in single-phase mode queues a reply that carried no update, telling reflection what is leaving", async () => {
     const h = await harness({ model: { reflectMode: "single-phase" } });
     for (let i = 0; i < 40; i++) {

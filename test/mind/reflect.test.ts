@@ -487,6 +487,9 @@ describe("UNDERSTANDING lines as items, edited by id", () => {
     const next = lastUserText(api.requests[1]?.body as never);
     expect(next).toContain(`<refused_last_time>\n- ${refusals[0]}`);
     expect(next).toContain("[k-2] I work days now (corrected by the person: keep as is)");
+    expect(next).toContain(
+      "- [m1] open loop (importance 3): Hear back from the clinic about the knee (corrected by the person: keep as is)",
+    );
     expect(w.mind.read().refusedLastTime).toEqual([]);
   });
 });
