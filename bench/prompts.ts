@@ -1,5 +1,4 @@
 import { performance } from "node:perf_hooks";
-import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL } from "../src/app/config.ts";
 import { buildAwarenessContext } from "../src/conversation/awareness/build.ts";
 import { defaultAwarenessSettings } from "../src/conversation/awareness/context.ts";
 import { formatAwarenessForPrompt } from "../src/conversation/awareness/format.ts";
@@ -20,6 +19,7 @@ import {
   checkinMomentText,
   type StablePrefix,
 } from "../src/model/prompts.ts";
+import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL } from "../src/model/settings.ts";
 import { estimateTokens } from "../src/model/tokens.ts";
 import { initialMindState, type MindState } from "../src/store/mind.ts";
 import type { MemoryItem, Threads } from "../src/store/mind-schema.ts";

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CoreConfig, loadCoreConfig, type ModelConfig } from "../src/app/config.ts";
+import { type CoreConfig, loadCoreConfig } from "../src/app/config.ts";
 import { buildCommandHandlers, buildCompanion, type Runtime } from "../src/app/main.ts";
 import type { CommandHandlers } from "../src/channels/command-handlers.ts";
 import { commandOf } from "../src/channels/commands.ts";
@@ -17,6 +17,7 @@ import type { OutboundPort, OutgoingMessage } from "../src/core/port.ts";
 import { type ModelAnswer, ModelClient } from "../src/model/llm.ts";
 import { loadPersona } from "../src/model/persona.ts";
 import { protocolAndPersona } from "../src/model/prompts.ts";
+import type { ModelConfig } from "../src/model/settings.ts";
 import { acquireDataLock } from "../src/store/lock.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
@@ -211,7 +212,9 @@ class SimulationRun {
     const followedZones: string[] = [];
     const persona = await loadPersona();
     const baseline = { system: protocolAndPersona(persona), heartbeat: persona.heartbeat };
-    const commands = buildCommandHandlers(runtime, companion, { onTimezoneChange: (zone) => followedZones.push(zone) });
+    const commands = buildCommandHandlers(runtime, companion, {
+      onTimezoneChange: (zone) => followedZones.push(zone),
+    });
     return new SimulationRun(plan, options, clock, timers, {
       runtime,
       port,

@@ -52,6 +52,35 @@ describe("the house's arrows", () => {
     expect(offenders).toEqual([]);
   });
 
+  it("rooms import only rooms below them (app → channels → companion → mind → conversation, model → store → core)", () => {
+    const below: Record<string, readonly string[]> = {
+      app: ["channels", "companion", "mind", "conversation", "model", "store", "core"],
+      channels: ["companion", "mind", "conversation", "model", "store", "core"],
+      companion: ["mind", "conversation", "model", "store", "core"],
+      mind: ["conversation", "model", "store", "core"],
+      conversation: ["core"],
+      model: ["core"],
+      store: ["core"],
+      core: [],
+    };
+    const roomOf = (path: string) => /^src\/([^/]+)\//.exec(path)?.[1];
+    const offenders = sourceFiles("src")
+      .flatMap((file) => importsOf(file).map((target) => ({ file, target })))
+      .filter(({ file, target }) => {
+        const from = roomOf(file.split(sep).join("/"));
+        const to = roomOf(target);
+        if (from === undefined || to === undefined || from === to) return false;
+        return !(below[from] ?? []).includes(to);
+      });
+    expect(Object.keys(below).sort()).toEqual(
+      readdirSync(join(root, "src"), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name)
+        .sort(),
+    );
+    expect(offenders).toEqual([]);
+  });
+
   it("the import scan sees relative and package imports (so the checks above can fail)", () => {
     const seen = importsOf("src/conversation/checkin-policy.ts");
     expect(seen).toContain("luxon");

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL, type ModelConfig } from "../src/app/config.ts";
 import { shippedPriceTable } from "../src/model/prices.ts";
+import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL, type ModelConfig } from "../src/model/settings.ts";
 import { estimateTokens } from "../src/model/tokens.ts";
 import { breakpointProblem, cacheBlocks, PromptCache } from "./prompt-cache.ts";
 

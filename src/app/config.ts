@@ -1,8 +1,15 @@
 import { z } from "zod";
+import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS } from "../channels/telegram/first-contact.ts";
 import { CronError, type HeartbeatCron, parseCron } from "../conversation/schedule.ts";
 import { parseQuietHours, type QuietHours } from "../core/checkin-settings.ts";
 import { isKnownZone, machineZone } from "../core/zones.ts";
 import { loadPriceTable, PriceFileError, type PriceTable, shippedPriceTable } from "../model/prices.ts";
+import {
+  DEFAULT_MODEL,
+  DEFAULT_REFLECT_MODEL,
+  type ModelConfig,
+  type ModelSettings,
+} from "../model/settings.ts";
 
 /**
  * Configuration comes from the environment (the command line loads `.env` first, see
@@ -51,33 +58,6 @@ export interface CoreConfig {
   minGapMinutes: number;
   maxCheckinsPerDay: number;
   logLevel: (typeof LOG_LEVELS)[number];
-}
-
-/**
- * The model settings that are not secret: which models, limits, the daily budget, the
- * reflect mode. Split from the key so that read-only commands (`status`) can know the
- * budget without asking for a secret they do not use.
- */
-export interface ModelSettings {
-  baseURL: string | undefined;
-  model: string;
-  reflectModel: string;
-  /** The model that decides whether a check-in goes out (structured, validated); the reflect model unless set. */
-  decideModel: string;
-  maxRetries: number;
-  timeoutMs: number;
-  /** Tokens per local day after which check-ins stop; 0 means no budget. */
-  dailyTokenBudget: number;
-  promptCeiling: number;
-  reflectMode: "two-phase" | "single-phase" | "off";
-  answeredTopicHours: number;
-  /** Prices and minimum cacheable lengths per model (PRESENCE_PRICES_FILE, or the shipped table). */
-  prices: PriceTable;
-}
-
-/** Settings for talking to the model: the non-secret settings and the API key. */
-export interface ModelConfig extends ModelSettings {
-  apiKey: string;
 }
 
 /** Where Telegram is and how long to keep trying to reach it at first: what `setup` needs before it has a token. */
@@ -224,10 +204,6 @@ export function loadCoreConfig(env: Env = process.env): CoreConfig {
   });
 }
 
-/** The default models, from the SDK's own model list. */
-export const DEFAULT_MODEL = "claude-sonnet-5-5";
-export const DEFAULT_REFLECT_MODEL = "claude-haiku-5-5";
-
 /** The non-secret model settings, read into `r` so their problems are reported with the key's. */
 function readModelSettings(r: Reader): ModelSettings {
   const reflectModel = r.string("PRESENCE_REFLECT_MODEL", DEFAULT_REFLECT_MODEL);
@@ -294,9 +270,6 @@ export function loadTelegramConfig(env: Env = process.env): TelegramConfig {
   }
   return r.done({ token, ownerId, ...readTelegramReach(r) });
 }
-
-/** The default bound on reaching Telegram at start: long enough for a slow network, short enough for pm2's back-off to take over. */
-export const DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS = 30_000;
 
 function readTelegramReach(r: Reader): TelegramReach {
   return {

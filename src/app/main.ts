@@ -16,6 +16,7 @@ import { SerialQueue } from "../core/serial-queue.ts";
 import { reviewItems } from "../mind/review.ts";
 import { ModelClient } from "../model/llm.ts";
 import { personaFromDir } from "../model/persona.ts";
+import type { ModelConfig } from "../model/settings.ts";
 import { readTextIfExists } from "../store/files.ts";
 import { acquireDataLock, type DataLock } from "../store/lock.ts";
 import { MessageLog } from "../store/messages.ts";
@@ -23,7 +24,7 @@ import { MindStore } from "../store/mind.ts";
 import { NotesStore } from "../store/notes.ts";
 import { keptCopies, PERSON_FILES, removeKeptCopies } from "../store/person-files.ts";
 import { Trace, type TraceLine } from "../store/trace.ts";
-import type { CoreConfig, ModelConfig, TelegramConfig } from "./config.ts";
+import type { CoreConfig, TelegramConfig } from "./config.ts";
 import { type HeartbeatSchedule, startHeartbeatSchedule } from "./scheduler.ts";
 import { formatStatus, readStatus } from "./status.ts";
 
@@ -451,10 +452,12 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
   } catch (error) {
     if (starting.signal.aborted) {
       // Abandoned, not finished: nothing here is waited for, so the process can exit at once.
+      // Work still in flight (recovery waiting on the model) may yet write, so the lock goes
+      // with the process, not before it.
       logger.info("stopped before listening; what start-up had begun is done after the next start");
       void channel?.stop(0).catch(() => undefined);
       void companion?.close().catch(() => undefined);
-      await releaseLock();
+      runtime.lock.releaseAtExit();
       throw starting.signal.reason;
     }
     forgetSignals();

@@ -11,12 +11,12 @@ import { parseQuietHours } from "../core/checkin-settings.ts";
 import { systemClock } from "../core/clock.ts";
 import { isKnownZone, machineZone } from "../core/zones.ts";
 import { ModelClient, ModelKeyRejectedError } from "../model/llm.ts";
+import type { ModelSettings } from "../model/settings.ts";
 import {
   ConfigError,
   loadConfigParts,
   loadModelSettings,
   loadTelegramReach,
-  type ModelSettings,
   type TelegramReach,
 } from "./config.ts";
 

@@ -1,5 +1,5 @@
-import type { CoreConfig, ModelConfig } from "../app/config.ts";
 import { pendingMessages } from "../conversation/pending-messages.ts";
+import type { HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Clock, Timer, Timers } from "../core/clock.ts";
 import { InFlight, settledWithin } from "../core/in-flight.ts";
 import type { Logger } from "../core/log.ts";
@@ -10,6 +10,7 @@ import type { PendingImage } from "../mind/compose.ts";
 import { Reflector } from "../mind/reflection-queue.ts";
 import type { ModelClient } from "../model/llm.ts";
 import type { PersonaSource } from "../model/persona.ts";
+import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
@@ -51,7 +52,7 @@ export interface CompanionDeps {
   clock: Clock;
   /** Every wait (the retry, reflection's back-off, close's bound) goes through these. */
   timers: Timers;
-  core: CoreConfig;
+  core: HeartbeatSettings;
   model: ModelConfig;
   log: MessageLog;
   mind: MindStore;
@@ -167,7 +168,6 @@ class CompanionImpl implements Companion {
     };
     this.#review = new MemoryReview({
       ...deps,
-      dataDir: deps.core.dataDir,
       exclusive: (work) => this.exclusive(work),
     });
   }

@@ -51,7 +51,6 @@ export interface MemoryReviewDeps {
   mind: MindStore;
   notes: NotesStore;
   trace: Trace;
-  dataDir: string;
   /** Runs work with nothing else writing (Companion.exclusive). */
   exclusive?<T>(work: () => Promise<T>): Promise<T>;
 }
@@ -131,7 +130,7 @@ export class MemoryReview {
 }
 
 function copiesOf(deps: MemoryReviewDeps, text: string): Promise<ForgottenCopies> {
-  return forgetCopies(text, { trace: deps.trace, notes: deps.notes, dataDir: deps.dataDir });
+  return forgetCopies(text, { trace: deps.trace, notes: deps.notes, dataDir: deps.mind.dataDir });
 }
 
 async function sourceOf(log: Pick<MessageLog, "get">, ids: readonly string[]): Promise<ItemSource> {

@@ -1,9 +1,9 @@
-import type { ModelConfig } from "../app/config.ts";
 import type { Clock, Timer, Timers } from "../core/clock.ts";
 import { InFlight } from "../core/in-flight.ts";
 import type { Logger } from "../core/log.ts";
 import type { Message } from "../core/message.ts";
 import type { ExchangeInput, Reflector } from "../mind/reflection-queue.ts";
+import type { ModelConfig } from "../model/settings.ts";
 import type { MindState } from "../store/mind.ts";
 import type { AfterSent } from "./outbox.ts";
 

@@ -1,5 +1,4 @@
 import { DateTime } from "luxon";
-import type { CoreConfig, ModelConfig } from "../app/config.ts";
 import { buildAwarenessContext } from "../conversation/awareness/build.ts";
 import {
   type AwarenessContext,
@@ -10,6 +9,7 @@ import {
 import { formatAwarenessForPrompt } from "../conversation/awareness/format.ts";
 import { detectTopics } from "../conversation/awareness/topics.ts";
 import { effectiveTimezone, heartbeatSettingsFromConfig } from "../conversation/checkin-policy.ts";
+import type { HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Message } from "../core/message.ts";
 import { type ComposedPrompt, composePrompt, type PendingImage } from "../mind/compose.ts";
 import { MAX_TOKENS } from "../mind/generate.ts";
@@ -21,12 +21,13 @@ import { recentThreadNotes } from "../mind/threads.ts";
 import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../model/cache-plan.ts";
 import type { PersonaSource } from "../model/persona.ts";
 import { buildStablePrefix, checkinMomentText, type StablePrefix } from "../model/prompts.ts";
+import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindState } from "../store/mind.ts";
 
 /** Where a turn's prompt is read from: settings, the log, the persona, and the images waiting with messages. */
 export interface TurnPromptDeps {
-  core: CoreConfig;
+  core: HeartbeatSettings;
   model: ModelConfig;
   log: MessageLog;
   persona: PersonaSource;

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import type Anthropic from "@anthropic-ai/sdk";
-import type { ModelConfig } from "../app/config.ts";
 import { detectTopics } from "../conversation/awareness/topics.ts";
 import type { Clock } from "../core/clock.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
@@ -10,6 +9,7 @@ import type { UsageRecord } from "../core/usage.ts";
 import { prefixCacheFor, REFLECTION_PREFIX_PURPOSES, withPrefixCache } from "../model/cache-plan.ts";
 import { type ModelAnswer, type ModelClient, ModelUnavailableError } from "../model/llm.ts";
 import type { PersonaSource } from "../model/persona.ts";
+import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindState, MindStore, ReflectionJob } from "../store/mind.ts";
 import { ITEM_FIELDS } from "../store/mind-schema.ts";

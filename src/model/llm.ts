@@ -1,7 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
-import type { ModelConfig } from "../app/config.ts";
 import type { Clock } from "../core/clock.ts";
 import type { CallPurpose, UsageRecord } from "../core/usage.ts";
+import type { ModelConfig } from "./settings.ts";
 
 /**
  * The one door to the model. Every call names its purpose so that the usage ledger can

@@ -1,3 +1,4 @@
+import { readFileSync, unlinkSync } from "node:fs";
 import { access, link, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
@@ -51,6 +52,13 @@ export interface DataLock {
   readonly info: LockInfo;
   /** Removes the lock if it is still this process's; calling it again does nothing. */
   release(): Promise<void>;
+  /**
+   * Keeps the lock until this process exits, then removes it (if it is still this process's).
+   * For work that is abandoned but cannot be stopped at once (a start cancelled while its
+   * recovery waits on the model): the directory stays ours while anything here may still
+   * write to it, and the next process finds it free as soon as this one is gone.
+   */
+  releaseAtExit(): void;
 }
 
 const TAKEOVER_ATTEMPTS = 3;
@@ -106,14 +114,38 @@ export async function readDataLock(dataDir: string): Promise<LockInfo | null> {
 
 function heldLock(path: string, info: LockInfo): DataLock {
   let released = false;
+  const isOurs = (text: string | null) => {
+    const current = parseLockInfo(text ?? "");
+    return current?.pid === info.pid && current.startedAt === info.startedAt;
+  };
+  // On "exit" only synchronous work runs: read and unlink without awaiting.
+  const releaseNow = () => {
+    if (released) return;
+    released = true;
+    let text: string | null = null;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch {
+      return;
+    }
+    if (isOurs(text)) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // Already gone, or the disk refuses: the next start sees a dead holder and takes over.
+      }
+    }
+  };
   return {
     path,
     info,
     async release() {
       if (released) return;
       released = true;
-      const current = parseLockInfo((await readTextIfExists(path)) ?? "");
-      if (current?.pid === info.pid && current.startedAt === info.startedAt) await unlinkIfExists(path);
+      if (isOurs(await readTextIfExists(path))) await unlinkIfExists(path);
+    },
+    releaseAtExit() {
+      process.once("exit", releaseNow);
     },
   };
 }

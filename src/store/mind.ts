@@ -176,13 +176,16 @@ export interface ForgetResult {
 /** The mind's file: one object, read once, written whole through one queue. */
 export class MindStore {
   readonly file: string;
+  /** The data directory mind.json is in, where the other copies of the person's words live too (/forget). */
+  readonly dataDir: string;
   readonly #low: Low<MindState>;
   readonly #clock: Clock;
   readonly #readOnly: boolean;
   /** Writes in the order they were asked for, each on the state the one before left. */
   readonly #queue = new SerialQueue();
 
-  private constructor(file: string, low: Low<MindState>, clock: Clock, readOnly: boolean) {
+  private constructor(dataDir: string, file: string, low: Low<MindState>, clock: Clock, readOnly: boolean) {
+    this.dataDir = dataDir;
     this.file = file;
     this.#low = low;
     this.#clock = clock;
@@ -202,7 +205,7 @@ export class MindStore {
     const adapter = new DurableJsonFile<MindState>(file, { parse: (value) => parseMindFile(file, value) });
     const low = new Low(adapter, initialMindState(clock.now()));
     await low.read();
-    return new MindStore(file, low, clock, options.readOnly ?? false);
+    return new MindStore(dataDir, file, low, clock, options.readOnly ?? false);
   }
 
   /** A copy of the current state; changing it changes nothing. */

@@ -18,6 +18,5 @@ export async function memoryReviewFor(
     log: log ?? (await MessageLog.open({ dataDir, clock, timeZone: "UTC" })),
     notes: new NotesStore({ dataDir }),
     trace: new Trace({ dataDir, clock }),
-    dataDir,
   });
 }

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ModelConfig } from "../../src/app/config.ts";
 import {
   type Companion,
   type CompanionOptions,
@@ -22,6 +21,7 @@ import { type UsageRecord, usageTotal } from "../../src/core/usage.ts";
 import { RETRY_BACKOFF_MS } from "../../src/mind/reflection-queue.ts";
 import { ModelClient } from "../../src/model/llm.ts";
 import { loadPersona, personaFromDir } from "../../src/model/persona.ts";
+import type { ModelConfig } from "../../src/model/settings.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";
 import type { MemoryItem } from "../../src/store/mind-schema.ts";

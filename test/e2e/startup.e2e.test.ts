@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_MODEL } from "../../src/app/config.ts";
+import { DEFAULT_MODEL } from "../../src/model/settings.ts";
 import { LOCK_FILE } from "../../src/store/person-files.ts";
 import {
   createWorld,

@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ModelConfig } from "../../src/app/config.ts";
 import { SettableClock } from "../../src/core/clock.ts";
 import {
   ModelClient,
@@ -7,6 +6,7 @@ import {
   ModelRequestError,
   ModelUnavailableError,
 } from "../../src/model/llm.ts";
+import type { ModelConfig } from "../../src/model/settings.ts";
 import {
   fakeModelConfig,
   type MessagesApiFake,

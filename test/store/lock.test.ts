@@ -105,6 +105,29 @@ describe("acquireDataLock", () => {
     await lock.release();
   });
 
+  it("releaseAtExit keeps the lock while the process runs and removes it when it exits", async () => {
+    const dataDir = await tempDataDir();
+    const lockModule = join(import.meta.dirname, "../../src/store/lock.ts");
+    // A real process: takes the lock, hands it to exit, says so, and exits when told.
+    const script = `
+      const { acquireDataLock } = await import(${JSON.stringify(lockModule)});
+      const lock = await acquireDataLock(${JSON.stringify(dataDir)}, "start");
+      lock.releaseAtExit();
+      process.stdout.write("held\\n");
+      process.stdin.once("data", () => process.exit(0));`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const [firstOutput] = (await once(child.stdout, "data")) as [Buffer];
+    expect(firstOutput.toString()).toBe("held\n");
+    expect(await readDataLock(dataDir)).toMatchObject({ pid: child.pid, purpose: "start" });
+
+    child.stdin.write("go\n");
+    const [code] = (await once(child, "exit")) as [number];
+    expect(code).toBe(0);
+    expect(await readdir(dataDir)).toEqual([]);
+  });
+
   it("does not remove a lock that another process took over in the meantime", async () => {
     const dataDir = await tempDataDir();
     const lock = await acquireDataLock(dataDir, "start");

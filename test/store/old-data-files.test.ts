@@ -152,7 +152,6 @@ describe("mind.json version 1: UNDERSTANDING as text becomes items", () => {
       log: await MessageLog.open({ dataDir, clock, timeZone: "UTC" }),
       notes: new NotesStore({ dataDir }),
       trace: new Trace({ dataDir, clock }),
-      dataDir,
     });
     const listed = await review.listMemory({ fresh: true });
     expect(listed.map((e) => [e.number, e.text, e.learnedAt, e.source.kind])).toEqual([

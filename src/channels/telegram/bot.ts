@@ -1,6 +1,5 @@
 import { type Bot, type Context, GrammyError } from "grammy";
 import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
-import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS } from "../../app/config.ts";
 import type { Clock, Timer, Timers } from "../../core/clock.ts";
 import { InFlight, settledWithin } from "../../core/in-flight.ts";
 import type { Logger } from "../../core/log.ts";
@@ -11,7 +10,7 @@ import type { ChannelCompanion } from "../channel.ts";
 import type { CommandHandlers } from "../command-handlers.ts";
 import { BOT_COMMANDS, commandOf, type SlashCommand } from "../commands.ts";
 import type { TelegramConnection } from "./connection.ts";
-import { firstContact } from "./first-contact.ts";
+import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS, firstContact } from "./first-contact.ts";
 import { describeMessage, imageMediaType } from "./incoming.ts";
 import type { TelegramOutbound } from "./outbound.ts";
 import type { TelegramUpdatesState } from "./updates-state.ts";

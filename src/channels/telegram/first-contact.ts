@@ -36,6 +36,9 @@ export class TelegramUnreachableError extends Error {
   }
 }
 
+/** The default bound on reaching Telegram at start: long enough for a slow network, short enough for pm2's back-off to take over. */
+export const DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS = 30_000;
+
 export interface FirstContactOptions {
   /** A Bot API root other than Telegram's; undefined for Telegram's own. */
   apiRoot: string | undefined;
