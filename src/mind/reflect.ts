@@ -19,6 +19,7 @@ import {
   applyScratchpadUpdate,
   FIELD_MAX_CHARS,
   fieldPath,
+  oversizedField,
   renderScratchpad,
   WORKSPACE_INPUT_MAX_CHARS,
   type WorkspaceArchive,
@@ -275,6 +276,8 @@ export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): R
     ctx.now,
   );
   if (!pad.ok) return { ok: false, reason: pad.reason };
+  const oversized = oversizedField(ctx.mind.scratchpad, pad.pad);
+  if (oversized !== null) return { ok: false, reason: oversized };
 
   const memory = applyMemoryOps(ctx.mind.memory, update.memory ?? [], {
     now: ctx.now,

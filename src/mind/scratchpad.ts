@@ -238,13 +238,27 @@ function applyWorkspaceEdit(workspace: string, edit: WorkspaceEdit): string | { 
   }
 }
 
-function checkPad(before: Scratchpad, after: Scratchpad, update: ScratchpadUpdate): string | null {
+/**
+ * Why an update is refused for size: the first field it changed that would be over its limit,
+ * or null. A field the update left as it was is not its doing (the person's /fix may have
+ * lengthened it), so it does not hold up an update of other fields.
+ */
+export function oversizedField(before: Scratchpad, after: Scratchpad): string | null {
   for (const field of SCRATCHPAD_FIELDS) {
-    const length = fieldText(after, field.key).length;
-    if (field.key !== "workspace" && length > FIELD_MAX_CHARS) {
-      return `${fieldPath(field.key)} would hold ${length} characters (limit ${FIELD_MAX_CHARS}): rewrite it shorter instead of ${isItemField(field.key) ? "adding" : "appending"}`;
-    }
+    if (field.key === "workspace") continue;
+    const text = fieldText(after, field.key);
+    if (text.length <= FIELD_MAX_CHARS || text === fieldText(before, field.key)) continue;
+    const fix = isItemField(field.key)
+      ? "retire or shorten lines instead of adding"
+      : "rewrite it shorter instead of appending";
+    return `${fieldPath(field.key)} would hold ${text.length} characters (limit ${FIELD_MAX_CHARS}): ${fix}`;
   }
+  return null;
+}
+
+function checkPad(before: Scratchpad, after: Scratchpad, update: ScratchpadUpdate): string | null {
+  const oversized = oversizedField(before, after);
+  if (oversized !== null) return oversized;
   if (update.fields?.self_confidence !== undefined && !CONFIDENCE.test(after.self_confidence)) {
     return `SELF.Confidence must start with HIGH, MEDIUM or LOW and say why (got "${clip(after.self_confidence)}")`;
   }

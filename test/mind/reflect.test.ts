@@ -526,6 +526,31 @@ describe("applyReflectionUpdate", () => {
     if (!outcome.ok) expect(outcome.reason).toMatch(reason);
   });
 
+  it("refuses UNDERSTANDING lines that grow a list past its size, but not an update of other fields while a list is over", () => {
+    const long = (n: number) => ({
+      id: `k-${n}`,
+      text: `${"a fact worth keeping ".repeat(14)}${n}`,
+      sourceMessageIds: [],
+    });
+    const mind = initialMindState(now);
+    mind.scratchpad.understanding_known = Array.from({ length: 6 }, (_, i) => long(i + 1));
+    const over = { ...ctx, mind };
+    expect(applyReflectionUpdate({ trajectory_now: "Talking about the weekend" }, over)).toMatchObject({
+      ok: true,
+    });
+    const adding = applyReflectionUpdate(
+      { understanding: [{ op: "add", list: "known", text: "one more" }] },
+      over,
+    );
+    expect(adding).toMatchObject({ ok: false });
+    if (!adding.ok)
+      expect(adding.reason).toMatch(
+        /^UNDERSTANDING\.Known would hold \d+ characters \(limit 1500\): retire or shorten lines/,
+      );
+    const retiring = applyReflectionUpdate({ understanding: [{ op: "retire", id: "k-1" }] }, over);
+    expect(retiring).toMatchObject({ ok: true });
+  });
+
   it("an empty call is a valid no-op", () => {
     const outcome = applyReflectionUpdate({}, ctx);
     expect(outcome).toMatchObject({ ok: true, changes: [] });
