@@ -22,6 +22,7 @@ import { acquireDataLock } from "../src/store/lock.ts";
 import { MessageLog } from "../src/store/messages.ts";
 import { MindStore } from "../src/store/mind.ts";
 import { NotesStore } from "../src/store/notes.ts";
+import { SentFiles } from "../src/store/sent-files.ts";
 import { Trace } from "../src/store/trace.ts";
 import type { BaselinePrompt } from "./baselines.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
@@ -204,6 +205,7 @@ class SimulationRun {
       messages,
       mind,
       notes: new NotesStore({ dataDir }),
+      files: new SentFiles({ dataDir }),
       trace: new Trace({ dataDir, clock }),
       llm,
     };
@@ -359,12 +361,17 @@ class SimulationRun {
   async #tick(): Promise<void> {
     const now = this.clock.now();
     const tone = await this.#tone(now);
+    const before = this.parts.port.sent.length;
     const outcome: HeartbeatOutcome = await this.parts.companion.heartbeat();
     if (outcome.status === "closed") return;
     const topic = outcome.decision.topic ?? null;
     if (outcome.status === "held") {
       const { reason, detail } = outcome.decision;
       this.#record({ kind: "checkin-held", reason, detail, stage: stageOf(reason), topic, tone });
+      // What a held tick told the person about check-ins stopping or resuming (companion/checkin-notice.ts).
+      for (const message of this.parts.port.sent.slice(before)) {
+        if (message.kind === "notice") this.#record({ kind: "notice", text: message.text });
+      }
       return;
     }
     this.#record({

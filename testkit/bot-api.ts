@@ -58,7 +58,17 @@ export type MessageContent =
   | { photo: { bytes?: Uint8Array; path?: string; caption?: string } }
   | { voice: { duration: number; caption?: string } }
   | { sticker: { emoji?: string } }
-  | { document: { fileName: string; mimeType?: string; caption?: string } }
+  | {
+      document: {
+        fileName: string;
+        mimeType?: string;
+        caption?: string;
+        /** The file's contents, served by getFile and the download route; none when absent. */
+        bytes?: Uint8Array;
+        /** The size Telegram announces, when it should differ from the bytes' (a file too large to serve). */
+        fileSize?: number;
+      };
+    }
   | { location: { latitude: number; longitude: number } };
 
 /** A scripted incoming message, with the identifiers the bot will see. */
@@ -576,11 +586,15 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
           ...(content.sticker.emoji ? { emoji: content.sticker.emoji } : {}),
         };
       } else if ("document" in content) {
+        const { bytes, fileSize } = content.document;
+        const fileId = bytes ? addFile(bytes, `documents/file_${messageId}`) : `document${messageId}`;
+        const size = fileSize ?? bytes?.byteLength;
         message.document = {
-          file_id: `document${messageId}`,
+          file_id: fileId,
           file_unique_id: `ud${messageId}`,
           file_name: content.document.fileName,
           mime_type: content.document.mimeType ?? "application/octet-stream",
+          ...(size !== undefined ? { file_size: size } : {}),
         };
         if (content.document.caption) message.caption = content.document.caption;
       } else {

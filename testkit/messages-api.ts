@@ -28,7 +28,8 @@ import { breakpointProblem, cacheBlocks, PromptCache } from "./prompt-cache.ts";
  *
  * What it checks, like the real API: the `Authorization: Bearer <apiKey>` header (401 otherwise), an
  * `anthropic-version` header, no `temperature`/`top_p`/`top_k` (API version 2026-10-21 rejects them),
- * messages that start with the user and alternate, non-empty text blocks, every `tool_use` answered
+ * messages that start with the user and alternate, non-empty text blocks, document blocks holding a
+ * real base64 PDF (up to 32 MB) or non-empty plain text, every `tool_use` answered
  * by a `tool_result` with the same id in the next user turn, `tool_choice` naming a defined tool, and
  * a scripted answer that obeys the forced `tool_choice` (a forced tool must be used; `none` must not
  * use tools). A violation is answered with a 400 `invalid_request_error` and listed in `problems`.
@@ -424,6 +425,10 @@ function validateTurns(messages: MessagesRequestBody["messages"]): string | unde
       if (block.type === "text" && (typeof block.text !== "string" || block.text.trim() === "")) {
         return `messages.${i}: text content blocks must be non-empty`;
       }
+      if (block.type === "document") {
+        const problem = documentProblem(block.source);
+        if (problem) return `messages.${i}: document block: ${problem}`;
+      }
     }
     if (message.role === "user") {
       const results = blocks.filter((b) => b.type === "tool_result").map((b) => String(b.tool_use_id));
@@ -439,6 +444,25 @@ function validateTurns(messages: MessagesRequestBody["messages"]): string | unde
   }
   if (openToolUses.length > 0) return "the last assistant turn has tool_use blocks without results";
   return undefined;
+}
+
+/**
+ * What the real API would refuse in a document block's source, as far as the project sends them:
+ * a base64 PDF that is not one (or over 32 MB), or plain text that is empty or not text/plain.
+ */
+function documentProblem(source: unknown): string | undefined {
+  const { type, media_type: mediaType, data } = (source ?? {}) as Record<string, unknown>;
+  if (typeof data !== "string") return "source.data must be a string";
+  if (type === "base64" && mediaType === "application/pdf") {
+    const bytes = Buffer.from(data, "base64");
+    if (bytes.byteLength > 32 * 1024 * 1024) return "the PDF is larger than 32 MB";
+    return bytes.subarray(0, 1024).toString("latin1").includes("%PDF-")
+      ? undefined
+      : "the PDF specified was not valid";
+  }
+  if (type === "text" && mediaType === "text/plain")
+    return data.trim() === "" ? "the text is empty" : undefined;
+  return `unsupported source ${String(type)} ${String(mediaType)}`;
 }
 
 /** Whether a scripted answer obeys the request's tool_choice; undefined when it does. */

@@ -23,6 +23,7 @@ import { MessageLog } from "../store/messages.ts";
 import { MindStore } from "../store/mind.ts";
 import { NotesStore } from "../store/notes.ts";
 import { keptCopies, PERSON_FILES, removeKeptCopies } from "../store/person-files.ts";
+import { SentFiles } from "../store/sent-files.ts";
 import { Trace, type TraceLine } from "../store/trace.ts";
 import type { CoreConfig, TelegramConfig } from "./config.ts";
 import { type HeartbeatSchedule, startHeartbeatSchedule } from "./scheduler.ts";
@@ -46,6 +47,7 @@ export interface Runtime {
   messages: MessageLog;
   mind: MindStore;
   notes: NotesStore;
+  files: SentFiles;
   trace: Trace;
   llm: ModelClient;
 }
@@ -68,9 +70,10 @@ export async function openRuntime(options: {
     const messages = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone, logger });
     const mind = await MindStore.open(core.dataDir, clock);
     const notes = new NotesStore({ dataDir: core.dataDir });
+    const files = new SentFiles({ dataDir: core.dataDir });
     const trace = new Trace({ dataDir: core.dataDir, clock, logger });
     const llm = new ModelClient(model, { clock });
-    return { core, model, clock, timers, logger, lock, messages, mind, notes, trace, llm };
+    return { core, model, clock, timers, logger, lock, messages, mind, notes, files, trace, llm };
   } catch (error) {
     await lock.release();
     throw error;
@@ -87,6 +90,7 @@ export function buildCompanion(runtime: Runtime, port: OutboundPort, options?: C
     log: runtime.messages,
     mind: runtime.mind,
     notes: runtime.notes,
+    files: runtime.files,
     trace: runtime.trace,
     llm: runtime.llm,
     port,
@@ -131,25 +135,30 @@ export const EXPORT_COPIES_BYTES = 8 * 1024 * 1024;
 
 /**
  * The files beside the stores that hold the person's words (damaged originals, temp files a
- * crash left), with their text while it fits the budget. Earlier /export files are not repeated.
+ * crash left, the documents they sent), with their contents while they fit the budget: text as
+ * text, a PDF as base64. Earlier /export files are not repeated.
  */
-async function copiesForExport(dataDir: string): Promise<unknown[]> {
+async function copiesForExport(dataDir: string, files: SentFiles): Promise<unknown[]> {
   let bytes = 0;
   const copies: unknown[] = [];
   for (const copy of await keptCopies(dataDir)) {
     if (copy.kind === "export") continue;
     const file = relative(dataDir, copy.path);
     bytes += copy.bytes;
-    const text = bytes <= EXPORT_COPIES_BYTES ? await readTextIfExists(copy.path) : null;
+    const fits = bytes <= EXPORT_COPIES_BYTES;
+    const pdf = fits && copy.kind === "document" && file.endsWith(".pdf") ? await files.read(file) : null;
+    const text = fits && pdf === null ? await readTextIfExists(copy.path) : null;
     copies.push(
-      text === null
-        ? {
-            file,
-            kind: copy.kind,
-            bytes: copy.bytes,
-            omitted: `too large for this export; it is at ${copy.path}`,
-          }
-        : { file, kind: copy.kind, text },
+      pdf !== null
+        ? { file, kind: copy.kind, base64: pdf.toString("base64") }
+        : text !== null
+          ? { file, kind: copy.kind, text }
+          : {
+              file,
+              kind: copy.kind,
+              bytes: copy.bytes,
+              omitted: `too large for this export; it is at ${copy.path}`,
+            },
     );
   }
   return copies;
@@ -171,7 +180,7 @@ export function buildCommandHandlers(
   memory: MemoryCommands,
   hooks: CommandHooks = {},
 ): CommandHandlers {
-  const { core, model, clock, messages, mind, notes, trace } = runtime;
+  const { core, model, clock, messages, mind, notes, files, trace } = runtime;
   return new CommandHandlers({
     ...hooks,
     memory,
@@ -204,7 +213,7 @@ export function buildCommandHandlers(
         notes: await Promise.all(keys.map(async (n) => ({ key: n.key, text: await notes.read(n.key) }))),
         traceNote: turns.note,
         trace: turns.records,
-        otherFiles: await copiesForExport(core.dataDir),
+        otherFiles: await copiesForExport(core.dataDir, files),
       };
     },
     async wipeAll() {

@@ -1,6 +1,7 @@
 import { DateTime } from "luxon";
 import { decisionSentence } from "../channels/reasons.ts";
 import { checkinsToday, isInQuietHours } from "../conversation/checkin-policy.ts";
+import { isNotice } from "../conversation/pending-messages.ts";
 import { type HeartbeatCron, nextFireTime } from "../conversation/schedule.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
@@ -175,13 +176,13 @@ function memoryCounts(mind: MindState): Status["memory"] {
   };
 }
 
-/** The companion's messages after the person's last one: the awareness engine's unanswered count. */
+/** The companion's messages after the person's last one, notices left out: the awareness engine's unanswered count. */
 export function unansweredCount(messages: readonly Message[]): number {
   let count = 0;
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i] as Message;
     if (message.role === "user") break;
-    count += 1;
+    if (!isNotice(message)) count += 1;
   }
   return count;
 }

@@ -84,7 +84,7 @@ function unknownCommandText(typed: string): string {
 
 /** What /wipe deletes and what it keeps, said before the person confirms. */
 const WIPE_QUESTION = [
-  "This deletes everything I keep about you: our messages, my notes and memory, the check-in decisions and turn records, your /pause, /quiet and /tz settings, and any exported files on my computer. It can't be undone.",
+  "This deletes everything I keep about you: our messages and the files you sent, my notes and memory, the check-in decisions and turn records, your /pause, /quiet and /tz settings, and any exported files on my computer. It can't be undone.",
   "",
   "It keeps only the count of tokens I've used (numbers, no words), so today's budget still holds.",
   "",
@@ -352,7 +352,8 @@ export class CommandHandlers {
       document: {
         fileName: `presence-export-${stamp}.json`,
         contents: new TextEncoder().encode(`${JSON.stringify(data, null, 2)}\n`),
-        caption: "Everything I keep about you: our messages, my notes and memory, check-in decisions.",
+        caption:
+          "Everything I keep about you: our messages and the files you sent, my notes and memory, check-in decisions.",
       },
     };
   }

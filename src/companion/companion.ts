@@ -14,7 +14,9 @@ import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
+import type { SentFiles } from "../store/sent-files.ts";
 import type { Trace } from "../store/trace.ts";
+import { noticeAfterCheckin } from "./checkin-notice.ts";
 import { checkinTurn, type HeartbeatOutcome } from "./checkin-turn.ts";
 import { reflectOnRecovered } from "./held-reply.ts";
 import { type MemoryCommands, MemoryReview } from "./memory-review.ts";
@@ -44,7 +46,8 @@ export type { ReplyOutcome } from "./reply-turn.ts";
  * model is called; what goes out goes through the outbox (outbox.ts), so a crash can
  * neither lose an answer nor repeat one. The turns themselves are in reply-turn.ts and
  * checkin-turn.ts; the retry and notice in reply-retry.ts; a reply the channel refused,
- * resent as written, in held-reply.ts; reflection's timing in reflection-schedule.ts.
+ * resent as written, in held-reply.ts; reflection's timing in reflection-schedule.ts; what a
+ * check-in turn tells the person when check-ins stop or resume unseen, in checkin-notice.ts.
  */
 
 /** Everything the companion is built from; main.ts wires the real ones, tests the fakes. */
@@ -57,6 +60,8 @@ export interface CompanionDeps {
   log: MessageLog;
   mind: MindStore;
   notes: NotesStore;
+  /** Where the documents the person sends are kept for the model to read. */
+  files: SentFiles;
   trace: Trace;
   /** Its calls return their usage; the turns and reflection record it in the mind's ledger (what the budget counts). */
   llm: ModelClient;
@@ -104,7 +109,10 @@ export interface Companion extends MemoryCommands {
   ): Promise<Message | null>;
   /** Logs `input` if given, then answers everything the person said since the last answer, in one turn. */
   reply(input?: IncomingInput): Promise<ReplyOutcome>;
-  /** Considers a check-in now: pre-check, budget, decide, guard, write, send. */
+  /**
+   * Considers a check-in now: pre-check, budget, decide, guard, write, send; then says a notice
+   * when check-ins stopped or resumed for a reason the person cannot see (checkin-notice.ts).
+   */
   heartbeat(): Promise<HeartbeatOutcome>;
   /** After a restart: finishes interrupted sends, answers what is unanswered (once), runs queued reflections. */
   recover(): Promise<void>;
@@ -189,11 +197,16 @@ class CompanionImpl implements Companion {
   }
 
   async receive(input: IncomingInput): Promise<Message> {
+    // The document first: a crash before the message is logged leaves a file Telegram's redelivery replaces.
+    const stored = input.document
+      ? await this.#deps.files.keep(input.document.name, input.document.bytes)
+      : undefined;
+    const media = stored ? { kind: "document" as const, ...input.media, stored } : input.media;
     const message = await this.#deps.log.append({
       role: "user",
       text: input.text,
       channel: input.channel,
-      ...(input.media ? { media: input.media } : {}),
+      ...(media ? { media } : {}),
       ...(input.telegram ? { telegram: input.telegram } : {}),
       ...(input.replyTo ? { replyTo: input.replyTo } : {}),
     });
@@ -245,7 +258,11 @@ class CompanionImpl implements Companion {
   async heartbeat(): Promise<HeartbeatOutcome> {
     if (this.#closed) return { status: "closed" };
     return this.#lock.runCoalesced("heartbeat", () =>
-      this.#guarded("heartbeat", () => checkinTurn(this.#turn)),
+      this.#guarded("heartbeat", async () => {
+        const outcome = await checkinTurn(this.#turn);
+        if (outcome.status !== "closed") await noticeAfterCheckin(this.#turn, outcome.decision);
+        return outcome;
+      }),
     );
   }
 

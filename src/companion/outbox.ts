@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { withNoticeSaid } from "../conversation/checkin-notices.ts";
 import { withCheckinSent } from "../conversation/checkin-policy.ts";
 import { answeredBy } from "../conversation/pending-messages.ts";
+import type { NoticeSaid } from "../core/checkin-notices.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Logger } from "../core/log.ts";
@@ -32,6 +34,8 @@ export interface DeliveryMeta {
   annotations?: Annotations;
   /** A check-in's decision record, for /why: recorded together with the check-in counted as sent. */
   decision?: Decision;
+  /** A notice about check-ins stopping or resuming: recorded as told together with it logged as sent. */
+  said?: NoticeSaid;
 }
 
 /**
@@ -101,6 +105,7 @@ export class Outbox {
       ...(meta.answeredThrough ? { answeredThrough: meta.answeredThrough } : {}),
       ...(meta.annotations ? { annotations: meta.annotations } : {}),
       ...(meta.decision ? { decision: meta.decision } : {}),
+      ...(meta.said ? { said: meta.said } : {}),
     };
     await this.#deps.mind.update((mind) => {
       mind.outbox.push(intent);
@@ -110,10 +115,12 @@ export class Outbox {
 
   /**
    * Finishes what a crash interrupted: intents already logged are cleared with the bookkeeping
-   * the crash cut off (a check-in's count and decision, and the caller's follow-up from
-   * `afterRecovered`, e.g. reflection), stale check-ins and notices dropped, the other
-   * check-ins sent (from the part they stopped at). Replies not logged yet are left in place
-   * for the reply turn that recovery runs next, which delivers held replies first.
+   * the crash cut off (a check-in's count and decision, a notice's record of what was told, and
+   * the caller's follow-up from `afterRecovered`, e.g. reflection), stale check-ins and notices
+   * dropped (a notice about check-ins was not recorded as told, so the next tick says it while
+   * its cause holds), the other check-ins sent (from the part they stopped at). Replies not
+   * logged yet are left in place for the reply turn that recovery runs next, which delivers
+   * held replies first.
    */
   async finishInterrupted(afterRecovered: (intent: OutboxIntent) => AfterSent | undefined): Promise<void> {
     const now = this.#deps.clock.now().getTime();
@@ -187,12 +194,17 @@ export class Outbox {
     );
   }
 
-  /** Clears a logged intent in one write with a check-in's count and decision and the caller's follow-up mutation. */
+  /**
+   * Clears a logged intent in one write with a check-in's count and decision, a notice's record
+   * of what the person was told about check-ins, and the caller's follow-up mutation.
+   */
   async #settle(intent: OutboxIntent, message: Message, afterSent?: AfterSent): Promise<string> {
     const followUp = afterSent?.(message);
     await this.#deps.mind.update((mind) => {
       mind.outbox = mind.outbox.filter((entry) => entry.id !== intent.id);
       if (intent.kind === "heartbeat" && intent.decision) recordCheckin(mind, intent, message);
+      if (intent.said)
+        mind.checkinNotices = withNoticeSaid(mind.checkinNotices, intent.said, new Date(intent.createdAt));
       followUp?.inWrite(mind);
     });
     return followUp ? followUp.afterWrite() : "none";

@@ -51,6 +51,7 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
     stopWorking?.();
     await recordSpent(context, spentBefore(error));
     if (await droppedRejectedImages(context, error, pending)) return replyTurn(context);
+    if (await markedRejectedDocuments(context, error, pending, composed)) return replyTurn(context);
     return replyFailed(context, error, pending, composed);
   }
   stopWorking?.();
@@ -137,6 +138,40 @@ async function replyFailed(
     return { status: "failed", answered, error: error.message };
   }
   throw error;
+}
+
+/**
+ * A 400 while documents ride along (and no photo) is most likely the API refusing a document (a
+ * password-protected PDF, say). The waiting messages' documents are marked as not read (their
+ * files stay, the person's own) and the caller tries once more without them, the model told it
+ * could not open them: otherwise the document would fail every reply that shows it.
+ */
+async function markedRejectedDocuments(
+  context: TurnContext,
+  error: unknown,
+  pending: readonly Message[],
+  composed: Composed,
+): Promise<boolean> {
+  if (!(error instanceof ModelRequestError && error.status === 400)) return false;
+  if (composed.prompt.sections.documents === 0) return false;
+  const refused = pending.filter((m) => m.media?.stored && !m.media.notRead);
+  if (refused.length === 0) return false;
+  for (const message of refused) {
+    await context.log.update(message.id, {
+      media: { ...message.media, kind: "document", notRead: "content" },
+    });
+  }
+  context.logger.warn(
+    { messages: refused.length },
+    "the model refused the request with documents; retrying without them",
+  );
+  await context.trace({
+    kind: "reply",
+    outcome: "documents-dropped",
+    messages: refused.map((m) => m.id),
+    error: error.message,
+  });
+  return true;
 }
 
 /**

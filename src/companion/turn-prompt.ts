@@ -11,7 +11,13 @@ import { detectTopics } from "../conversation/awareness/topics.ts";
 import { effectiveTimezone, heartbeatSettingsFromConfig } from "../conversation/checkin-policy.ts";
 import type { HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Message } from "../core/message.ts";
-import { type ComposedPrompt, composePrompt, type PendingImage } from "../mind/compose.ts";
+import {
+  type ComposedPrompt,
+  composePrompt,
+  DOCUMENT_SHOWN_MS,
+  type PendingImage,
+  type ShownDocument,
+} from "../mind/compose.ts";
 import { MAX_TOKENS } from "../mind/generate.ts";
 import { PRIOR_CONTEXT_TOKENS, priorMemoryFor, rankMemory, withoutPriorContext } from "../mind/memory.ts";
 import { NOTES_TOOLS } from "../mind/notes-tools.ts";
@@ -24,8 +30,9 @@ import { buildStablePrefix, checkinMomentText, type StablePrefix } from "../mode
 import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindState } from "../store/mind.ts";
+import type { SentFiles } from "../store/sent-files.ts";
 
-/** Where a turn's prompt is read from: settings, the log, the persona, and the images waiting with messages. */
+/** Where a turn's prompt is read from: settings, the log, the persona, the images waiting with messages, the documents sent. */
 export interface TurnPromptDeps {
   core: HeartbeatSettings;
   model: ModelConfig;
@@ -33,6 +40,8 @@ export interface TurnPromptDeps {
   persona: PersonaSource;
   /** Images of the person's messages not answered yet, by message id (they are not in the log). */
   images: ReadonlyMap<string, PendingImage>;
+  /** The documents the person sent, which the log points at (media.stored). */
+  files: SentFiles;
 }
 
 /** A turn's prompt and which awareness block it showed, which the trace records. */
@@ -71,6 +80,7 @@ export async function composeTurnPrompt(
   const ranked = rankMemory(mind.memory, query, now).map((r) => r.item);
   const prefix = await stablePrefix(deps);
   const local = DateTime.fromJSDate(now, { zone });
+  const log = deps.log.recent().filter((m) => Date.parse(m.ts) <= now.getTime());
   const prompt = composePrompt({
     kind,
     model: deps.model.model,
@@ -83,11 +93,12 @@ export async function composeTurnPrompt(
     threadNotes: recentThreadNotes(mind.threads),
     // The full awareness block shows the prior context; the episodic section shows the rest.
     memory: awarenessFormat === "full" ? withoutPriorContext(ranked, prior) : ranked,
-    log: deps.log.recent().filter((m) => Date.parse(m.ts) <= now.getTime()),
+    log,
     threads: mind.threads,
     flushedThrough: mind.flushedThrough,
     pending,
     images: deps.images,
+    documents: await documentsToShow(deps.files, log, pending, now),
     waitedMinutes: waitedMinutes(pending, awareness, now),
     ...(kind === "heartbeat"
       ? { checkinText: checkinMomentText(`${local.toFormat("cccc HH:mm")}, ${zone}`) }
@@ -95,6 +106,35 @@ export async function composeTurnPrompt(
     prefixCache: prefixCacheFor(mind.usage, TURN_PREFIX_PURPOSES, deps.model.model, deps.model.prices),
   });
   return { prompt, awarenessFormat };
+}
+
+/**
+ * The stored documents to show: those of the messages waiting for this answer, however long they
+ * waited, and those of other shown messages that arrived within DOCUMENT_SHOWN_MS; read from
+ * files/, a missing file as `missing`. Compose decides where each goes.
+ */
+async function documentsToShow(
+  files: SentFiles,
+  log: readonly Message[],
+  pending: readonly Message[],
+  now: Date,
+): Promise<Map<string, ShownDocument>> {
+  const recent = log.filter((m) => now.getTime() - Date.parse(m.ts) <= DOCUMENT_SHOWN_MS);
+  const documents = new Map<string, ShownDocument>();
+  for (const message of [...pending, ...recent]) {
+    const stored = message.media?.stored;
+    if (!stored || message.media?.notRead || documents.has(message.id)) continue;
+    const bytes = await files.read(stored);
+    documents.set(
+      message.id,
+      bytes === null
+        ? { kind: "missing" }
+        : stored.endsWith(".pdf")
+          ? { kind: "pdf", base64: bytes.toString("base64") }
+          : { kind: "text", text: bytes.toString("utf8") },
+    );
+  }
+  return documents;
 }
 
 /** The awareness block for a turn, in the person's zone, with what memory says was going on before. */

@@ -1,6 +1,6 @@
 import type { Message } from "../core/message.ts";
 
-/** A fixed notice the companion sent while the model was away: said, but not an answer. */
+/** Fixed words the companion said from code (the model was away, check-ins stopped): said, but not an answer. */
 export function isNotice(message: Message): boolean {
   return message.role === "assistant" && message.notice === true;
 }

@@ -30,6 +30,10 @@ export const mediaSchema = z.looseObject({
   emoji: z.string().optional(),
   /** A document's file name. */
   fileName: z.string().optional(),
+  /** A document the model reads: where its bytes are kept, relative to the data directory (files/…). */
+  stored: z.string().optional(),
+  /** A document the model could not read, and why: its type, its size, the download, or its bytes. */
+  notRead: z.enum(["type", "size", "download", "content"]).optional(),
   latitude: z.number().optional(),
   longitude: z.number().optional(),
   /** A venue's name and address. */

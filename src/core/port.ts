@@ -54,6 +54,11 @@ export interface IncomingInput {
   media?: Media;
   /** An image the model may see (base64), for photos. */
   image?: { mediaType: "image/jpeg" | "image/png" | "image/gif" | "image/webp"; base64: string };
+  /**
+   * A document the model may read (a PDF, or text as UTF-8), kept as files/<name> before the
+   * message is logged; the message's media then says where (media.stored).
+   */
+  document?: { name: string; bytes: Uint8Array };
   telegram?: { chatId: number; messageId: number; updateId?: number };
   replyTo?: string;
 }

@@ -1,3 +1,5 @@
+import type { Message } from "./message.ts";
+
 /**
  * Small text helpers every room uses, kept here once so the same words are matched, counted
  * and spelled the same way everywhere. Pure: no I/O, no clock.
@@ -49,3 +51,22 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
     /\s+/,
   ),
 );
+
+/**
+ * A message in the words the model reads, in the prompt and in the awareness block alike: its
+ * text, after a `[kind]` label when the text does not already say what it is (a photo's text is
+ * its caption; a voice note's or document's text starts with its own `[…]` description). A
+ * caption is part of the text (channels/telegram/incoming.ts), so it appears exactly once:
+ * media.caption is never added. `note` goes inside the label, e.g. "[photo (image not shown)]".
+ */
+export function messageAsRead(message: Pick<Message, "text" | "media">, note?: string): string {
+  const kind = message.media?.kind;
+  const text = message.text.trim();
+  const noted = note ? ` (${note})` : "";
+  const end = text.indexOf("]");
+  if (kind !== undefined && text.startsWith(`[${kind}`) && end > 0) {
+    return `${text.slice(0, end)}${noted}${text.slice(end)}`;
+  }
+  const label = kind !== undefined ? `[${kind}${noted}]` : "";
+  return [label, text].filter((s) => s !== "").join(" ");
+}

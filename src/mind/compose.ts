@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Message } from "../core/message.ts";
 import type { IncomingInput } from "../core/port.ts";
+import { messageAsRead } from "../core/text.ts";
 import { type PrefixCache, withPrefixCache } from "../model/cache-plan.ts";
 import type { StablePrefix } from "../model/prompts.ts";
 import { estimateTokens } from "../model/tokens.ts";
@@ -19,6 +20,25 @@ import { workingMessages } from "./threads.ts";
 
 /** An image the person sent, kept in memory until it has been answered. */
 export type PendingImage = NonNullable<IncomingInput["image"]>;
+
+/**
+ * A document the person sent (media.stored), read from files/ for this turn: a PDF as base64,
+ * text as text, or `missing` when the file is gone (/forget or /wipe deleted it), which the model
+ * is told rather than left to guess.
+ */
+export type ShownDocument =
+  | { kind: "pdf"; base64: string }
+  | { kind: "text"; text: string }
+  | { kind: "missing" };
+
+/**
+ * How long after it arrived a document is shown in full, while its message is among those the
+ * prompt shows: long enough to talk it through, and no longer, because nothing after the
+ * system prompt is cached, so every turn that shows a document pays for all of it again.
+ * Afterwards the model sees its name and that it read it then; what mattered is in the
+ * replies and in what reflection kept.
+ */
+export const DOCUMENT_SHOWN_MS = 30 * 60_000;
 
 /** Everything the prompt is made of, already read from the stores. */
 export interface ComposeInput {
@@ -41,6 +61,12 @@ export interface ComposeInput {
   pending?: readonly Message[];
   /** Images of pending messages, by message id. */
   images?: ReadonlyMap<string, PendingImage>;
+  /**
+   * Documents to show in full, by message id: those of pending messages and of shown messages
+   * younger than DOCUMENT_SHOWN_MS. They come on top of the ceiling, which bounds the parts
+   * around them; the person chose to send them, and the API's usage counts what they cost.
+   */
+  documents?: ReadonlyMap<string, ShownDocument>;
   /** Reply: how long the oldest pending message waited, when the awareness block cannot say it. */
   waitedMinutes?: number | undefined;
   /** Heartbeat: the text of the check-in moment turn (with the person's local time). */
@@ -60,6 +86,8 @@ export interface SectionSizes {
   total: number;
   ceiling: number;
   workingMessages: number;
+  /** Documents shown in full (their tokens are not in the sizes above: see ComposeInput.documents). */
+  documents: number;
   memoryItems: number;
   threadNotes: number;
   /** Parts cut to fit their budget. */
@@ -127,7 +155,7 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
     budgets.working,
   );
 
-  const turns = toTurns(window.kept);
+  const turns = toTurns(window.kept, input.documents);
   turns.push({ role: "user", content: newInput.blocks });
   const messages = mergeSameRole(turns);
   if (messages[0]?.role === "assistant") messages.unshift({ role: "user", content: EARLIER_NOT_SHOWN });
@@ -141,9 +169,18 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
   const workingTokens = messages
     .slice(0, -1)
     .reduce(
-      (sum, m) => sum + estimateTokens(typeof m.content === "string" ? m.content : JSON.stringify(m.content)),
+      (sum, m) =>
+        sum +
+        estimateTokens(
+          typeof m.content === "string"
+            ? m.content
+            : JSON.stringify(m.content.filter((b) => b.type !== "document")),
+        ),
       0,
     );
+  const shownDocuments = messages
+    .flatMap((m) => (typeof m.content === "string" ? [] : m.content))
+    .filter((b) => b.type === "document").length;
   const sizes = {
     prefix: input.prefix.tokens,
     scratchpad: scratchpad.tokens,
@@ -166,6 +203,7 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
       total,
       ceiling: input.ceiling,
       workingMessages: window.kept.length,
+      documents: shownDocuments,
       memoryItems: episodic.memoryItems,
       threadNotes: episodic.threadNotes,
       truncated,
@@ -288,7 +326,10 @@ function replyInput(
     const withImage = image !== undefined && remaining >= IMAGE_TOKENS + MIN_TEXT_ROOM;
     if (withImage) remaining -= IMAGE_TOKENS;
     const fitted = fitText(
-      describeMessage(message, message.media?.kind === "photo" && !withImage),
+      describeMessage(
+        message,
+        message.media?.kind === "photo" && !withImage ? "image not shown" : documentNote(message),
+      ),
       Math.max(remaining, 20),
       "input",
       truncated,
@@ -296,12 +337,14 @@ function replyInput(
     remaining -= fitted.tokens;
     tokens += fitted.tokens + (withImage ? IMAGE_TOKENS : 0);
     const textBlock: Anthropic.TextBlockParam = { type: "text", text: fitted.text };
+    const document = documentBlock(message, input.documents);
     if (withImage) {
       blocks.unshift(
         { type: "image", source: { type: "base64", media_type: image.mediaType, data: image.base64 } },
         textBlock,
       );
-    } else blocks.unshift(textBlock);
+    } else if (document) blocks.unshift(...document);
+    else blocks.unshift(textBlock);
   }
   if (blocks.length === 0) blocks.push({ type: "text", text: "(no new message)" });
   if (input.waitedMinutes !== undefined && input.waitedMinutes >= LATE_MINUTES) {
@@ -317,19 +360,56 @@ function heartbeatInput(input: ComposeInput): { blocks: Anthropic.ContentBlockPa
   return { blocks: [{ type: "text", text }], tokens: estimateTokens(text) };
 }
 
-/** A log message as the model reads it: its text, media described, never an empty block. */
-export function describeMessage(message: Message, imageNotShown = false): string {
-  const media = message.media;
-  const caption = media?.caption && media.caption !== message.text ? `: ${media.caption}` : "";
-  const label = media ? `[${media.kind}${caption}${imageNotShown ? " (image not shown)" : ""}]` : "";
-  const text = [label, message.text.trim()].filter((s) => s !== "").join(" ");
+/**
+ * A log message as the model reads it (messageAsRead: media labelled, the caption once), never
+ * an empty block; `note` is said inside its label.
+ */
+export function describeMessage(message: Message, note?: string): string {
+  const text = messageAsRead(message, note);
   return text === "" ? "(empty message)" : text;
+}
+
+const DOCUMENT_READ_EARLIER = "you read it when it arrived; it is not shown again";
+const DOCUMENT_REFUSED = "you could not open this file: the model's API refused it";
+const DOCUMENT_GONE = "the file is no longer kept (deleted), so you cannot read it now";
+
+/** What a message with a stored document says when the document itself is not shown. */
+function documentNote(message: Message): string | undefined {
+  if (!message.media?.stored) return undefined;
+  return message.media.notRead ? DOCUMENT_REFUSED : DOCUMENT_READ_EARLIER;
+}
+
+/**
+ * A message with a stored document as blocks: the document (titled with its file name), then the
+ * message's words; or, when its file is gone, the words with that said. Null when the message has
+ * no document to show in this turn.
+ */
+function documentBlock(
+  message: Message,
+  documents: ReadonlyMap<string, ShownDocument> | undefined,
+): Anthropic.ContentBlockParam[] | null {
+  const document = message.media?.stored && !message.media.notRead ? documents?.get(message.id) : undefined;
+  if (!document) return null;
+  if (document.kind === "missing") return [{ type: "text", text: describeMessage(message, DOCUMENT_GONE) }];
+  const title = message.media?.fileName ?? null;
+  const source: Anthropic.DocumentBlockParam["source"] =
+    document.kind === "pdf"
+      ? { type: "base64", media_type: "application/pdf", data: document.base64 }
+      : { type: "text", media_type: "text/plain", data: document.text };
+  return [
+    { type: "document", source, ...(title ? { title } : {}) },
+    { type: "text", text: describeMessage(message) },
+  ];
 }
 
 type Turn = { role: "user" | "assistant"; content: string | Anthropic.ContentBlockParam[] };
 
-function toTurns(messages: readonly Message[]): Turn[] {
-  return messages.map((m) => ({ role: m.role, content: describeMessage(m) }));
+function toTurns(messages: readonly Message[], documents?: ReadonlyMap<string, ShownDocument>): Turn[] {
+  return messages.map((m) => {
+    const blocks = m.role === "user" ? documentBlock(m, documents) : null;
+    if (blocks) return { role: m.role, content: blocks };
+    return { role: m.role, content: describeMessage(m, documentNote(m)) };
+  });
 }
 
 /** Consecutive turns of one role become one turn, as the API requires alternation. */

@@ -9,7 +9,8 @@ import type { Trace, TraceLine } from "../store/trace.ts";
  * records that quote the text (a reflection's answer, a reply's input), the lines of notes
  * (an archived WORKSPACE included) that mention it, and every other file in the data
  * directory that mentions it (person-files.ts): a damaged original kept before a repair, a
- * temp file a crash left, an /export file. Those are deleted whole: no store reads them, so
+ * temp file a crash left, an /export file, a document the person sent (a PDF only where its
+ * bytes show the words uncompressed). Those are deleted whole: no store reads them, so
  * nothing could say which part of them is safe to keep. The conversation log is the person's
  * own record and stays; the reply says so. Run it with nothing else writing
  * (Companion.exclusive).

@@ -2,6 +2,11 @@ import { join } from "node:path";
 import { Low } from "lowdb";
 import { DateTime } from "luxon";
 import { z } from "zod";
+import {
+  checkinNoticeStateSchema,
+  emptyCheckinNoticeState,
+  noticeSaidSchema,
+} from "../core/checkin-notices.ts";
 import { emptyHeartbeatState, heartbeatStateSchema } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { type Decision, decisionSchema } from "../core/decision.ts";
@@ -102,6 +107,8 @@ export const outboxIntentSchema = z.looseObject({
   partsDelivered: z.number().int().min(0).optional(),
   /** The first part's Telegram identifiers, once it was accepted (the log records them). */
   telegram: telegramIdsSchema.optional(),
+  /** A notice about check-ins stopping or resuming: recorded as told in the write that logs it as sent. */
+  said: noticeSaidSchema.optional(),
 });
 /** A message recorded in the outbox, with how far its delivery got. */
 export type OutboxIntent = z.infer<typeof outboxIntentSchema>;
@@ -114,6 +121,8 @@ export const mindStateSchema = z.looseObject({
   memory: z.array(memoryItemSchema),
   heartbeat: heartbeatStateSchema.default(() => ({ ...emptyHeartbeatState })),
   decisions: z.array(decisionSchema).default([]),
+  /** What the person was told about check-ins stopping for a reason they cannot see (conversation/checkin-notices.ts). */
+  checkinNotices: checkinNoticeStateSchema.default(() => structuredClone(emptyCheckinNoticeState)),
   usage: z.array(usageRecordSchema).default([]),
   /** Totals per UTC day (YYYY-MM-DD). */
   usageDaily: z.record(z.string(), usageTotalsSchema).default({}),
@@ -145,6 +154,7 @@ export function initialMindState(now: Date): MindState {
     memory: [],
     heartbeat: { ...emptyHeartbeatState },
     decisions: [],
+    checkinNotices: structuredClone(emptyCheckinNoticeState),
     usage: [],
     usageDaily: {},
     reflectionQueue: [],

@@ -22,6 +22,8 @@ export const PERSON_FILES = {
   rotatedTrace: "trace.1.jsonl",
   /** What /export wrote in `npm run chat`. */
   exports: "exports",
+  /** Documents the person sent for the model to read, files/<name> (sent-files.ts). */
+  files: "files",
 } as const;
 
 /**
@@ -32,17 +34,20 @@ export const PERSON_FILES = {
 export const LOCK_FILE = "presence.lock";
 
 /** Where the stores write files, and so where a temp file or a damaged copy can be. */
-const WRITTEN_DIRS = ["", PERSON_FILES.archive, PERSON_FILES.notes] as const;
+const WRITTEN_DIRS = ["", PERSON_FILES.archive, PERSON_FILES.notes, PERSON_FILES.files] as const;
 
-/** A file holding the person's words that no store reads. */
+/** A file holding the person's words that no store reads as data. */
 export interface KeptCopy {
   path: string;
-  /** damaged: an original kept before a repair; temp: a write a crash cut short; export: /export's file. */
-  kind: "damaged" | "temp" | "export";
+  /**
+   * damaged: an original kept before a repair; temp: a write a crash cut short; export: /export's
+   * file; document: a file the person sent (files/), which only the prompt reads.
+   */
+  kind: "damaged" | "temp" | "export" | "document";
   bytes: number;
 }
 
-/** Every damaged copy, leftover temp file and export file in the data directory, by path. */
+/** Every damaged copy, leftover temp file, export file and sent document in the data directory, by path. */
 export async function keptCopies(dataDir: string): Promise<KeptCopy[]> {
   const copies: KeptCopy[] = [];
   const add = async (path: string, kind: KeptCopy["kind"]) => {
@@ -58,6 +63,7 @@ export async function keptCopies(dataDir: string): Promise<KeptCopy[]> {
       if (name.startsWith(`.${LOCK_FILE}.`)) continue;
       if (isTempFileName(name)) await add(join(dataDir, dir, name), "temp");
       else if (damagedCopyTime(name) !== null) await add(join(dataDir, dir, name), "damaged");
+      else if (dir === PERSON_FILES.files) await add(join(dataDir, dir, name), "document");
     }
   }
   for (const name of await namesInDir(join(dataDir, PERSON_FILES.exports))) {
@@ -77,8 +83,9 @@ export async function removeDeadWritersTemps(dataDir: string): Promise<void> {
   }
 }
 
-/** Deletes every kept copy and the exports folder (/wipe), for real. */
+/** Deletes every kept copy, the exports folder and the sent documents' folder (/wipe), for real. */
 export async function removeKeptCopies(dataDir: string): Promise<void> {
   for (const copy of await keptCopies(dataDir)) await removeDurable(copy.path);
   await removeDurable(join(dataDir, PERSON_FILES.exports));
+  await removeDurable(join(dataDir, PERSON_FILES.files));
 }

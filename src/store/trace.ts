@@ -46,7 +46,7 @@ const deliverySchema = z.enum(["sent", "failed", "blocked"]);
 const replyRecordSchema = z.strictObject({
   ts,
   kind: z.literal("reply"),
-  outcome: z.enum(["sent", "failed", "blocked", "deferred", "empty", "images-dropped"]),
+  outcome: z.enum(["sent", "failed", "blocked", "deferred", "empty", "images-dropped", "documents-dropped"]),
   input: inputSchema.optional(),
   shown: asGiven,
   awareness: z.enum(["full", "slim"]).optional(),
@@ -82,6 +82,7 @@ const heartbeatRecordSchema = z.strictObject({
     "leak-guard",
     "send",
     "sent",
+    "notice",
   ]),
   preCheck: heartbeatDecisionSchema.optional(),
   tokensToday: count.optional(),

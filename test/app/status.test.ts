@@ -92,6 +92,16 @@ describe("buildStatus", () => {
     ).toBe(2);
     expect(unansweredCount([])).toBe(0);
   });
+
+  it("leaves the companion's notices out of the unanswered count", () => {
+    expect(
+      unansweredCount([
+        msg("1", "2026-11-22T08:10:00Z", "user"),
+        msg("2", "2026-11-22T09:00:00Z", "assistant"),
+        { ...msg("3", "2026-11-22T10:00:00Z", "assistant"), notice: true },
+      ]),
+    ).toBe(1);
+  });
 });
 
 describe("buildStatus: the limits the pre-check applies", () => {

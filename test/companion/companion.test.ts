@@ -26,6 +26,7 @@ import { MessageLog } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";
 import type { MemoryItem } from "../../src/store/mind-schema.ts";
 import { NotesStore } from "../../src/store/notes.ts";
+import { SentFiles } from "../../src/store/sent-files.ts";
 import { Trace } from "../../src/store/trace.ts";
 import {
   fakeModelConfig,
@@ -106,6 +107,7 @@ async function harness(
     log,
     mind,
     notes,
+    files: new SentFiles({ dataDir }),
     trace,
     llm: new ModelClient(model, { clock }),
     port: {

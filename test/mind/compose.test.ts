@@ -1,7 +1,12 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../src/core/message.ts";
-import { type ComposeInput, composePrompt, PromptCeilingError } from "../../src/mind/compose.ts";
+import {
+  type ComposeInput,
+  composePrompt,
+  PromptCeilingError,
+  type ShownDocument,
+} from "../../src/mind/compose.ts";
 import { NOTES_TOOLS } from "../../src/mind/notes-tools.ts";
 import { FIELD_MAX_CHARS, renderScratchpad } from "../../src/mind/scratchpad.ts";
 import { applyThreadOps } from "../../src/mind/threads.ts";
@@ -268,5 +273,125 @@ describe("composePrompt", () => {
   it("refuses a ceiling too small for the fixed parts, naming the setting", () => {
     expect(() => composePrompt(input({ ceiling: 2_000 }))).toThrow(PromptCeilingError);
     expect(() => composePrompt(input({ ceiling: 2_000 }))).toThrow(/PRESENCE_PROMPT_CEILING/);
+  });
+});
+
+/** Every place a text occurs in a request's messages, counted. */
+function occurrences(params: Anthropic.MessageCreateParamsNonStreaming, text: string): number {
+  return JSON.stringify(params.messages).split(text).length - 1;
+}
+
+describe("composePrompt: captions and documents", () => {
+  it("shows a caption once, for media logged before and after captions moved into the text", () => {
+    const photo: Message = {
+      ...message(0, "user", "my sourdough!"),
+      media: { kind: "photo", caption: "my sourdough!" },
+    };
+    const voice: Message = {
+      ...message(1, "user", "[voice note, 9 s — not heard: voice notes can't be listened to yet] on the bus"),
+      media: { kind: "voice", durationSeconds: 9, caption: "on the bus" },
+    };
+    const document: Message = {
+      ...message(2, "user", "[document: plan.pdf] for Monday"),
+      media: { kind: "document", fileName: "plan.pdf", caption: "for Monday" },
+    };
+    const reply = message(3, "assistant", "Lovely.");
+    const pending = [
+      {
+        ...message(4, "user", "[video] the lake at dusk"),
+        media: { kind: "video" as const, caption: "the lake at dusk" },
+      },
+    ];
+    const { params } = composePrompt(input({ log: [photo, voice, document, reply, ...pending], pending }));
+    for (const caption of ["my sourdough!", "on the bus", "for Monday", "the lake at dusk"]) {
+      expect(occurrences(params, caption), caption).toBe(1);
+    }
+    const shown = params.messages.map(textOf).join("|");
+    expect(shown).toContain("[photo] my sourdough!");
+    expect(shown).toContain("[document: plan.pdf] for Monday");
+    expect(shown).toContain("[video] the lake at dusk");
+  });
+
+  it("shows a pending PDF as a document block before its words, and text as a plain-text document", () => {
+    const pdf: Message = {
+      ...message(0, "user", "[document: lease.pdf] can you check this?"),
+      media: {
+        kind: "document",
+        fileName: "lease.pdf",
+        caption: "can you check this?",
+        stored: "files/a.pdf",
+      },
+    };
+    const text: Message = {
+      ...message(1, "user", "[document: list.md]"),
+      media: { kind: "document", fileName: "list.md", stored: "files/b.txt" },
+    };
+    const documents = new Map<string, ShownDocument>([
+      [pdf.id, { kind: "pdf", base64: "JVBERi0xLjQ=" }],
+      [text.id, { kind: "text", text: "- Middlemarch" }],
+    ]);
+    const { params, sections } = composePrompt(input({ log: [pdf, text], pending: [pdf, text], documents }));
+    const last = params.messages.at(-1) as Anthropic.MessageParam;
+    expect(last.content).toEqual([
+      {
+        type: "document",
+        source: { type: "base64", media_type: "application/pdf", data: "JVBERi0xLjQ=" },
+        title: "lease.pdf",
+      },
+      { type: "text", text: "[document: lease.pdf] can you check this?" },
+      {
+        type: "document",
+        source: { type: "text", media_type: "text/plain", data: "- Middlemarch" },
+        title: "list.md",
+      },
+      { type: "text", text: "[document: list.md]" },
+    ]);
+    expect(sections.documents).toBe(2);
+  });
+
+  it("says a document is gone when its file was deleted, and read earlier once it is no longer shown", () => {
+    const gone: Message = {
+      ...message(0, "user", "[document: lease.pdf]"),
+      media: { kind: "document", fileName: "lease.pdf", stored: "files/a.pdf" },
+    };
+    const earlier: Message = {
+      ...message(1, "user", "[document: old.txt] from last week"),
+      media: { kind: "document", fileName: "old.txt", stored: "files/b.txt" },
+    };
+    const reply = message(2, "assistant", "Got it.");
+    const { params, sections } = composePrompt(
+      input({
+        log: [earlier, reply, gone],
+        pending: [gone],
+        documents: new Map([[gone.id, { kind: "missing" }]]),
+      }),
+    );
+    const shown = params.messages.map(textOf).join("|");
+    expect(shown).toContain(
+      "[document: old.txt (you read it when it arrived; it is not shown again)] from last week",
+    );
+    expect(shown).toContain(
+      "[document: lease.pdf (the file is no longer kept (deleted), so you cannot read it now)]",
+    );
+    expect(sections.documents).toBe(0);
+  });
+
+  it("shows a document again while it is among the recent messages, without counting it as words", () => {
+    const doc: Message = {
+      ...message(0, "user", "[document: list.md]"),
+      media: { kind: "document", fileName: "list.md", stored: "files/b.txt" },
+    };
+    const big = "word ".repeat(20_000);
+    const log = [doc, message(1, "assistant", "Nice list."), message(2, "user", "which first?")];
+    const { params, sections } = composePrompt(
+      input({
+        log,
+        pending: [log[2] as Message],
+        documents: new Map([[doc.id, { kind: "text", text: big }]]),
+      }),
+    );
+    expect(textOf(params.messages[0] as Anthropic.MessageParam)).toBe("[document]|[document: list.md]");
+    expect(sections.documents).toBe(1);
+    expect(sections.working).toBeLessThan(100);
   });
 });

@@ -102,6 +102,12 @@ describe("mind.json written by earlier versions", () => {
       timezone: "Europe/Lisbon",
       quietHours: { start: 1380, end: 420 },
     });
+    // Written before check-ins could be announced as stopped: nothing told yet.
+    expect(state.checkinNotices).toEqual({
+      budget: { announcedAt: null, resumedAt: null },
+      model: { announcedAt: null, resumedAt: null },
+      modelFailingSince: null,
+    });
     await mind.update(() => undefined);
     const written = JSON.parse(await readFile(join(dataDir, "mind.json"), "utf8"));
     const original = JSON.parse(await readFile(join(FIXTURES, "mind.v1.json"), "utf8"));

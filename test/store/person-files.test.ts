@@ -11,6 +11,7 @@ async function crowdedDataDir(): Promise<string> {
   await mkdir(join(dataDir, "archive"), { recursive: true });
   await mkdir(join(dataDir, "notes"), { recursive: true });
   await mkdir(join(dataDir, "exports"), { recursive: true });
+  await mkdir(join(dataDir, "files"), { recursive: true });
   const files: Record<string, string> = {
     "mind.json": "{}",
     ".mind.json.0123456789ab.tmp": "words",
@@ -20,6 +21,8 @@ async function crowdedDataDir(): Promise<string> {
     "notes/plan.md": "words",
     "notes/.plan.md.0123456789ab.tmp": "words",
     "exports/presence-export-2026-02-07.json": "words",
+    "files/telegram-1001-7.txt": "words",
+    "files/.telegram-1001-8.pdf.0123456789ab.tmp": "words",
     "telegram.json": "{}",
     // Another process taking the lock at this moment: not a copy, and not to be removed.
     ".presence.lock.0123456789ab.tmp": '{"pid":1,"purpose":"chat","startedAt":""}',
@@ -29,13 +32,15 @@ async function crowdedDataDir(): Promise<string> {
 }
 
 describe("the person's files", () => {
-  it("finds every copy no store reads: crash leftovers, damaged originals and exports", async () => {
+  it("finds every copy no store reads: crash leftovers, damaged originals, exports and sent documents", async () => {
     const dataDir = await crowdedDataDir();
     const copies = await keptCopies(dataDir);
     expect(copies.map((c) => [c.path.slice(dataDir.length + 1), c.kind, c.bytes])).toEqual([
       [".mind.json.0123456789ab.tmp", "temp", 5],
       ["archive/.2026-01.json.0123456789ab.tmp", "temp", 5],
       ["exports/presence-export-2026-02-07.json", "export", 5],
+      ["files/.telegram-1001-8.pdf.0123456789ab.tmp", "temp", 5],
+      ["files/telegram-1001-7.txt", "document", 5],
       ["notes/.plan.md.0123456789ab.tmp", "temp", 5],
       ["trace.jsonl.damaged-20260207T080000Z", "damaged", 5],
     ]);
@@ -50,6 +55,8 @@ describe("the person's files", () => {
       "archive/2026-01.json",
       "exports",
       "exports/presence-export-2026-02-07.json",
+      "files",
+      "files/telegram-1001-7.txt",
       "mind.json",
       "notes",
       "notes/plan.md",
@@ -60,7 +67,7 @@ describe("the person's files", () => {
     await lock.release();
   });
 
-  it("removeKeptCopies deletes every copy and the exports folder, and leaves the stores' files", async () => {
+  it("removeKeptCopies deletes every copy, the exports and sent documents' folders, and leaves the stores' files", async () => {
     const dataDir = await crowdedDataDir();
     await removeKeptCopies(dataDir);
     expect((await readdir(dataDir, { recursive: true })).sort()).toEqual([

@@ -1,5 +1,5 @@
 import { type Bot, type Context, GrammyError } from "grammy";
-import type { Message as TelegramMessage, UserFromGetMe } from "grammy/types";
+import type { Document, Message as TelegramMessage, UserFromGetMe } from "grammy/types";
 import type { Clock, Timer, Timers } from "../../core/clock.ts";
 import { InFlight, settledWithin } from "../../core/in-flight.ts";
 import type { Logger } from "../../core/log.ts";
@@ -10,6 +10,7 @@ import type { ChannelCompanion } from "../channel.ts";
 import type { CommandHandlers } from "../command-handlers.ts";
 import { BOT_COMMANDS, commandOf, type SlashCommand } from "../commands.ts";
 import type { TelegramConnection } from "./connection.ts";
+import { checkDocument, documentKind, keptName, type NotRead, refusedBeforeDownload } from "./documents.ts";
 import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS, firstContact } from "./first-contact.ts";
 import { describeMessage, imageMediaType } from "./incoming.ts";
 import type { TelegramOutbound } from "./outbound.ts";
@@ -219,7 +220,11 @@ export class TelegramChannel {
   }
 
   async #applyEdit(edited: TelegramMessage): Promise<void> {
-    const described = describeMessage(edited);
+    // A document's edited caption keeps saying why the document was not read, if it was not.
+    const before = edited.document
+      ? await this.#options.messages.findByTelegram(edited.chat.id, edited.message_id)
+      : null;
+    const described = describeMessage(edited, before?.media?.notRead);
     if (!described) return;
     const editedAt = new Date((edited.edit_date ?? edited.date) * 1000).toISOString();
     const logged = await this.#options.companion.receiveEdit(
@@ -261,19 +266,23 @@ export class TelegramChannel {
 
   async #receive(updateId: number, message: TelegramMessage): Promise<void> {
     const { messages, companion, logger } = this.#options;
-    const described = describeMessage(message);
-    if (!described) return;
     if (messages.hasTelegramUpdate(updateId)) {
       logger.info({ updateId }, "message already logged before a restart; not logged again");
       const logged = await messages.findByTelegram(message.chat.id, message.message_id);
-      if (logged && described.unheard) await companion.answerFixed(logged, UNHEARD_REPLY);
+      const described = describeMessage(message, logged?.media?.notRead);
+      const fixed = described?.unheard ? UNHEARD_REPLY : described?.unreadReply;
+      if (logged && fixed) await companion.answerFixed(logged, fixed);
       return;
     }
+    const read = message.document ? await this.#readDocument(message, message.document) : undefined;
+    const described = describeMessage(message, read && "notRead" in read ? read.notRead : undefined);
+    if (!described) return;
     const input: IncomingInput = {
       text: described.text,
       channel: "telegram",
       ...(described.media ? { media: described.media } : {}),
       telegram: { chatId: message.chat.id, messageId: message.message_id, updateId },
+      ...(read && "document" in read ? { document: read.document } : {}),
     };
     if (described.photoFileId) {
       const image = await this.#downloadImage(described.photoFileId);
@@ -286,8 +295,9 @@ export class TelegramChannel {
       throw new NotPersistedError(`could not log the person's message: ${String(error)}`, { cause: error });
     }
     logger.info({ updateId, kind: described.media?.kind ?? "text" }, "message from the person");
-    // A voice note it cannot listen to gets fixed words, never the model's (Companion.answerFixed).
-    if (described.unheard && (await companion.answerFixed(logged, UNHEARD_REPLY)) === "answered") return;
+    // A voice note it cannot listen to, or a document it could not read, gets fixed words, never the model's (Companion.answerFixed).
+    const fixed = described.unheard ? UNHEARD_REPLY : described.unreadReply;
+    if (fixed && (await companion.answerFixed(logged, fixed)) === "answered") return;
     this.#replyOnceSettled();
   }
 
@@ -324,10 +334,7 @@ export class TelegramChannel {
       const file = await this.bot.api.getFile(fileId);
       const mediaType = file.file_path ? imageMediaType(file.file_path) : null;
       if (!file.file_path || !mediaType || (file.file_size ?? 0) > MAX_IMAGE_BYTES) return undefined;
-      const { apiRoot, token } = this.#connection;
-      const response = await this.#connection.fetch(`${apiRoot}/file/bot${token}/${file.file_path}`);
-      if (!response.ok) throw new Error(`download answered ${response.status}`);
-      const bytes = Buffer.from(await response.arrayBuffer());
+      const bytes = await this.#download(file.file_path);
       if (bytes.byteLength > MAX_IMAGE_BYTES) return undefined;
       return { mediaType, base64: bytes.toString("base64") };
     } catch (err) {
@@ -337,6 +344,43 @@ export class TelegramChannel {
       );
       return undefined;
     }
+  }
+
+  /**
+   * Downloads a document the model can read (documents.ts): the file to keep, or why it is not
+   * read. Its type and announced size are checked before anything is downloaded.
+   */
+  async #readDocument(
+    message: TelegramMessage,
+    document: Document,
+  ): Promise<{ document: { name: string; bytes: Uint8Array } } | { notRead: NotRead }> {
+    const kind = documentKind(document.file_name, document.mime_type);
+    const refused = refusedBeforeDownload(kind, document);
+    if (refused || kind === null) return { notRead: refused ?? "type" };
+    let bytes: Buffer;
+    try {
+      const file = await this.bot.api.getFile(document.file_id);
+      if (!file.file_path) throw new Error("Telegram gave no file path");
+      bytes = await this.#download(file.file_path);
+    } catch (err) {
+      // By name and message only: never the URL, which holds the token, nor the file.
+      this.#options.logger.warn(
+        { error: describeFailure(err) },
+        "could not download a document; the person is told",
+      );
+      return { notRead: "download" };
+    }
+    const checked = checkDocument(kind, bytes);
+    if (!checked.ok) return { notRead: checked.notRead };
+    return { document: { name: keptName(message.chat.id, message.message_id, kind), bytes: checked.bytes } };
+  }
+
+  /** The bytes of a file Telegram holds (`file_path` from getFile), through the transport's limits for files. */
+  async #download(filePath: string): Promise<Buffer> {
+    const { apiRoot, token } = this.#connection;
+    const response = await this.#connection.fetch(`${apiRoot}/file/bot${token}/${filePath}`);
+    if (!response.ok) throw new Error(`download answered ${response.status}`);
+    return Buffer.from(await response.arrayBuffer());
   }
 }
 

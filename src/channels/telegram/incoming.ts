@@ -1,13 +1,16 @@
-import type { Message as TelegramMessage } from "grammy/types";
+import type { Document, Message as TelegramMessage } from "grammy/types";
 import type { Media } from "../../core/message.ts";
 import type { IncomingInput } from "../../core/port.ts";
+import { type NotRead, notReadNote, notReadReply } from "./documents.ts";
 
 /**
  * What the person sent, in words the companion and the log can hold. Every kind of message
  * becomes text the model can read — a sticker its emoji, a document its name, a location a
- * place — so nothing the person sends is silently dropped. A voice note or sound file says
- * plainly that it was not heard; without a caption it is `unheard`, and the channel answers it
- * with fixed words rather than let a model pretend to have listened.
+ * place — so nothing the person sends is silently dropped. A caption is part of that text and
+ * nowhere else the model looks (media.caption is kept as data only). A voice note or sound file
+ * says plainly that it was not heard; without a caption it is `unheard`, and the channel answers
+ * it with fixed words rather than let a model pretend to have listened. A document the channel
+ * could not read says why, and without a caption carries its fixed answer (`unreadReply`).
  */
 export interface DescribedMessage {
   text: string;
@@ -16,10 +19,17 @@ export interface DescribedMessage {
   photoFileId?: string;
   /** Sound with no words of the person's alongside: nothing here a model could answer. */
   unheard?: true;
+  /** A document, for the channel to read (documents.ts). */
+  document?: Document;
+  /** A document not read with no words of the person's alongside: the fixed words that answer it. */
+  unreadReply?: string;
 }
 
-/** Describes a Telegram message; null for service messages with nothing the person said. */
-export function describeMessage(message: TelegramMessage): DescribedMessage | null {
+/**
+ * Describes a Telegram message; null for service messages with nothing the person said. A
+ * document is described as read unless `notRead` says why it was not.
+ */
+export function describeMessage(message: TelegramMessage, notRead?: NotRead): DescribedMessage | null {
   const caption = message.caption?.trim() || undefined;
   const withCaption = (label: string) => (caption ? `${label} ${caption}` : label);
   if (message.text !== undefined) return { text: message.text };
@@ -57,8 +67,15 @@ export function describeMessage(message: TelegramMessage): DescribedMessage | nu
   if (message.document) {
     const name = message.document.file_name ?? "a file";
     return {
-      text: withCaption(`[document: ${name}]`),
-      media: { kind: "document", fileName: name, ...(caption ? { caption } : {}) },
+      text: withCaption(`[document: ${name}${notRead ? ` — ${notReadNote(notRead)}` : ""}]`),
+      media: {
+        kind: "document",
+        fileName: name,
+        ...(caption ? { caption } : {}),
+        ...(notRead ? { notRead } : {}),
+      },
+      document: message.document,
+      ...(notRead && !caption ? { unreadReply: notReadReply(name, notRead) } : {}),
     };
   }
   if (message.venue) {

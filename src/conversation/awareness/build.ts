@@ -1,5 +1,6 @@
 import type { Message } from "../../core/message.ts";
 import { isKnownZone } from "../../core/zones.ts";
+import { isNotice } from "../pending-messages.ts";
 import type { AwarenessContext, AwarenessSettings, Domain, PriorMemory } from "./context.ts";
 import { type Observed, observe } from "./observations.ts";
 import { elapsedMinutes, inZone, isWeekend, timeOfDay } from "./time.ts";
@@ -18,6 +19,11 @@ export class AwarenessSettingsError extends Error {
 }
 
 const emptyMemory: PriorMemory = { declaredPatterns: [], openLoops: [], recentMilestones: [] };
+
+/** The companion's own words in the conversation: its replies and check-ins, not its notices. */
+function isOwnMessage(message: Message): boolean {
+  return message.role === "assistant" && !isNotice(message);
+}
 
 function unique(values: Iterable<string>): string[] {
   return [...new Set(values)];
@@ -156,11 +162,13 @@ export function buildAwarenessContext(
   const window = entries.filter((e) => e.ms >= windowStart);
 
   const lastUser = lastIndexOfRole(entries, "user");
-  const lastAssistant = lastIndexOfRole(entries, "assistant");
-  const sent = entries.slice(lastUser + 1);
+  // Fixed notices (the model was away, check-ins stopped) are said but are not the companion's
+  // part of the conversation: they wait for no answer and start no gap.
+  const lastAssistant = entries.findLastIndex((e) => isOwnMessage(e.message));
+  const sent = entries.slice(lastUser + 1).filter((e) => isOwnMessage(e.message));
   const messagesSent = sent.map((e) => e.message);
   const ownRecent = entries.filter(
-    (e, i) => e.message.role === "assistant" && (e.ms >= windowStart || i > lastUser),
+    (e, i) => isOwnMessage(e.message) && (e.ms >= windowStart || i > lastUser),
   );
   const theirRecent = window.filter((e) => e.message.role === "user").map((e) => e.message);
 
@@ -244,7 +252,9 @@ function answeredBeforeAsked(
   lastUser: number,
   entries: readonly Entry[],
 ): { topic: string; answeredMs: number }[] {
-  const sentTopics = unique(entries.slice(lastUser + 1).flatMap((e) => messageTopics(e.message)));
+  const sentTopics = unique(
+    entries.slice(lastUser + 1).flatMap((e) => (isOwnMessage(e.message) ? messageTopics(e.message) : [])),
+  );
   const found: { topic: string; answeredMs: number }[] = [];
   for (const topic of sentTopics) {
     const answer = window.findLast(

@@ -1,5 +1,5 @@
 import type { Message } from "../../core/message.ts";
-import { formatDuration, plural } from "../../core/text.ts";
+import { formatDuration, messageAsRead, plural } from "../../core/text.ts";
 import type { AwarenessContext, Trigger } from "./context.ts";
 import { inZone, localStamp } from "./time.ts";
 import { topicDomain, topicName } from "./topics.ts";
@@ -17,10 +17,7 @@ const SLIM_MESSAGES = 6;
 
 /** A message in one line, cut at a word boundary, with its media described. */
 function quote(message: Message, max: number): string {
-  const media = message.media
-    ? `[${message.media.kind}${message.media.caption ? `: ${message.media.caption}` : ""}] `
-    : "";
-  const flat = `${media}${message.text}`.replace(/\s+/g, " ").trim();
+  const flat = messageAsRead(message).replace(/\s+/g, " ").trim();
   if (flat.length <= max) return `"${flat}"`;
   const cut = flat.slice(0, max);
   const atWord = cut.lastIndexOf(" ") > max * 0.6 ? cut.slice(0, cut.lastIndexOf(" ")) : cut;

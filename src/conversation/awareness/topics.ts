@@ -201,9 +201,10 @@ export function knownTopics(): string[] {
   return TOPIC_LEXICON.map((e) => e.topic);
 }
 
+/** The text with a caption the text does not already hold (older logs kept some captions apart). */
 function messageText(message: Message): string {
   const caption = message.media?.caption;
-  return caption ? `${message.text}\n${caption}` : message.text;
+  return caption && !message.text.includes(caption) ? `${message.text}\n${caption}` : message.text;
 }
 
 /**

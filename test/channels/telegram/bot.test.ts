@@ -531,7 +531,8 @@ describe("TelegramChannel", () => {
     const owner = fake.user(OWNER, "Ada");
     fake.message(owner, { voice: { duration: 12 } });
     fake.message(owner, { sticker: { emoji: "🥳" } });
-    fake.message(owner, { document: { fileName: "plan.pdf", caption: "for Monday" } });
+    const pdf = Buffer.from("%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF\n");
+    fake.message(owner, { document: { fileName: "plan.pdf", caption: "for Monday", bytes: pdf } });
     fake.message(owner, { location: { latitude: 38.7223, longitude: -9.1393 } });
     await waitFor(() => companion.received.length === 4);
     expect(companion.received.map((i) => [i.text, i.media?.kind])).toEqual([
@@ -540,6 +541,35 @@ describe("TelegramChannel", () => {
       ["[document: plan.pdf] for Monday", "document"],
       ["[location: 38.72230, -9.13930]", "location"],
     ]);
+    expect(companion.received[2]?.document).toEqual({
+      name: expect.stringMatching(/^telegram-1001-\d+\.pdf$/),
+      bytes: pdf,
+    });
+  });
+
+  it("answers a document Telegram would not hand over with fixed words, and says so to the model when it has a caption", async () => {
+    const { companion, messages } = await startChannel();
+    const owner = fake.user(OWNER, "Ada");
+    // No bytes: the fake answers getFile with 400 invalid file_id, as for a file gone from Telegram.
+    fake.message(owner, { document: { fileName: "notes.txt", mimeType: "text/plain" } });
+    await fake.waitForSent(1);
+    expect(fake.sent[0]?.text).toBe(
+      "I couldn't download notes.txt from Telegram just now. Could you send it again?",
+    );
+    const [logged] = await messages.all();
+    expect(logged).toMatchObject({
+      text: "[document: notes.txt — not read: it could not be downloaded from Telegram]",
+      media: { kind: "document", fileName: "notes.txt", notRead: "download" },
+    });
+    expect(companion.received[0]?.document).toBeUndefined();
+
+    fake.message(owner, {
+      document: { fileName: "notes.txt", mimeType: "text/plain", caption: "thoughts?" },
+    });
+    await fake.waitForSent(2);
+    expect(fake.sent[1]?.text).toBe(
+      "echo: [document: notes.txt — not read: it could not be downloaded from Telegram] thoughts?",
+    );
   });
 
   it("updates the logged text when the person edits a message", async () => {

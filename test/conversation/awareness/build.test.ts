@@ -51,6 +51,32 @@ describe("buildAwarenessContext: what the assistant said", () => {
   });
 });
 
+describe("buildAwarenessContext: notices", () => {
+  it("leaves the companion's fixed notices out of what it said: not unanswered, not its last message", () => {
+    const messages: Message[] = [
+      ...log(
+        ["user", "2026-02-07T09:00:00Z", "off to the gym"],
+        ["assistant", "2026-02-07T09:01:00Z", "Enjoy the workout!"],
+      ),
+      {
+        id: "n1",
+        role: "assistant",
+        ts: "2026-02-07T11:50:00.000Z",
+        text: "I can't reach my model right now, so I've stopped checking in; I'll say when I'm back.",
+        channel: "telegram",
+        trigger: "heartbeat",
+        notice: true,
+      },
+    ];
+    const ctx = buildAwarenessContext(messages, new Date("2026-02-07T12:00:00Z"), heartbeat);
+    expect(ctx.conversationState.unansweredCount).toBe(1);
+    expect(ctx.self.messagesSent.map((m) => m.id)).toEqual(["m2"]);
+    expect(ctx.self.lastMessageTime).toBe("2026-02-07T09:01:00.000Z");
+    expect(ctx.self.timeSinceLastMessage).toBe(179);
+    expect(ctx.self.recentMessages?.map((m) => m.id)).toEqual(["m2"]);
+  });
+});
+
 describe("buildAwarenessContext: the person and the conversation", () => {
   it("grades engagement by the age of their last message", () => {
     const messages = log(["user", "2026-02-07T10:00:00Z", "hi"]);

@@ -124,3 +124,38 @@ describe("formatAwarenessForPrompt: size", () => {
     expect(estimateTokens(block)).toBeLessThan(550);
   });
 });
+
+describe("formatAwarenessForPrompt: media", () => {
+  it("quotes a captioned photo, voice note or document with its caption once", () => {
+    const at = (minutes: number) =>
+      new Date(Date.parse("2026-02-07T09:00:00Z") + minutes * 60_000).toISOString();
+    const log: Message[] = [
+      {
+        id: "a",
+        ts: at(0),
+        role: "user",
+        channel: "telegram",
+        text: "my garden",
+        media: { kind: "photo", caption: "my garden" },
+      },
+      { id: "b", ts: at(1), role: "assistant", channel: "telegram", trigger: "reply", text: "Lovely!" },
+      {
+        id: "c",
+        ts: at(2),
+        role: "user",
+        channel: "telegram",
+        text: "[document: plan.pdf] for Monday",
+        media: { kind: "document", fileName: "plan.pdf", caption: "for Monday" },
+      },
+    ];
+    const ctx = buildAwarenessContext(log, new Date(at(5)), {
+      ...defaultAwarenessSettings,
+      timezone: "UTC",
+      trigger: "reply",
+    });
+    const block = formatAwarenessForPrompt(ctx, "reply");
+    expect(block.split("for Monday").length - 1).toBe(1);
+    expect(block.split("my garden").length - 1).toBe(1);
+    expect(block).toContain('"[document: plan.pdf] for Monday"');
+  });
+});
