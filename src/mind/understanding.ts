@@ -23,7 +23,6 @@ export const UNDERSTANDING_LISTS = {
   believed: "understanding_believed",
   unknown: "understanding_unknown",
 } as const satisfies Record<string, ItemFieldKey>;
-type ListName = keyof typeof UNDERSTANDING_LISTS;
 
 /** An edit of one UNDERSTANDING line, as reflection proposes it. */
 export const understandingOpSchema = z.object({
@@ -80,7 +79,7 @@ export function isForgotten(text: string, forgotten: ReadonlySet<string>): boole
 }
 
 /** The id prefix of a list's new items: k, b, u. */
-export function itemPrefix(key: ItemFieldKey): string {
+function itemPrefix(key: ItemFieldKey): string {
   return key.slice("understanding_".length, "understanding_".length + 1);
 }
 
@@ -174,7 +173,7 @@ export function applyUnderstandingOps(
       learnedAt: at,
       sourceMessageIds: [...new Set([...item.sourceMessageIds, ...ctx.sourceMessageIds])],
     };
-    const to = op.list ? UNDERSTANDING_LISTS[op.list as ListName] : key;
+    const to = op.list ? UNDERSTANDING_LISTS[op.list] : key;
     const place = next[key].findIndex((i) => i.id === item.id);
     if (to === key) next[key].splice(place, 1, changed);
     else {
