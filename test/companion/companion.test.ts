@@ -800,7 +800,7 @@ describe("the companion checking in", () => {
       exportAll: async () => ({}),
       wipeAll: async () => undefined,
       onTimezoneChange: () => undefined,
-      forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
+      memory: h.companion,
     });
     const reply: CommandReply = await why.run("why", "");
     expect("text" in reply && reply.text).toBe(
@@ -1211,6 +1211,37 @@ describe("the companion's housekeeping", () => {
     expect(h.api.requests[0]?.body.tools?.map((t) => t.name)).toContain("update_mind");
   });
 
+  it("shows UNDERSTANDING ids to the reply only when it reflects too (single-phase), which then edits by id", async () => {
+    const single = await harness({ model: { reflectMode: "single-phase" } });
+    single.api.enqueue(
+      toolReply(
+        "update_mind",
+        { understanding: [{ op: "change", id: "u-1", text: "What they do on weekends" }] },
+        { text: "Tomatoes first?" },
+      ),
+    );
+    await single.companion.reply(said("Planning the garden this weekend"));
+    await single.companion.idle();
+    const request = single.api.requests[0]?.body as MessagesRequestBody;
+    expect(`${systemText(request)}\n${lastUserText(request)}`).toContain(
+      "Unknown:\n[u-1] What their days look like; what they want from these conversations.",
+    );
+    expect(single.mind.read().scratchpad.understanding_unknown).toMatchObject([
+      { id: "u-1", text: "What they do on weekends" },
+    ]);
+
+    const twoPhase = await harness({ model: { reflectMode: "two-phase" } });
+    twoPhase.api.setHandler((body) =>
+      body.tool_choice?.name === "update_mind" ? toolReply("update_mind", {}) : textReply("Tomatoes first?"),
+    );
+    await twoPhase.companion.reply(said("Planning the garden this weekend"));
+    await twoPhase.companion.idle();
+    const reply = twoPhase.api.requests[0]?.body as MessagesRequestBody;
+    const seen = `${systemText(reply)}\n${lastUserText(reply)}`;
+    expect(seen).toContain("Unknown: What their days look like; what they want from these conversations.");
+    expect(seen).not.toContain("[u-1]");
+  });
+
   it("in single-phase mode queues a reply that carried no update, telling reflection what is leaving", async () => {
     const h = await harness({ model: { reflectMode: "single-phase" } });
     for (let i = 0; i < 40; i++) {
@@ -1239,7 +1270,9 @@ describe("the companion's housekeeping", () => {
     const h = await harness({ model: { reflectMode: "two-phase" }, virtualTimers: true });
     h.api.setHandler((body) => {
       if (body.tool_choice?.name === "update_mind") {
-        return toolReply("update_mind", { understanding_known: "(user) Bakes sourdough on Sundays" });
+        return toolReply("update_mind", {
+          understanding: [{ op: "add", list: "known", text: "(user) Bakes sourdough on Sundays" }],
+        });
       }
       h.api.failNext("529", 1); // the request after the reply's own: the reflection
       return textReply("What kind of bread?");
@@ -1254,19 +1287,25 @@ describe("the companion's housekeeping", () => {
     await h.virtual.advanceTo(retryAt, () => h.companion.idle());
     expect(h.api.requests.map((r) => r.outcome)).toEqual(["answered", "529", "answered"]);
     expect(h.mind.read().reflectionQueue).toEqual([]);
-    expect(h.mind.read().scratchpad.understanding_known).toBe("(user) Bakes sourdough on Sundays");
+    expect(h.mind.read().scratchpad.understanding_known.map((i) => i.text)).toEqual([
+      "(user) Bakes sourdough on Sundays",
+    ]);
   });
 
   it("reflects after each exchange off the reply path", async () => {
     const h = await harness({ model: { reflectMode: "two-phase" } });
     h.api.setHandler((body) =>
       body.tool_choice?.name === "update_mind"
-        ? toolReply("update_mind", { understanding_known: "(user) Bakes sourdough on Sundays" })
+        ? toolReply("update_mind", {
+            understanding: [{ op: "add", list: "known", text: "(user) Bakes sourdough on Sundays" }],
+          })
         : textReply("What kind of bread?"),
     );
     expect(await h.companion.reply(said("Baking today"))).toMatchObject({ status: "sent" });
     await h.companion.idle();
-    expect(h.mind.read().scratchpad.understanding_known).toBe("(user) Bakes sourdough on Sundays");
+    expect(h.mind.read().scratchpad.understanding_known.map((i) => i.text)).toEqual([
+      "(user) Bakes sourdough on Sundays",
+    ]);
     expect(h.mind.read().reflectionQueue).toEqual([]);
   });
 
