@@ -306,12 +306,24 @@ function generateHistory(days: number, rhythm: Rhythm): Message[] {
 function curatedMind(days: number, now: Date): MindState {
   const mind = initialMindState(now);
   const facts = Math.min(2 + Math.floor(days / 2), 14);
-  mind.scratchpad.understanding_known = Array.from(
-    { length: facts },
-    (_, i) => `- (user) ${USER_TEXTS[i % USER_TEXTS.length]?.slice(0, 60)} [fact ${i + 1}]`,
-  ).join("\n");
-  mind.scratchpad.understanding_believed =
-    days > 3 ? "- Evenings are when they open up most.\n- Work stress peaks before releases." : "";
+  const lines = (prefix: string, texts: string[]) =>
+    texts.map((text, i) => ({
+      id: `${prefix}${i + 1}`,
+      text,
+      learnedAt: now.toISOString(),
+      sourceMessageIds: [],
+    }));
+  mind.scratchpad.understanding_known = lines(
+    "k",
+    Array.from(
+      { length: facts },
+      (_, i) => `- (user) ${USER_TEXTS[i % USER_TEXTS.length]?.slice(0, 60)} [fact ${i + 1}]`,
+    ),
+  );
+  mind.scratchpad.understanding_believed = lines(
+    "b",
+    days > 3 ? ["- Evenings are when they open up most.", "- Work stress peaks before releases."] : [],
+  );
   mind.scratchpad.trajectory_now = "The release moved again; they are tired and frustrated.";
   mind.scratchpad.trajectory_path =
     days > 1 ? "sleep worries → work release slipping → tired evenings → now venting about the release" : "";

@@ -220,7 +220,9 @@ class SimulationRun {
     const followedZones: string[] = [];
     const persona = await loadPersona();
     const baseline = { system: protocolAndPersona(persona), heartbeat: persona.heartbeat };
-    const commands = buildCommandHandlers(runtime, { onTimezoneChange: (zone) => followedZones.push(zone) });
+    const commands = buildCommandHandlers(runtime, companion, {
+      onTimezoneChange: (zone) => followedZones.push(zone),
+    });
     return new SimulationRun(plan, options, clock, timers, {
       runtime,
       port,

@@ -41,6 +41,7 @@ const REASON_COLOR: Record<string, string> = {
   "recent-conversation": "#5fa36a",
   "too-soon": "#c2a14b",
   "daily-limit": "#52606d",
+  "unlikely-moment": "#2a9d8f",
   "already-answered": "#d1495b",
   "repeated-topic": "#a4243b",
   "model-declined": "#3d7dd8",

@@ -4,8 +4,7 @@ import { z } from "zod";
 import { CronError, parseCron } from "../src/conversation/schedule.ts";
 import { parseQuietHours, type QuietHours } from "../src/core/checkin-settings.ts";
 import { isKnownZone } from "../src/core/zones.ts";
-import { MEMORY_TEXT_MAX_CHARS } from "../src/mind/memory.ts";
-import { memoryKindSchema } from "../src/store/mind-schema.ts";
+import { ITEM_TEXT_MAX_CHARS, memoryKindSchema } from "../src/store/mind-schema.ts";
 
 /**
  * A scenario is a day (or a week) of one person's life with the companion, written as
@@ -112,7 +111,7 @@ export type ReactionRule = z.infer<typeof reactionRuleSchema>;
 /** Something the companion already remembers when the scenario starts (a declared pattern, an open loop…). */
 export const priorMemorySchema = z.strictObject({
   kind: memoryKindSchema,
-  text: z.string().min(1).max(MEMORY_TEXT_MAX_CHARS),
+  text: z.string().min(1).max(ITEM_TEXT_MAX_CHARS),
   importance: z.number().int().min(1).max(5).default(3),
 });
 
@@ -165,6 +164,8 @@ export const scenarioSettingsSchema = z.strictObject({
   minGapMinutes: z.number().int().min(0).optional(),
   maxCheckinsPerDay: z.number().int().min(0).optional(),
   answeredTopicHours: z.number().int().min(0).optional(),
+  /** PRESENCE_LEARN_TIMING: false lives the scenario as a companion that does not learn when the person answers. */
+  learnTiming: z.boolean().optional(),
 });
 
 /** One scenario file; every field but name, description, zone and span has a default. */

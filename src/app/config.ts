@@ -57,6 +57,8 @@ export interface CoreConfig {
   weekendMaxUnanswered: number;
   minGapMinutes: number;
   maxCheckinsPerDay: number;
+  /** Hold check-ins at hours the person rarely answers, learned from the log (PRESENCE_LEARN_TIMING). */
+  learnTiming: boolean;
   logLevel: (typeof LOG_LEVELS)[number];
 }
 
@@ -200,6 +202,7 @@ export function loadCoreConfig(env: Env = process.env): CoreConfig {
     weekendMaxUnanswered: r.integer("PRESENCE_WEEKEND_MAX_UNANSWERED", 1, 0, 100, "1"),
     minGapMinutes: r.integer("PRESENCE_MIN_GAP_MINUTES", 45, 0, 24 * 60, "45"),
     maxCheckinsPerDay: r.integer("PRESENCE_MAX_CHECKINS_PER_DAY", 8, 0, 1000, "8"),
+    learnTiming: r.oneOf("PRESENCE_LEARN_TIMING", ["on", "off"] as const, "on") === "on",
     logLevel: r.oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
   });
 }

@@ -3,12 +3,17 @@ import { CommandHandlers } from "../channels/command-handlers.ts";
 import { TelegramChannel } from "../channels/telegram/bot.ts";
 import { TelegramConnection } from "../channels/telegram/connection.ts";
 import { TelegramUpdatesState } from "../channels/telegram/updates-state.ts";
-import { type Companion, type CompanionOptions, createCompanion } from "../companion/companion.ts";
+import {
+  type Companion,
+  type CompanionOptions,
+  createCompanion,
+  type MemoryCommands,
+} from "../companion/companion.ts";
 import type { Clock, Timers } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { OutboundPort } from "../core/port.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
-import { forgetCopies } from "../mind/forget.ts";
+import { reviewItems } from "../mind/review.ts";
 import { ModelClient } from "../model/llm.ts";
 import { personaFromDir } from "../model/persona.ts";
 import type { ModelConfig } from "../model/settings.ts";
@@ -161,16 +166,24 @@ async function copiesForExport(dataDir: string, files: SentFiles): Promise<unkno
 
 /** Hooks the commands need from the rest of the process. */
 export interface CommandHooks {
-  /** Runs /wipe and /forget through the companion (Companion.exclusive), so nothing in flight writes back. */
+  /** Runs /wipe through the companion (Companion.exclusive), so nothing in flight writes back. */
   exclusive?<T>(work: () => Promise<T>): Promise<T>;
   onTimezoneChange?(zone: string): void;
 }
 
-/** The slash commands over a runtime: status, pause and the rest, export and wipe. */
-export function buildCommandHandlers(runtime: Runtime, hooks: CommandHooks = {}): CommandHandlers {
+/**
+ * The slash commands over a runtime and its companion: status, pause and the rest, export and
+ * wipe; /memory, /forget and /fix go to the companion.
+ */
+export function buildCommandHandlers(
+  runtime: Runtime,
+  memory: MemoryCommands,
+  hooks: CommandHooks = {},
+): CommandHandlers {
   const { core, model, clock, messages, mind, notes, files, trace } = runtime;
   return new CommandHandlers({
     ...hooks,
+    memory,
     mind,
     clock,
     settings: { timezone: core.timezone, quietHours: core.quietHours },
@@ -190,6 +203,12 @@ export function buildCommandHandlers(runtime: Runtime, hooks: CommandHooks = {})
       return {
         exportedAt: clock.now().toISOString(),
         messages: await messages.all(),
+        memoryNote:
+          "memoryItems is what /memory lists, each with where it came from: learnedAt (null: learned before this was kept), sourceMessageIds (ids in messages; empty: not known) and corrected (you changed it with /fix).",
+        memoryItems: reviewItems(mind.read()).map((item) => ({
+          ...item,
+          corrected: item.correctedAt !== null,
+        })),
         mind: mind.exportAll(),
         notes: await Promise.all(keys.map(async (n) => ({ key: n.key, text: await notes.read(n.key) }))),
         traceNote: turns.note,
@@ -204,7 +223,6 @@ export function buildCommandHandlers(runtime: Runtime, hooks: CommandHooks = {})
       await trace.deleteAll();
       await removeKeptCopies(core.dataDir);
     },
-    forgetCopies: (text) => forgetCopies(text, { trace, notes, dataDir: core.dataDir }),
   });
 }
 
@@ -402,7 +420,7 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       companion: built,
       messages: runtime.messages,
       updates,
-      commands: buildCommandHandlers(runtime, {
+      commands: buildCommandHandlers(runtime, built, {
         exclusive: (work) => built.exclusive(work),
         onTimezoneChange: queueRestart,
       }),

@@ -1,8 +1,18 @@
 import { DateTime } from "luxon";
 import { decisionSentence } from "../channels/reasons.ts";
-import { checkinsToday, isInQuietHours } from "../conversation/checkin-policy.ts";
+import { checkinsToday, isInQuietHours, unlikelyMoment } from "../conversation/checkin-policy.ts";
 import { isNotice, isReaction } from "../conversation/pending-messages.ts";
 import { type HeartbeatCron, nextFireTime } from "../conversation/schedule.ts";
+import {
+  bestHours,
+  formatHourRanges,
+  type HourRange,
+  type LearnedTiming,
+  LOOKBACK_DAYS,
+  learnTiming,
+  MIN_CHECKINS,
+  timingLookbackStart,
+} from "../conversation/timing.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
 import { plural } from "../core/text.ts";
@@ -28,8 +38,9 @@ export interface Status {
   unansweredCount: number;
   /**
    * The first tick of the schedule no rule is known to hold back: past quiet hours, the pause,
-   * the minimum gap, the recent conversation, today's check-in and token limits and weekends
-   * held by the weekend limit (the model may still decide against it); null when none.
+   * the minimum gap, the recent conversation, today's check-in and token limits, weekends
+   * held by the weekend limit and hours the person rarely answers at (the model may still
+   * decide against it); null when none.
    */
   nextCheckin: string | null;
   /** Check-ins wait for the person: the bot was blocked, or too many messages are unanswered. */
@@ -47,6 +58,11 @@ export interface Status {
   pendingReflections: number;
   /** What the companion holds in episodic memory now (active items), so the person can see it remembers. */
   memory: { declaredPatterns: number; openLoops: number; milestones: number };
+  /**
+   * When the person answers best, learned from the log (local hours [from, to)), and how many
+   * check-ins it rests on; null when learning is off (PRESENCE_LEARN_TIMING=off).
+   */
+  bestHours: { weekday: HourRange[]; weekend: HourRange[]; checkins: number } | null;
 }
 
 /** What buildStatus reads; all of it already loaded, so building is pure. */
@@ -58,6 +74,8 @@ export interface StatusInput {
   messages: readonly Message[];
   tokensToday: number;
   budget: number | null;
+  /** What the log says about when the person answers; left out when learning is off. */
+  timing?: LearnedTiming;
 }
 
 /** How far back the log is read for the unanswered count: the awareness window. */
@@ -84,6 +102,9 @@ export async function readStatus(input: {
     messages: await log.awarenessSlice(now, STATUS_WINDOW_HOURS),
     tokensToday: mind.tokensOnLocalDay(now, timezone),
     budget,
+    ...(core.learnTiming && {
+      timing: learnTiming(await log.between(timingLookbackStart(now), now), now, timezone),
+    }),
   });
 }
 
@@ -92,7 +113,7 @@ const LOOKAHEAD_TICKS = 2_000;
 
 /** Puts the companion's state together. */
 export function buildStatus(input: StatusInput): Status {
-  const { now, core, mind } = input;
+  const { now, core, mind, timing } = input;
   const heartbeat = mind.heartbeat;
   const timezone = heartbeat.timezone ?? core.timezone;
   const pausedUntil =
@@ -128,6 +149,7 @@ export function buildStatus(input: StatusInput): Status {
           notBefore: notBefore === null ? null : new Date(notBefore),
           skipToday: overBudget || sentToday >= core.maxCheckinsPerDay,
           skipWeekend: weekendHeld,
+          unlikely: (at) => timing !== undefined && unlikelyMoment(timing, heartbeat, at) !== null,
         });
   return {
     now: now.toISOString(),
@@ -152,6 +174,14 @@ export function buildStatus(input: StatusInput): Status {
     lastDecision: mind.decisions.at(-1) ?? null,
     pendingReflections: mind.reflectionQueue.length,
     memory: memoryCounts(mind),
+    bestHours:
+      timing === undefined
+        ? null
+        : {
+            weekday: bestHours(timing, "weekday"),
+            weekend: bestHours(timing, "weekend"),
+            checkins: timing.checkins,
+          },
   };
 }
 
@@ -195,6 +225,8 @@ function nextCheckin(options: {
   notBefore: Date | null;
   skipToday: boolean;
   skipWeekend: boolean;
+  /** A tick the learned timing holds back (an hour the person rarely answers at). */
+  unlikely: (at: Date) => boolean;
 }): string | null {
   const today = DateTime.fromJSDate(options.now, { zone: options.timezone }).toISODate();
   // Held stretches are jumped over, not walked tick by tick, so a frequent schedule still
@@ -213,7 +245,7 @@ function nextCheckin(options: {
       after = justBefore(local.startOf("week").plus({ weeks: 1 }));
     else if (isInQuietHours(next, options.timezone, options.quiet))
       after = justBefore(quietEnd(local, options.quiet));
-    else return next.toISOString();
+    else if (!options.unlikely(next)) return next.toISOString();
   }
   return null;
 }
@@ -268,6 +300,17 @@ export function formatStatus(status: Status, timezone: string = status.timezone)
       `Memory: ${plural(declaredPatterns, "declared pattern")}, ${plural(openLoops, "open loop")}, ${plural(milestones, "milestone")}`,
     );
   }
+  if (status.bestHours !== null) lines.push(`Best hours: ${bestHoursWords(status.bestHours)}`);
   if (status.pendingReflections > 0) lines.push(`Reflections waiting: ${status.pendingReflections}`);
   return lines.join("\n");
+}
+
+/** The learned best hours in words: "weekdays 19–22, weekends 10–12 (learned from 24 check-ins)". */
+function bestHoursWords(best: NonNullable<Status["bestHours"]>): string {
+  if (best.checkins < MIN_CHECKINS) {
+    return `still learning when you answer (${best.checkins} of ${MIN_CHECKINS} check-ins so far)`;
+  }
+  const kind = (ranges: HourRange[]) =>
+    ranges.length === 0 ? "no clear favourite yet" : formatHourRanges(ranges);
+  return `weekdays ${kind(best.weekday)}, weekends ${kind(best.weekend)} (learned from ${plural(best.checkins, "check-in")} in the last ${LOOKBACK_DAYS / 7} weeks)`;
 }

@@ -1,15 +1,16 @@
 import { DateTime } from "luxon";
+import type { MemoryCommands } from "../companion/companion.ts";
+import type { ForgottenCopies, MemoryEntry, ReviewGroup } from "../companion/memory-review.ts";
 import { formatQuietHours, type QuietHours } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { plural } from "../core/text.ts";
-import type { ForgottenCopies } from "../mind/forget.ts";
-import { activeMemory } from "../mind/memory.ts";
 import type { MindStore } from "../store/mind.ts";
-import type { MemoryItem } from "../store/mind-schema.ts";
 import {
   BOT_COMMANDS,
   type CommandName,
+  parseFixArgs,
   parseForgetArgs,
+  parseMemoryArgs,
   parsePauseArgs,
   parseQuietArgs,
   parseTimezoneArgs,
@@ -41,11 +42,11 @@ export interface CommandHandlerDeps {
   exportAll(): Promise<unknown>;
   /** Deletes everything kept about the person. */
   wipeAll(): Promise<void>;
-  /** Deletes the copies of `text` kept beside the mind (trace records, note lines, other files) for /forget. */
-  forgetCopies(text: string): Promise<ForgottenCopies>;
+  /** /memory, /forget and /fix: the companion's review of memory (it runs the changes with nothing else writing). */
+  memory: MemoryCommands;
   /**
-   * Runs /wipe and /forget with no turn or reflection writing meanwhile (Companion.exclusive),
-   * so nothing in flight writes back what they delete. Without it they run at once.
+   * Runs /wipe with no turn or reflection writing meanwhile (Companion.exclusive), so nothing
+   * in flight writes back what it deletes. Without it it runs at once.
    */
   exclusive?<T>(work: () => Promise<T>): Promise<T>;
   /** The person's zone changed (/tz): the heartbeat schedule follows it. */
@@ -90,6 +91,67 @@ const WIPE_QUESTION = [
   `To go ahead, send /wipe ${WIPE_CONFIRMATION}. /wipe no cancels.`,
 ].join("\n");
 
+/** Room /memory leaves on each page for its header and footer, under Telegram's 4096 characters. */
+const MEMORY_PAGE_CHARS = 4096 - 300;
+
+/** The headings of /memory's groups. */
+const GROUP_HEADINGS: Record<ReviewGroup, string> = {
+  understanding_known: "What I know",
+  understanding_believed: "What I believe (might be wrong)",
+  understanding_unknown: "What I don't know yet",
+  pattern: "Patterns you've told me about",
+  open_loop: "Things still open",
+  milestone: "Milestones",
+};
+
+/** The listing cut into pages that fit a Telegram message, each group headed (again on a new page). */
+function memoryPages(entries: readonly { group: ReviewGroup; text: string }[]): string[] {
+  const pages: string[] = [];
+  let page = "";
+  let group: ReviewGroup | null = null;
+  for (const entry of entries) {
+    const heading = `${GROUP_HEADINGS[entry.group]}\n${entry.text}`;
+    const piece = entry.group === group ? entry.text : page === "" ? heading : `\n${heading}`;
+    const joined = page === "" ? piece : `${page}\n${piece}`;
+    if (page !== "" && joined.length > MEMORY_PAGE_CHARS) {
+      pages.push(page);
+      page = heading;
+    } else page = joined;
+    group = entry.group;
+  }
+  if (page !== "") pages.push(page);
+  return pages;
+}
+
+/** "I work nights at the…": the start of a message, on one line. */
+function quote(text: string, max = 60): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line;
+}
+
+/** Why a /memory number names nothing now, and what to do. */
+function notInListing(
+  number: number,
+  outcome: { status: "not-listed"; count: number } | { status: "gone" },
+): string {
+  if (outcome.status === "gone") {
+    return `Number ${number} in your last /memory list is gone already (forgotten or changed since). Send /memory to see the list as it is now.`;
+  }
+  if (outcome.count === 0)
+    return `There is no list to take ${number} from yet. Send /memory to see the list.`;
+  return `There is no ${number} in your last /memory list (it had ${outcome.count}). Send /memory to see the list.`;
+}
+
+/** "Also deleted where it was mentioned: 2 turn records.", or null when nothing was. */
+function copiesSentence(copies: ForgottenCopies): string | null {
+  const elsewhere = [
+    copies.notes > 0 ? plural(copies.notes, "note") : "",
+    copies.traceRecords > 0 ? plural(copies.traceRecords, "turn record") : "",
+    copies.otherFiles > 0 ? plural(copies.otherFiles, "other file") : "",
+  ].filter(Boolean);
+  return elsewhere.length > 0 ? `Also deleted where it was mentioned: ${elsewhere.join(", ")}.` : null;
+}
+
 /** Runs one command; `args` is the text after the command name. */
 export class CommandHandlers {
   readonly #deps: CommandHandlerDeps;
@@ -125,9 +187,11 @@ export class CommandHandlers {
       case "tz":
         return this.#timezone(args);
       case "memory":
-        return { text: this.#memory() };
+        return this.#memory(args);
       case "forget":
         return this.#forget(args);
+      case "fix":
+        return this.#fix(args);
       case "export":
         return this.#export();
       case "wipe":
@@ -193,50 +257,88 @@ export class CommandHandlers {
     };
   }
 
-  #memory(): string {
-    const mind = this.#deps.mind.read();
-    const known = mind.scratchpad.understanding_known.trim();
-    const active = activeMemory(mind.memory);
-    const list = (items: MemoryItem[]) => items.map((item) => `• ${item.text}`).join("\n");
-    const patterns = active.filter((i) => i.kind === "pattern");
-    const loops = active.filter((i) => i.kind === "open_loop");
-    const milestones = active.filter((i) => i.kind === "milestone");
-    const sections = [
-      known ? `What I know:\n${known}` : "",
-      patterns.length ? `Patterns you've told me about:\n${list(patterns)}` : "",
-      loops.length ? `Things still open:\n${list(loops)}` : "",
-      milestones.length ? `Milestones:\n${list(milestones)}` : "",
-    ].filter(Boolean);
-    if (sections.length === 0) return "I don't know much about you yet. That will change as we talk.";
-    return `${sections.join("\n\n")}\n\n/forget TEXT deletes anything here that mentions TEXT.`;
+  async #memory(args: string): Promise<CommandReply> {
+    const parsed = parseMemoryArgs(args);
+    if (!parsed.ok) return { text: parsed.problem };
+    const page = parsed.value;
+    const entries = await this.#deps.memory.listMemory({ fresh: page === 1 });
+    if (entries.length === 0)
+      return { text: "I don't know much about you yet. That will change as we talk." };
+    const pages = memoryPages(entries.map((entry) => this.#memoryEntry(entry)));
+    const body = pages[page - 1];
+    if (body === undefined) {
+      return {
+        text: `Your /memory list has ${plural(pages.length, "page")}; /memory ${pages.length} is the last.`,
+      };
+    }
+    const header =
+      pages.length === 1
+        ? "What I remember about you:"
+        : `What I remember about you (page ${page} of ${pages.length}):`;
+    const next = page < pages.length ? `/memory ${page + 1} for the next page. ` : "";
+    const footer = `${next}/forget 3 deletes number 3; /fix 3 new words corrects it.`;
+    return { text: `${header}\n\n${body}\n\n${footer}` };
+  }
+
+  /** One item as /memory shows it: number, words, when it was learned and a short quote of where from. */
+  #memoryEntry(entry: MemoryEntry): { group: ReviewGroup; text: string } {
+    const learned = entry.learnedAt === null ? "" : `learned ${this.#localDate(entry.learnedAt)}`;
+    const source =
+      entry.source.kind === "unknown"
+        ? "source unknown"
+        : entry.source.kind === "gone"
+          ? "its messages are no longer kept"
+          : `from ${entry.source.byPerson ? "your" : "my"} message "${quote(entry.source.text)}"`;
+    const about = [learned, source, entry.corrected ? "corrected by you" : ""].filter(Boolean).join(" · ");
+    return { group: entry.group, text: `${entry.number}. ${entry.text}\n    ${about}` };
+  }
+
+  #localDate(instant: string): string {
+    const local = DateTime.fromISO(instant, { zone: this.#zone() });
+    const today = DateTime.fromJSDate(this.#deps.clock.now(), { zone: this.#zone() });
+    return local.toFormat(local.hasSame(today, "year") ? "ccc d LLL" : "d LLL yyyy");
   }
 
   async #forget(args: string): Promise<CommandReply> {
     const parsed = parseForgetArgs(args);
     if (!parsed.ok) return { text: parsed.problem };
-    const text = parsed.value;
-    const { result, copies } = await this.#exclusive(async () => ({
-      result: await this.#deps.mind.forget(text),
-      copies: await this.#deps.forgetCopies(text),
-    }));
+    const request = parsed.value;
+    if (request.kind === "number") {
+      const outcome = await this.#deps.memory.forgetListed(request.number);
+      if (outcome.status !== "done") return { text: notInListing(request.number, outcome) };
+      const lines = [`Forgotten: "${outcome.text}".`];
+      const elsewhere = copiesSentence(outcome.copies);
+      if (elsewhere) lines.push(elsewhere);
+      lines.push(`The other numbers stay as they were until you send /memory again. ${LOG_KEEPS_IT}`);
+      return { text: lines.join("\n\n") };
+    }
+    const text = request.text;
+    const { removed: result, copies } = await this.#deps.memory.forgetText(text);
     const removed = [
       ...result.memory.map((item) => item.text),
       ...result.scratchpadLines.map((line) => line.replace(/^[^:]*:\s*/, "")),
       ...result.threadNotes,
     ];
-    const elsewhere = [
-      copies.notes > 0 ? plural(copies.notes, "note") : "",
-      copies.traceRecords > 0 ? plural(copies.traceRecords, "turn record") : "",
-      copies.otherFiles > 0 ? plural(copies.otherFiles, "other file") : "",
-    ].filter(Boolean);
-    if (removed.length === 0 && elsewhere.length === 0) {
+    const elsewhere = copiesSentence(copies);
+    if (removed.length === 0 && elsewhere === null) {
       return { text: `I had nothing in my memory or notes that mentions "${text}".\n\n${LOG_KEEPS_IT}` };
     }
     const lines = [`Forgotten: "${text}" (${plural(removed.length, "memory", "memories")}).`];
     if (removed.length > 0) lines.push(removed.map((line) => `• ${line}`).join("\n"));
-    if (elsewhere.length > 0) lines.push(`Also deleted where it was mentioned: ${elsewhere.join(", ")}.`);
+    if (elsewhere) lines.push(elsewhere);
     lines.push(LOG_KEEPS_IT);
     return { text: lines.join("\n\n") };
+  }
+
+  async #fix(args: string): Promise<CommandReply> {
+    const parsed = parseFixArgs(args);
+    if (!parsed.ok) return { text: parsed.problem };
+    const { number, text } = parsed.value;
+    const outcome = await this.#deps.memory.fixListed(number, text);
+    if (outcome.status !== "done") return { text: notInListing(number, outcome) };
+    return {
+      text: `Corrected ${number}: "${outcome.after}" (it said "${outcome.before}"). I'll keep it as you wrote it.`,
+    };
   }
 
   #exclusive<T>(work: () => Promise<T>): Promise<T> {

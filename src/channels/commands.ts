@@ -1,6 +1,7 @@
 import { DateTime } from "luxon";
 import { parseQuietHours, type QuietHours } from "../core/checkin-settings.ts";
 import { canonicalZone } from "../core/zones.ts";
+import { ITEM_TEXT_MAX_CHARS } from "../store/mind-schema.ts";
 
 /**
  * The slash commands, on Telegram and in the terminal: the menu Telegram shows (setMyCommands)
@@ -20,8 +21,9 @@ export const BOT_COMMANDS = [
   { command: "resume", description: "Resume check-ins" },
   { command: "quiet", description: "Set quiet hours: /quiet 22:00-08:00" },
   { command: "tz", description: "Set your time zone while travelling: /tz Europe/Lisbon" },
-  { command: "memory", description: "What I know about you" },
-  { command: "forget", description: "Delete what I remember about something: /forget TEXT" },
+  { command: "memory", description: "What I remember about you, numbered: /memory, /memory 2 for page 2" },
+  { command: "forget", description: "Delete one thing: /forget 3 (its /memory number), or /forget TEXT" },
+  { command: "fix", description: "Correct one thing in your own words: /fix 3 the right words" },
   { command: "export", description: "Everything I keep about you, as a file" },
   { command: "wipe", description: "Delete everything about you (asks first)" },
   { command: "why", description: "Why the last check-in was sent or held back" },
@@ -127,11 +129,49 @@ export function parseTimezoneArgs(args: string): Parsed<string | null> {
   return problem(`I don't know the zone "${text}"; zones look like Europe/Lisbon or Asia/Tokyo.`);
 }
 
-/** `/forget TEXT`: what to forget, at least two characters so one letter cannot erase everything. */
-export function parseForgetArgs(args: string): Parsed<string> {
+/** `/memory` (a new listing) or `/memory 2` (that page of the last listing). */
+export function parseMemoryArgs(args: string): Parsed<number> {
   const text = args.trim();
-  if (text.length < 2) return problem("Tell me what to forget, for example /forget my sister's wedding.");
-  return ok(text);
+  if (text === "") return ok(1);
+  if (!/^\d{1,4}$/.test(text) || Number(text) < 1) {
+    return problem(`"${args}" is not a page number; try /memory, or /memory 2 for the second page.`);
+  }
+  return ok(Number(text));
+}
+
+/** What /forget is asked to delete: one item by its /memory number, or everything mentioning a text. */
+export type ForgetRequest = { kind: "number"; number: number } | { kind: "text"; text: string };
+
+/**
+ * `/forget 3` (number 3 of the last /memory list) or `/forget TEXT` (at least two characters,
+ * so one letter cannot erase everything).
+ */
+export function parseForgetArgs(args: string): Parsed<ForgetRequest> {
+  const text = args.trim();
+  if (/^\d{1,6}$/.test(text)) return ok({ kind: "number", number: Number(text) });
+  if (text.length < 2) {
+    return problem(
+      "Tell me what to forget: its number in /memory (/forget 3), or words it mentions (/forget my sister's wedding).",
+    );
+  }
+  return ok({ kind: "text", text });
+}
+
+/** `/fix 3 the right words`: the /memory number and the item's new words (one sentence). */
+export function parseFixArgs(args: string): Parsed<{ number: number; text: string }> {
+  const match = /^(\d{1,6})\s+([\s\S]+)$/.exec(args.trim());
+  const text = match?.[2]?.replace(/\s+/g, " ").trim() ?? "";
+  if (!match || text === "") {
+    return problem(
+      "Tell me the number from /memory and the right words, for example /fix 3 I work days now.",
+    );
+  }
+  if (text.length > ITEM_TEXT_MAX_CHARS) {
+    return problem(
+      `That's ${text.length} characters; one thing I remember is at most ${ITEM_TEXT_MAX_CHARS}. Say it in a sentence.`,
+    );
+  }
+  return ok({ number: Number(match[1]), text });
 }
 
 /** The word that confirms /wipe. */

@@ -1,4 +1,5 @@
-import type { Decision, DecisionReason } from "../core/decision.ts";
+import { formatHourRanges } from "../conversation/timing.ts";
+import type { Decision, DecisionReason, Moment } from "../core/decision.ts";
 
 /**
  * What a check-in decision means, in words for the person: /why and /status speak to "you"
@@ -6,8 +7,11 @@ import type { Decision, DecisionReason } from "../core/decision.ts";
  * `status --json` and the trace). The one place every reason is worded.
  */
 
-/** The sentence for one reason; `about` is the topic in the decision's own words, when it has one. */
-type Wording = (about: string | null) => string;
+/**
+ * The sentence for one reason; `about` is the topic in the decision's own words, when it has
+ * one, and `moment` the hour an `unlikely-moment` hold was about.
+ */
+type Wording = (about: string | null, moment: Moment | undefined) => string;
 
 const WORDING: Record<DecisionReason, Wording> = {
   paused: () => "you had paused check-ins.",
@@ -20,6 +24,10 @@ const WORDING: Record<DecisionReason, Wording> = {
   "too-soon": () => "I had written to you only a little while before.",
   "daily-limit": () => "I had already checked in as often as I do in a day.",
   budget: () => "today's budget for the AI model was used up.",
+  "unlikely-moment": (_, moment) =>
+    moment === undefined
+      ? "you've rarely answered at that hour lately, so I waited for a better one."
+      : `it was ${moment.local} on a ${moment.weekend ? "weekend day" : "weekday"}, and you've rarely answered at this hour; your best hours lately are ${formatHourRanges(moment.bestHours)}.`,
   ok: () => "nothing held it back.",
   "reply-pending": () => "you had written to me, and answering you comes first.",
   "model-unavailable": () => "I couldn't reach the AI model.",
@@ -45,14 +53,16 @@ export interface DecisionWords {
 }
 
 /** Words the person reads for a recorded decision. */
-export function describeDecision(decision: Pick<Decision, "fire" | "reason" | "topic">): DecisionWords {
+export function describeDecision(
+  decision: Pick<Decision, "fire" | "reason" | "topic" | "moment">,
+): DecisionWords {
   const about = topicWords(decision.topic);
   if (decision.fire) return { headline: `I checked in${about ? ` about ${about}` : ""}`, because: null };
-  return { headline: "I didn't check in", because: WORDING[decision.reason](about) };
+  return { headline: "I didn't check in", because: WORDING[decision.reason](about, decision.moment) };
 }
 
 /** A decision on one line: "I didn't check in: it was inside your quiet hours." */
-export function decisionSentence(decision: Pick<Decision, "fire" | "reason" | "topic">): string {
+export function decisionSentence(decision: Pick<Decision, "fire" | "reason" | "topic" | "moment">): string {
   const { headline, because } = describeDecision(decision);
   return because === null ? `${headline}.` : `${headline}: ${because}`;
 }

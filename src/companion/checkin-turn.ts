@@ -5,6 +5,7 @@ import {
   shouldFireHeartbeat,
 } from "../conversation/checkin-policy.ts";
 import { pendingMessages } from "../conversation/pending-messages.ts";
+import { learnTiming, timingLookbackStart } from "../conversation/timing.ts";
 import { checkinAnnotations, guardTopic } from "../conversation/topic-guard.ts";
 import type { Decision, DecisionReason } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
@@ -46,9 +47,19 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   const slice = await context.log.awarenessSlice(now, defaultAwarenessSettings.windowHours);
   const prior = priorMemoryFor(mind, queryOf(slice.slice(-4)), now, PRIOR_CONTEXT_TOKENS);
   const awareness = awarenessFor(slice, now, zone, "heartbeat", prior);
-  const preCheck = shouldFireHeartbeat(awareness, now, settings, { ...mind.heartbeat, budgetExceeded });
+  let preCheck = shouldFireHeartbeat(awareness, now, settings, { ...mind.heartbeat, budgetExceeded });
+  if (preCheck.fire && core.learnTiming) {
+    // The learned timing is the last rule, so it is read (weeks of log) only when every other
+    // rule lets the check-in out: a night of quiet-hour ticks costs no archive read.
+    const timing = learnTiming(await context.log.between(timingLookbackStart(now), now), now, zone);
+    preCheck = shouldFireHeartbeat(awareness, now, settings, { ...mind.heartbeat, budgetExceeded, timing });
+  }
   if (!preCheck.fire) {
-    const outcome = await held(preCheck.reason, preCheck.detail);
+    const outcome = await held(
+      preCheck.reason,
+      preCheck.detail,
+      preCheck.moment === undefined ? {} : { moment: preCheck.moment },
+    );
     await context.trace({ kind: "heartbeat", stage: "pre-check", preCheck, tokensToday: spent });
     return outcome;
   }

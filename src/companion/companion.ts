@@ -19,6 +19,7 @@ import type { Trace } from "../store/trace.ts";
 import { noticeAfterCheckin } from "./checkin-notice.ts";
 import { checkinTurn, type HeartbeatOutcome } from "./checkin-turn.ts";
 import { reflectOnRecovered } from "./held-reply.ts";
+import { type MemoryCommands, MemoryReview } from "./memory-review.ts";
 import { Outbox } from "./outbox.ts";
 import { type QuietTrace, quietTrace } from "./quiet-trace.ts";
 import { ReflectionSchedule } from "./reflection-schedule.ts";
@@ -28,6 +29,7 @@ import type { TurnContext } from "./turn-context.ts";
 
 export { pendingMessages } from "../conversation/pending-messages.ts";
 export type { HeartbeatOutcome } from "./checkin-turn.ts";
+export type { MemoryCommands } from "./memory-review.ts";
 export { STALE_CHECKIN_MS } from "./outbox.ts";
 export {
   DEFAULT_NOTICE_AFTER_MS,
@@ -84,8 +86,11 @@ export interface CompanionOptions extends ReplyRetryOptions {
 /** How answerFixed went: the fixed words answered the message, went out as a notice, or were not needed. */
 export type FixedAnswer = "answered" | "noticed" | "already";
 
-/** The companion's interface to channels, the scheduler and the command line. */
-export interface Companion {
+/**
+ * The companion's interface to channels, the scheduler and the command line; the person's
+ * review of memory (/memory, /forget, /fix) is MemoryCommands, run with nothing else writing.
+ */
+export interface Companion extends MemoryCommands {
   /** Logs the person's message at once (outside the turn lock) and returns it as logged. */
   receive(input: IncomingInput): Promise<Message>;
   /**
@@ -141,6 +146,7 @@ class CompanionImpl implements Companion {
   readonly #retry: ReplyRetry;
   readonly #reflection: ReflectionSchedule;
   readonly #turn: TurnContext;
+  readonly #review: MemoryReview;
   /** The background attempt at a reply the retry asked for, waiting for its time. */
   #retryTimer: Timer | undefined;
   #closed = false;
@@ -171,6 +177,26 @@ class CompanionImpl implements Companion {
       defaultChannel: options.defaultChannel ?? "telegram",
       isClosed: () => this.#closed,
     };
+    this.#review = new MemoryReview({
+      ...deps,
+      exclusive: (work) => this.exclusive(work),
+    });
+  }
+
+  listMemory(options: { fresh: boolean }): ReturnType<MemoryCommands["listMemory"]> {
+    return this.#review.listMemory(options);
+  }
+
+  forgetListed(number: number): ReturnType<MemoryCommands["forgetListed"]> {
+    return this.#review.forgetListed(number);
+  }
+
+  forgetText(text: string): ReturnType<MemoryCommands["forgetText"]> {
+    return this.#review.forgetText(text);
+  }
+
+  fixListed(number: number, text: string): ReturnType<MemoryCommands["fixListed"]> {
+    return this.#review.fixListed(number, text);
   }
 
   async receive(input: IncomingInput): Promise<Message> {

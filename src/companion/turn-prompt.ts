@@ -87,7 +87,8 @@ export async function composeTurnPrompt(
     maxTokens: kind === "reply" ? MAX_TOKENS.reply : MAX_TOKENS.decide,
     ceiling: deps.model.promptCeiling,
     prefix,
-    scratchpad: renderScratchpad(mind.scratchpad),
+    // In single-phase mode this call also reflects, so it sees the UNDERSTANDING ids it edits by.
+    scratchpad: renderScratchpad(mind.scratchpad, { ids: deps.model.reflectMode === "single-phase" }),
     awareness: formatAwarenessForPrompt(awareness, kind),
     threadNotes: recentThreadNotes(mind.threads),
     // The full awareness block shows the prior context; the episodic section shows the rest.

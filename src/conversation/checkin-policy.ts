@@ -8,6 +8,7 @@ import {
 import type { HeartbeatDecision, HeartbeatReason } from "../core/decision.ts";
 import { plural } from "../core/text.ts";
 import type { AwarenessContext } from "./awareness/context.ts";
+import { formatHourRanges, type LearnedTiming, momentOutlook } from "./timing.ts";
 
 /**
  * The heartbeat pre-check: before any model is called, decide whether a check-in may go
@@ -21,8 +22,13 @@ import type { AwarenessContext } from "./awareness/context.ts";
  * What the pre-check reads: the kept state, plus whether today's token spend has passed the
  * budget, which the caller computes from the usage ledger at each tick (never stored, so it
  * turns with the person's day by itself). Left out, the budget is taken as not spent.
+ * `timing` is what the log says about when the person answers (conversation/timing.ts), also
+ * computed by the caller; left out (PRESENCE_LEARN_TIMING=off), no moment is unlikely.
  */
-export type PreCheckState = HeartbeatState & { budgetExceeded?: boolean };
+export type PreCheckState = HeartbeatState & { budgetExceeded?: boolean; timing?: LearnedTiming };
+
+/** However unlikely the hour, a check-in may go out once none has for this long. */
+export const UNLIKELY_MOMENT_OVERRIDE_HOURS = 24;
 
 /** The pre-check's settings out of the configuration (CoreConfig holds them among others). */
 export function heartbeatSettingsFromConfig(core: HeartbeatSettings): HeartbeatSettings {
@@ -34,6 +40,7 @@ export function heartbeatSettingsFromConfig(core: HeartbeatSettings): HeartbeatS
     recentMinutes: core.recentMinutes,
     minGapMinutes: core.minGapMinutes,
     maxCheckinsPerDay: core.maxCheckinsPerDay,
+    learnTiming: core.learnTiming,
   };
 }
 
@@ -74,7 +81,7 @@ export function withCheckinSent(state: HeartbeatState, at: Date): HeartbeatState
 /**
  * May a check-in go out now? The first rule that holds gives the reason: paused, blocked,
  * quiet-hours, unanswered-limit, weekend-limit, recent-conversation, too-soon, daily-limit,
- * budget; otherwise `ok`. Local times (quiet hours, weekend, "today") are in the person's
+ * budget, unlikely-moment; otherwise `ok`. Local times (quiet hours, weekend, "today") are in the person's
  * zone, the state's override first.
  */
 export function shouldFireHeartbeat(
@@ -142,5 +149,34 @@ export function shouldFireHeartbeat(
     );
   }
   if (state.budgetExceeded) return hold("budget", "Today's token budget is spent.");
+  const unlikely = state.timing === undefined ? null : unlikelyMoment(state.timing, state, now);
+  if (unlikely !== null) return unlikely;
   return { fire: true, reason: "ok", detail: "Nothing holds a check-in back." };
+}
+
+/**
+ * The `unlikely-moment` hold, or null: the person rarely answers at this hour and answers
+ * better at others, and a check-in went out less than UNLIKELY_MOMENT_OVERRIDE_HOURS ago
+ * (after that long, any allowed hour beats none, so a person whose good hours the schedule
+ * never reaches still hears from the companion once a day). Exported for status, which skips
+ * such ticks when it looks for the next check-in.
+ */
+export function unlikelyMoment(
+  timing: LearnedTiming,
+  state: HeartbeatState,
+  now: Date,
+): HeartbeatDecision | null {
+  const outlook = momentOutlook(timing, now);
+  if (!outlook.unlikely) return null;
+  const sent = state.checkinsSent.map(Date.parse).filter((ms) => ms <= now.getTime());
+  const overrideMs = UNLIKELY_MOMENT_OVERRIDE_HOURS * 3_600_000;
+  if (sent.length === 0 || now.getTime() - Math.max(...sent) >= overrideMs) return null;
+  const local = DateTime.fromJSDate(now, { zone: timing.zone }).toFormat("HH:mm");
+  const best = formatHourRanges(outlook.bestHours);
+  return {
+    fire: false,
+    reason: "unlikely-moment",
+    detail: `It is ${local} on a ${outlook.kind} in ${timing.zone}; the person answered check-ins around this hour ${Math.round(outlook.rate * 100)}% of the time lately, best hours ${best}.`,
+    moment: { local, weekend: outlook.kind === "weekend", bestHours: outlook.bestHours },
+  };
 }

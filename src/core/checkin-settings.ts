@@ -51,6 +51,11 @@ export interface HeartbeatSettings {
   /** Hold while the companion's last message is younger than this. */
   minGapMinutes: number;
   maxCheckinsPerDay: number;
+  /**
+   * Learn from the log at which hours the person answers and hold check-ins at hours they
+   * rarely do (PRESENCE_LEARN_TIMING); the caller of the pre-check reads the log when it is on.
+   */
+  learnTiming: boolean;
 }
 
 /**

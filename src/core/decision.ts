@@ -8,7 +8,12 @@ import { isoUtc } from "./message.ts";
  * check-in rules, the store and the channels all read it.
  */
 
-/** Why the pre-check held a check-in back, or `ok`; the first rule that holds wins, in this order. */
+/**
+ * Why the pre-check held a check-in back, or `ok`; the first rule that holds wins, in this
+ * order. `unlikely-moment` (an hour the person rarely answers at, learned from the log) comes
+ * last: it is a preference, not a limit, so every hard rule (the budget included) names the
+ * hold first, and it never hides one.
+ */
 export const heartbeatReasonSchema = z.enum([
   "paused",
   "blocked",
@@ -19,15 +24,28 @@ export const heartbeatReasonSchema = z.enum([
   "too-soon",
   "daily-limit",
   "budget",
+  "unlikely-moment",
   "ok",
 ]);
 export type HeartbeatReason = z.infer<typeof heartbeatReasonSchema>;
+
+/**
+ * For `unlikely-moment`: the moment's local time and kind of day and the learned best hours
+ * ([from, to) local hours), so /why can tell the person in their own terms.
+ */
+export const momentSchema = z.object({
+  local: z.string(),
+  weekend: z.boolean(),
+  bestHours: z.array(z.object({ from: z.number().int(), to: z.number().int() })),
+});
+export type Moment = z.infer<typeof momentSchema>;
 
 /** The pre-check's answer; `detail` is one sentence for /why and the decision record. */
 export const heartbeatDecisionSchema = z.object({
   fire: z.boolean(),
   reason: heartbeatReasonSchema,
   detail: z.string(),
+  moment: momentSchema.optional(),
 });
 export type HeartbeatDecision = z.infer<typeof heartbeatDecisionSchema>;
 
@@ -63,5 +81,6 @@ export const decisionSchema = z.looseObject({
   topic: z.string().optional(),
   /** The check-in that was sent, when one was. */
   messageId: z.string().optional(),
+  moment: momentSchema.optional(),
 });
 export type Decision = z.infer<typeof decisionSchema>;

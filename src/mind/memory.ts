@@ -4,7 +4,13 @@ import type { PriorMemory } from "../conversation/awareness/context.ts";
 import { canonicalTopic } from "../conversation/awareness/topics.ts";
 import { normalizeSpacing, STOP_WORDS } from "../core/text.ts";
 import { estimateTokens } from "../model/tokens.ts";
-import { type MemoryItem, type MemoryKind, memoryKindSchema } from "../store/mind-schema.ts";
+import {
+  ITEM_TEXT_MAX_CHARS,
+  type MemoryItem,
+  type MemoryKind,
+  memoryKindSchema,
+} from "../store/mind-schema.ts";
+import { CORRECTED_REFUSAL, FORGOTTEN_REFUSAL, isForgotten } from "./understanding.ts";
 
 /**
  * Episodic memory: what the companion learned over weeks that the scratchpad is too small
@@ -13,9 +19,6 @@ import { type MemoryItem, type MemoryKind, memoryKindSchema } from "../store/min
  * true is retired with when and why, and only the person's /forget or /wipe removes one.
  * An item's shape as mind.json keeps it is defined at the store's edge (store/mind-schema.ts).
  */
-
-/** Longest text an item may have: one sentence, not a story. */
-export const MEMORY_TEXT_MAX_CHARS = 300;
 
 /** A memory operation as reflection proposes it. */
 export const memoryOpSchema = z.object({
@@ -28,7 +31,7 @@ export const memoryOpSchema = z.object({
   text: z
     .string()
     .min(1)
-    .max(MEMORY_TEXT_MAX_CHARS)
+    .max(ITEM_TEXT_MAX_CHARS)
     .optional()
     .describe("add/supersede: the item, one sentence"),
   id: z.string().min(1).optional().describe("close/supersede: the id of the existing item"),
@@ -46,11 +49,17 @@ export interface MemoryOpContext {
   newId: () => string;
   /** Topic labels of a text, when the model gave none (labels it gives are made canonical). */
   topicsOf: (text: string) => string[];
+  /** Hashes of what the person had deleted or corrected (MindState.forgottenHashes). */
+  forgotten: ReadonlySet<string>;
 }
 
-/** The items after the operations, or why the whole batch was refused. */
+/**
+ * The items after the operations, with the operations refused one by one because the person
+ * decided otherwise (adding words they had forgotten, retiring or replacing an item they
+ * corrected); or why the whole batch was refused (a malformed operation).
+ */
 export type MemoryOpsResult =
-  | { ok: true; items: MemoryItem[]; changes: string[] }
+  | { ok: true; items: MemoryItem[]; changes: string[]; refused: string[] }
   | { ok: false; reason: string };
 
 /** Items that still hold. */
@@ -69,6 +78,7 @@ export function applyMemoryOps(
 ): MemoryOpsResult {
   const next = items.map((item) => ({ ...item }));
   const changes: string[] = [];
+  const refused: string[] = [];
   const at = ctx.now.toISOString();
   const active = (id: string | undefined) =>
     next.find((item) => item.id === id && item.retiredAt === undefined);
@@ -78,6 +88,10 @@ export function applyMemoryOps(
     if (op.op === "add") {
       if (!op.kind || !op.text) return { ok: false, reason: `${where}: needs kind and text` };
       const text = op.text.trim();
+      if (isForgotten(text, ctx.forgotten)) {
+        refused.push(`${where}: ${FORGOTTEN_REFUSAL}`);
+        continue;
+      }
       const same = next.find(
         (item) =>
           item.retiredAt === undefined &&
@@ -96,6 +110,10 @@ export function applyMemoryOps(
     } else if (op.op === "close") {
       const item = active(op.id);
       if (!item) return { ok: false, reason: `${where}: no open item with id "${op.id ?? ""}"` };
+      if (item.correctedAt !== undefined) {
+        refused.push(`${where} ${item.id}: ${CORRECTED_REFUSAL}`);
+        continue;
+      }
       if (item.kind !== "open_loop")
         return { ok: false, reason: `${where}: ${item.id} is a ${item.kind}, not an open loop` };
       Object.assign(
@@ -108,6 +126,14 @@ export function applyMemoryOps(
       const item = active(op.id);
       if (!item) return { ok: false, reason: `${where}: no current item with id "${op.id ?? ""}"` };
       if (!op.text) return { ok: false, reason: `${where}: needs the text that replaces ${item.id}` };
+      if (item.correctedAt !== undefined) {
+        refused.push(`${where} ${item.id}: ${CORRECTED_REFUSAL}`);
+        continue;
+      }
+      if (isForgotten(op.text, ctx.forgotten)) {
+        refused.push(`${where} ${item.id}: ${FORGOTTEN_REFUSAL}`);
+        continue;
+      }
       const replacement = newItem(
         op.kind ?? item.kind,
         op.text.trim(),
@@ -119,7 +145,7 @@ export function applyMemoryOps(
       changes.push(`superseded ${item.id} by ${replacement.id}`);
     }
   }
-  return { ok: true, items: next, changes };
+  return { ok: true, items: next, changes, refused };
 }
 
 function newItem(

@@ -7,18 +7,26 @@ import type { Persona } from "../model/persona.ts";
 import { estimateTokens } from "../model/tokens.ts";
 import { toolInputSchema } from "../model/tool-schema.ts";
 import type { MindState } from "../store/mind.ts";
-import { type FieldKey, type MemoryItem, SCRATCHPAD_FIELDS } from "../store/mind-schema.ts";
+import {
+  type FieldKey,
+  isItemField,
+  type MemoryItem,
+  SCRATCHPAD_FIELDS,
+  type TextFieldKey,
+} from "../store/mind-schema.ts";
 import { activeMemory, applyMemoryOps, memoryLineTokens, memoryOpSchema, rankMemory } from "./memory.ts";
 import {
   applyScratchpadUpdate,
   FIELD_MAX_CHARS,
   fieldPath,
+  oversizedField,
   renderScratchpad,
   WORKSPACE_INPUT_MAX_CHARS,
   type WorkspaceArchive,
   workspaceEditSchema,
 } from "./scratchpad.ts";
 import { applyThreadOps, recentThreadNotes, threadOpSchema } from "./threads.ts";
+import { applyUnderstandingOps, isForgotten, understandingOpSchema } from "./understanding.ts";
 
 /**
  * Reflection: after an exchange, the cheaper model looks at what the companion understood
@@ -27,13 +35,10 @@ import { applyThreadOps, recentThreadNotes, threadOpSchema } from "./threads.ts"
  * is the pure part: the tool, the prompt, and applying an update as a whole or not at all.
  */
 
-const FIELD_HINTS: Record<FieldKey, string> = {
+const FIELD_HINTS: Record<TextFieldKey, string> = {
   identity_purpose: "why you are here for this person (rarely changes)",
   identity_user: "who they are: stable traits that shape how you talk with them",
   identity_boundaries: "what you will and won't do",
-  understanding_known: "facts you are sure of, one per line, marked (user) or (inferred)",
-  understanding_believed: "working assumptions that might be wrong",
-  understanding_unknown: "what you need and don't have",
   trajectory_now: "the one thing the conversation is about right now",
   trajectory_path: "how you got here, compressed: a → b → now c",
   trajectory_later: "what was deferred, with when to come back to it",
@@ -43,7 +48,10 @@ const FIELD_HINTS: Record<FieldKey, string> = {
   self_flags: "lines like UNCERTAIN: …, PROTECT: …, REVISIT: …, SURFACE: …",
 };
 
-const fieldValue = (key: FieldKey) =>
+/** The fields reflection sets by value: every field but UNDERSTANDING, whose lines it edits by id. */
+const TEXT_FIELDS = SCRATCHPAD_FIELDS.flatMap((f) => (isItemField(f.key) ? [] : [f.key]));
+
+const fieldValue = (key: TextFieldKey) =>
   z
     .string()
     .max(key === "workspace" ? WORKSPACE_INPUT_MAX_CHARS : FIELD_MAX_CHARS)
@@ -68,10 +76,17 @@ export const annotationInputSchema = z.object({
 
 /** The update, as the reflection tool takes it: every part optional, each one bounded. */
 export const reflectionUpdateSchema = z.object({
-  ...(Object.fromEntries(SCRATCHPAD_FIELDS.map((f) => [f.key, fieldValue(f.key)])) as Record<
-    FieldKey,
+  ...(Object.fromEntries(TEXT_FIELDS.map((key) => [key, fieldValue(key)])) as Record<
+    TextFieldKey,
     ReturnType<typeof fieldValue>
   >),
+  understanding: z
+    .array(understandingOpSchema)
+    .max(10)
+    .optional()
+    .describe(
+      "UNDERSTANDING edits by line: Known (facts you are sure of, marked (user) or (inferred)), Believed (working assumptions that might be wrong), Unknown (what you need and don't have)",
+    ),
   workspace_edits: z
     .array(workspaceEditSchema)
     .max(10)
@@ -87,7 +102,7 @@ export type ReflectionUpdate = z.infer<typeof reflectionUpdateSchema>;
 export const REFLECT_TOOL: Anthropic.Tool = {
   name: "update_mind",
   description:
-    'Record what changed in your understanding after this exchange. Pass only what changed; with nothing to change, call it with no arguments. For each scratchpad field a value replaces it, "APPEND: text" adds a line to it, "CLEAR" empties it.',
+    'Record what changed in your understanding after this exchange. Pass only what changed; with nothing to change, call it with no arguments. For each scratchpad field a value replaces it, "APPEND: text" adds a line to it, "CLEAR" empties it; UNDERSTANDING lines are edited one by one, by id.',
   input_schema: toolInputSchema(reflectionUpdateSchema),
 };
 
@@ -95,6 +110,7 @@ export const REFLECT_TOOL: Anthropic.Tool = {
 const REFLECT_GUIDANCE = `You are the reflective side of a companion who talks with one person over weeks and months. You do not talk to the person. After each exchange you see what the companion understood before it and the exchange itself, and you call update_mind once to keep that understanding current.
 
 - Be minimal: most exchanges only change TRAJECTORY.Now, perhaps SELF or a line in WORKSPACE.
+- UNDERSTANDING is lines with ids: add a line to Known, Believed or Unknown; change one (its words, or move it: a belief confirmed goes to Known); retire one that no longer holds. The person can read these lines and correct or delete them: a line marked as corrected by the person is theirs, leave it; words they asked you to forget are not written again.
 - Be honest: if something is unclear, say so in Unknown; if confidence dropped, lower it.
 - Curate for what will matter later, not for a complete record; keep what you would regret losing.
 - Memory: add declared patterns ("weekends are loose"), open loops (started, not finished) and milestones; close a loop when it is finished; supersede an item that turned out wrong. Use the ids shown.
@@ -104,9 +120,9 @@ const REFLECT_GUIDANCE = `You are the reflective side of a companion who talks w
 
 ## How an update is read
 
-Leave out a field to keep it as it is. WORKSPACE edits (append, prepend, find_replace, delete) apply in order after the field values; the text to find or delete must be in WORKSPACE exactly.
+Leave out a field to keep it as it is. UNDERSTANDING edits apply before the field values. WORKSPACE edits (append, prepend, find_replace, delete) apply in order after the field values; the text to find or delete must be in WORKSPACE exactly.
 
-The update is checked as a whole and refused as a whole, changing nothing, when a field would hold more than ${FIELD_MAX_CHARS} characters (rewrite it shorter rather than appending), when Confidence does not start with HIGH, MEDIUM or LOW, when the pad would be left nearly empty, when an edit's text is not in WORKSPACE, when a memory operation names an id that is not shown, or when an annotation names a message outside the exchange. Nothing in memory is deleted: closing a loop or superseding an item keeps it, retired, with when and why.
+The update is checked as a whole and refused as a whole, changing nothing, when a field would hold more than ${FIELD_MAX_CHARS} characters (rewrite it shorter rather than appending), when Confidence does not start with HIGH, MEDIUM or LOW, when the pad would be left nearly empty, when an edit's text is not in WORKSPACE, when a memory or UNDERSTANDING operation names an id that is not shown, or when an annotation names a message outside the exchange. One operation alone is refused, the rest applied, when it changes or retires what the person corrected, or writes words they asked to forget; you are told next time. Nothing in memory is deleted: closing a loop or superseding an item keeps it, retired, with when and why.
 
 ## Who you reflect for
 
@@ -172,13 +188,14 @@ export function reflectionPrompt(
   }
   const hidden = activeMemory(mind.memory).length - shown.length;
   const memory = shown.map(
-    (m) => `- [${m.id}] ${m.kind.replace("_", " ")} (importance ${m.importance}): ${m.text}`,
+    (m) =>
+      `- [${m.id}] ${m.kind.replace("_", " ")} (importance ${m.importance}): ${m.text}${m.correctedAt ? " (corrected by the person: keep as is)" : ""}`,
   );
   if (hidden > 0) memory.push(`(${hidden} less relevant items not shown)`);
   const others = mind.threads.list.map((t) => t.name).filter((name) => name !== mind.threads.current);
   const notes = recentThreadNotes(mind.threads).map((n) => `- ${n.text}`);
   const sections = [
-    section("prior_understanding", renderScratchpad(mind.scratchpad)),
+    section("prior_understanding", renderScratchpad(mind.scratchpad, { ids: true })),
     section("memory", memory.length > 0 ? memory.join("\n") : "(nothing yet)"),
     section(
       "threads",
@@ -191,6 +208,11 @@ export function reflectionPrompt(
     section("exchange", exchange.map(line).join("\n")),
   ];
   if (evicting.length > 0) sections.push(section("leaving_window", evicting.map(line).join("\n")));
+  if (mind.refusedLastTime.length > 0) {
+    sections.push(
+      section("refused_last_time", mind.refusedLastTime.map((reason) => `- ${reason}`).join("\n")),
+    );
+  }
   return sections;
 }
 
@@ -201,7 +223,8 @@ export interface ReflectionContext {
   /** The exchange's messages as logged (for annotation checks and when a thread move starts). */
   messages: readonly Message[];
   now: Date;
-  newMemoryId: () => string;
+  /** A fresh item id starting with `prefix` ("m" for memory, "k"/"b"/"u" for UNDERSTANDING lines). */
+  newItemId: (prefix: string) => string;
   topicsOf: (text: string) => string[];
 }
 
@@ -215,6 +238,8 @@ export interface AppliedReflection {
   annotations: { messageId: string; annotations: Annotations }[];
   archive: WorkspaceArchive | null;
   changes: string[];
+  /** Operations refused one by one (the person corrected or forgot what they touched): ids, never words. */
+  refused: string[];
 }
 
 /** An update applied, or refused as a whole with a reason (traced; nothing changed). */
@@ -234,21 +259,32 @@ export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): R
     };
   }
   const update = parsed.data;
+  const forgotten = new Set(ctx.mind.forgottenHashes);
+  const items = applyUnderstandingOps(ctx.mind.scratchpad, update.understanding ?? [], {
+    now: ctx.now,
+    sourceMessageIds: ctx.exchange.messageIds,
+    newId: ctx.newItemId,
+    forgotten,
+  });
+  if (!items.ok) return { ok: false, reason: items.reason };
   const fields = Object.fromEntries(
-    SCRATCHPAD_FIELDS.flatMap((f) => (update[f.key] === undefined ? [] : [[f.key, update[f.key]]])),
+    TEXT_FIELDS.flatMap((key) => (update[key] === undefined ? [] : [[key, update[key]]])),
   ) as Partial<Record<FieldKey, string>>;
   const pad = applyScratchpadUpdate(
-    ctx.mind.scratchpad,
+    items.pad,
     { fields, workspaceEdits: update.workspace_edits ?? [] },
     ctx.now,
   );
   if (!pad.ok) return { ok: false, reason: pad.reason };
+  const oversized = oversizedField(ctx.mind.scratchpad, pad.pad);
+  if (oversized !== null) return { ok: false, reason: oversized };
 
   const memory = applyMemoryOps(ctx.mind.memory, update.memory ?? [], {
     now: ctx.now,
     sourceMessageIds: ctx.exchange.messageIds,
-    newId: ctx.newMemoryId,
+    newId: () => ctx.newItemId("m"),
     topicsOf: ctx.topicsOf,
+    forgotten,
   });
   if (!memory.ok) return { ok: false, reason: memory.reason };
 
@@ -277,6 +313,7 @@ export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): R
   }
 
   const changes = [
+    ...items.changes.map((change) => `UNDERSTANDING ${change}`),
     ...pad.changed.map((key) => `scratchpad ${fieldPath(key)}`),
     ...(pad.archive ? [`WORKSPACE archived to note ${pad.archive.key}`] : []),
     ...memory.changes,
@@ -292,5 +329,19 @@ export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): R
     annotations,
     archive: pad.archive,
     changes,
+    refused: [...items.refused, ...memory.refused],
   };
+}
+
+/**
+ * The model's answer as the trace keeps it: a string that is words the person had deleted
+ * (an operation refused for writing them again) is replaced, so the trace does not keep them.
+ */
+export function withoutForgotten(value: unknown, forgotten: ReadonlySet<string>): unknown {
+  if (typeof value === "string") return isForgotten(value, forgotten) ? "(words the person deleted)" : value;
+  if (Array.isArray(value)) return value.map((item) => withoutForgotten(item, forgotten));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutForgotten(v, forgotten)]));
+  }
+  return value;
 }

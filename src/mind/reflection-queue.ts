@@ -12,6 +12,7 @@ import type { PersonaSource } from "../model/persona.ts";
 import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { MindState, MindStore, ReflectionJob } from "../store/mind.ts";
+import { ITEM_FIELDS } from "../store/mind-schema.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { NewTraceRecord, Trace } from "../store/trace.ts";
 import {
@@ -21,8 +22,10 @@ import {
   type ReflectionOutcome,
   reflectionPrompt,
   reflectionSystem,
+  withoutForgotten,
 } from "./reflect.ts";
 import { flushMarkAfter } from "./threads.ts";
+import { newItemId } from "./understanding.ts";
 
 /**
  * Runs reflection off the reply path. Exchanges wait in a queue inside mind.json, so one
@@ -245,7 +248,7 @@ export class Reflector {
       job: job.id,
       exchange: job.exchange,
       shown,
-      returned: call.input,
+      returned: withoutForgotten(call.input, new Set(this.#deps.mind.read().forgottenHashes)),
       tokens,
       ...describe(outcome),
     });
@@ -279,8 +282,18 @@ export class Reflector {
     if (jobId !== null && !this.#queued(jobId)) return JOB_GONE;
     const now = this.#deps.clock.now();
     const context = (mind: MindState) => {
-      const taken = new Set(mind.memory.map((item) => item.id));
-      return { mind, exchange, messages, now, newMemoryId: () => newMemoryId(taken), topicsOf: detectTopics };
+      const taken = new Set([
+        ...mind.memory.map((item) => item.id),
+        ...ITEM_FIELDS.flatMap((key) => mind.scratchpad[key].map((item) => item.id)),
+      ]);
+      return {
+        mind,
+        exchange,
+        messages,
+        now,
+        newItemId: (prefix: string) => newItemId(taken, prefix),
+        topicsOf: detectTopics,
+      };
     };
     const preview = applyReflectionUpdate(input, context(this.#deps.mind.read()));
     if (!preview.ok) {
@@ -307,6 +320,7 @@ export class Reflector {
       mind.scratchpad = applied.scratchpad;
       mind.memory = applied.memory;
       mind.threads = applied.threads;
+      mind.refusedLastTime = applied.refused;
       return applied;
     });
   }
@@ -378,20 +392,14 @@ export class Reflector {
 /** What a commit returns when its job was removed (a /wipe) while the model thought: nothing was written. */
 const JOB_GONE = Symbol("job gone");
 
-/** A short id the model can copy ("m3fa2c1"), not in `taken`, which it joins. */
-function newMemoryId(taken: Set<string>): string {
-  for (;;) {
-    const id = `m${randomBytes(3).toString("hex")}`;
-    if (taken.has(id)) continue;
-    taken.add(id);
-    return id;
-  }
-}
-
+/** The trace's account of an outcome: what changed, and each operation refused with why. */
 function describe(
   outcome: ReflectionOutcome,
-): { outcome: "applied"; changes: string[] } | { outcome: "refused"; reason: string } {
-  return outcome.ok
-    ? { outcome: "applied", changes: outcome.changes }
-    : { outcome: "refused", reason: outcome.reason };
+): { outcome: "applied"; changes: string[]; refusedOps?: string[] } | { outcome: "refused"; reason: string } {
+  if (!outcome.ok) return { outcome: "refused", reason: outcome.reason };
+  return {
+    outcome: "applied",
+    changes: outcome.changes,
+    ...(outcome.refused.length > 0 ? { refusedOps: outcome.refused } : {}),
+  };
 }

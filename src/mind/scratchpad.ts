@@ -2,10 +2,13 @@ import { z } from "zod";
 import { estimateTokens } from "../model/tokens.ts";
 import {
   type FieldKey,
+  ITEM_FIELDS,
+  isItemField,
   SCRATCHPAD_FIELDS,
   SCRATCHPAD_SECTIONS,
   type Scratchpad,
 } from "../store/mind-schema.ts";
+import { itemsFromText, itemsText, newItemId } from "./understanding.ts";
 
 /**
  * The scratchpad: the companion's live understanding of the person, in five sections of
@@ -105,7 +108,12 @@ export class UnknownSectionError extends Error {
   }
 }
 
-/** Pre-populates one field, with the same value semantics and checks as reflection. */
+/** A field's text as the model reads it (UNDERSTANDING rendered from its items). */
+export function fieldText(pad: Scratchpad, key: FieldKey): string {
+  return isItemField(key) ? itemsText(pad[key]) : pad[key];
+}
+
+/** Pre-populates one field, with the same value semantics and checks as a field value (an UNDERSTANDING line becomes an item). */
 export function injectSection(pad: Scratchpad, path: string, text: string, now: Date): ScratchpadResult {
   const key = resolveFieldPath(path);
   if (key === null) throw new UnknownSectionError(path);
@@ -122,13 +130,17 @@ export function applyScratchpadUpdate(
   now: Date,
 ): ScratchpadResult {
   const next: Scratchpad = { ...pad };
+  const taken = new Set(ITEM_FIELDS.flatMap((key) => pad[key].map((item) => item.id)));
   for (const [key, value] of Object.entries(update.fields ?? {}) as [FieldKey, string | undefined][]) {
     if (value === undefined) continue;
     const limit = key === "workspace" ? WORKSPACE_INPUT_MAX_CHARS : FIELD_MAX_CHARS;
     if (value.length > limit) {
       return refuse(`${fieldPath(key)} was given ${value.length} characters (limit ${limit})`);
     }
-    next[key] = applyFieldValue(pad[key], value);
+    const text = applyFieldValue(fieldText(pad, key), value);
+    if (isItemField(key)) {
+      next[key] = itemsFromText(pad[key], text, key, { now, newId: (prefix) => newItemId(taken, prefix) });
+    } else next[key] = text;
   }
   for (const [index, edit] of (update.workspaceEdits ?? []).entries()) {
     const edited = applyWorkspaceEdit(next.workspace, edit);
@@ -144,17 +156,33 @@ export function applyScratchpadUpdate(
     archive = { key: archiveKey(now), content: next.workspace };
     next.workspace = `(earlier workspace archived in note "${archive.key}"; read it with notes_read)`;
   }
-  const changed = SCRATCHPAD_FIELDS.map((f) => f.key).filter((key) => next[key] !== pad[key]);
+  const changed = SCRATCHPAD_FIELDS.map((f) => f.key).filter(
+    (key) => fieldText(next, key) !== fieldText(pad, key),
+  );
   return { ok: true, pad: next, changed, archive };
 }
 
-/** The pad as compact markdown, for the prompt and for reflection. */
-export function renderScratchpad(pad: Scratchpad): string {
+/**
+ * The pad as compact markdown, for the prompt and for reflection. With `ids` (reflection's
+ * view), each UNDERSTANDING line shows its id, and a line the person corrected says so.
+ */
+export function renderScratchpad(pad: Scratchpad, options: { ids?: boolean } = {}): string {
   const lines: string[] = [];
   for (const section of SCRATCHPAD_SECTIONS) {
     lines.push(`## ${section}`);
     for (const field of SCRATCHPAD_FIELDS.filter((f) => f.section === section)) {
-      const value = pad[field.key].trim();
+      const key = field.key;
+      if (options.ids && isItemField(key) && pad[key].length > 0) {
+        lines.push(
+          `${field.label}:`,
+          ...pad[key].map(
+            (item) =>
+              `[${item.id}] ${item.text}${item.correctedAt ? " (corrected by the person: keep as is)" : ""}`,
+          ),
+        );
+        continue;
+      }
+      const value = fieldText(pad, key).trim();
       const shown = value === "" ? "(empty)" : value;
       if (field.label === null) lines.push(shown);
       else if (shown.includes("\n")) lines.push(`${field.label}:`, shown);
@@ -210,16 +238,32 @@ function applyWorkspaceEdit(workspace: string, edit: WorkspaceEdit): string | { 
   }
 }
 
-function checkPad(before: Scratchpad, after: Scratchpad, update: ScratchpadUpdate): string | null {
+/**
+ * Why an update is refused for size: the first field it changed that would be over its limit,
+ * or null. A field the update left as it was is not its doing (the person's /fix may have
+ * lengthened it), so it does not hold up an update of other fields.
+ */
+export function oversizedField(before: Scratchpad, after: Scratchpad): string | null {
   for (const field of SCRATCHPAD_FIELDS) {
-    if (field.key !== "workspace" && after[field.key].length > FIELD_MAX_CHARS) {
-      return `${fieldPath(field.key)} would hold ${after[field.key].length} characters (limit ${FIELD_MAX_CHARS}): rewrite it shorter instead of appending`;
-    }
+    if (field.key === "workspace") continue;
+    const text = fieldText(after, field.key);
+    if (text.length <= FIELD_MAX_CHARS || text === fieldText(before, field.key)) continue;
+    const fix = isItemField(field.key)
+      ? "retire or shorten lines instead of adding"
+      : "rewrite it shorter instead of appending";
+    return `${fieldPath(field.key)} would hold ${text.length} characters (limit ${FIELD_MAX_CHARS}): ${fix}`;
   }
+  return null;
+}
+
+function checkPad(before: Scratchpad, after: Scratchpad, update: ScratchpadUpdate): string | null {
+  const oversized = oversizedField(before, after);
+  if (oversized !== null) return oversized;
   if (update.fields?.self_confidence !== undefined && !CONFIDENCE.test(after.self_confidence)) {
     return `SELF.Confidence must start with HIGH, MEDIUM or LOW and say why (got "${clip(after.self_confidence)}")`;
   }
-  const size = (pad: Scratchpad) => Object.values(pad).reduce((sum, v) => sum + v.trim().length, 0);
+  const size = (pad: Scratchpad) =>
+    SCRATCHPAD_FIELDS.reduce((sum, f) => sum + fieldText(pad, f.key).trim().length, 0);
   if (size(after) < MIN_PAD_CHARS && size(before) >= MIN_PAD_CHARS) {
     return `the update would leave the pad nearly empty (${size(after)} characters): a wiped pad is refused`;
   }

@@ -270,6 +270,21 @@ export class MessageLog {
     });
   }
 
+  /**
+   * Every message from `from` to `until`, time-sorted: a bounded look back (the learned
+   * check-in timing reads weeks, not the whole history). Served from memory when the window
+   * reaches back that far; otherwise only the archive months from `from` on are read.
+   */
+  async between(from: Date, until: Date): Promise<Message[]> {
+    const [fromMs, untilMs] = [from.getTime(), until.getTime()];
+    const first = this.#low.data.messages[0];
+    if (first && timeOf(first) <= fromMs)
+      return this.#low.data.messages.filter((m) => inRange(m, fromMs, untilMs));
+    return this.#queue.run(async () =>
+      (await this.#messagesSince(fromMs)).filter((m) => inRange(m, fromMs, untilMs)),
+    );
+  }
+
   /** The whole history as one time-sorted log: archive months, then the window. */
   all(): Promise<Message[]> {
     return this.#queue.run(() => this.#messagesSince(Number.NEGATIVE_INFINITY));

@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import { z } from "zod";
 import { isoUtc } from "../core/message.ts";
+import { normalizeSpacing } from "../core/text.ts";
 
 /**
  * The shape of the mind as mind.json keeps it: the scratchpad's fields, episodic memory items
@@ -30,14 +32,56 @@ export const SCRATCHPAD_FIELDS = [
 
 export type FieldKey = (typeof SCRATCHPAD_FIELDS)[number]["key"];
 
-/** The pad as mind.json stores it: one string per field, "" when empty. */
+/**
+ * The UNDERSTANDING fields, whose lines are items the person can review one by one (/memory),
+ * each with where it came from; the other fields are the companion's own working text.
+ */
+export const ITEM_FIELDS = [
+  "understanding_known",
+  "understanding_believed",
+  "understanding_unknown",
+] as const;
+export type ItemFieldKey = (typeof ITEM_FIELDS)[number];
+/** The fields kept as text. */
+export type TextFieldKey = Exclude<FieldKey, ItemFieldKey>;
+
+/** Whether a field holds items rather than text. */
+export function isItemField(key: FieldKey): key is ItemFieldKey {
+  return (ITEM_FIELDS as readonly string[]).includes(key);
+}
+
+/** Longest text an item may have (a memory item, an UNDERSTANDING line written by reflection or /fix): one sentence, not a story. */
+export const ITEM_TEXT_MAX_CHARS = 300;
+
+/**
+ * What the person can review about an item: when it was learned, from which messages, and
+ * whether they corrected it themselves (/fix): reflection leaves a corrected item as it is.
+ */
+const provenance = {
+  /** The log entries it was learned from; empty when not known (learned before items kept their sources). */
+  sourceMessageIds: z.array(z.string()),
+  /** When the person corrected it (/fix). */
+  correctedAt: isoUtc.optional(),
+};
+
+/** One line of an UNDERSTANDING field. */
+export const understandingItemSchema = z.looseObject({
+  id: z.string().min(1),
+  text: z.string().min(1),
+  /** Absent for lines written before the pad kept items (migrated from the text of version 1). */
+  learnedAt: isoUtc.optional(),
+  ...provenance,
+});
+export type UnderstandingItem = z.infer<typeof understandingItemSchema>;
+
+/** The pad as mind.json stores it: one string per text field ("" when empty), items for UNDERSTANDING. */
 export const scratchpadSchema = z.object({
   identity_purpose: z.string(),
   identity_user: z.string(),
   identity_boundaries: z.string(),
-  understanding_known: z.string(),
-  understanding_believed: z.string(),
-  understanding_unknown: z.string(),
+  understanding_known: z.array(understandingItemSchema),
+  understanding_believed: z.array(understandingItemSchema),
+  understanding_unknown: z.array(understandingItemSchema),
   trajectory_now: z.string(),
   trajectory_path: z.string(),
   trajectory_later: z.string(),
@@ -48,6 +92,9 @@ export const scratchpadSchema = z.object({
 });
 export type Scratchpad = z.infer<typeof scratchpadSchema>;
 
+/** The text a new companion starts with in Unknown. */
+const FIRST_UNKNOWN = "What their days look like; what they want from these conversations.";
+
 /** The pad a new companion starts with: enough to act on, and honest that little is known. */
 export function initialScratchpad(): Scratchpad {
   return {
@@ -55,9 +102,9 @@ export function initialScratchpad(): Scratchpad {
     identity_user: "Not known yet: learn it from what they say, not from guesses.",
     identity_boundaries:
       "A companion, not a therapist or doctor. In danger or crisis: warmth, and local emergency services or a crisis line.",
-    understanding_known: "",
-    understanding_believed: "",
-    understanding_unknown: "What their days look like; what they want from these conversations.",
+    understanding_known: [],
+    understanding_believed: [],
+    understanding_unknown: [{ id: "u-1", text: FIRST_UNKNOWN, sourceMessageIds: [] }],
     trajectory_now: "Getting to know them.",
     trajectory_path: "",
     trajectory_later: "",
@@ -78,8 +125,7 @@ export const memoryItemSchema = z.looseObject({
   kind: memoryKindSchema,
   text: z.string().min(1),
   learnedAt: isoUtc,
-  /** The log entries it was learned from. */
-  sourceMessageIds: z.array(z.string()),
+  ...provenance,
   /** 1 (passing) to 5 (central to the person). */
   importance: z.number().int().min(1).max(5),
   topics: z.array(z.string()),
@@ -93,6 +139,18 @@ export const memoryItemSchema = z.looseObject({
   retiredNote: z.string().optional(),
 });
 export type MemoryItem = z.infer<typeof memoryItemSchema>;
+
+/**
+ * What is kept of an item the person had deleted (/forget) or corrected (/fix, its old words):
+ * a SHA-256 of its normalised text, so reflection can refuse to add the same words again while
+ * nothing readable remains.
+ */
+export function forgottenHash(text: string): string {
+  const words = normalizeSpacing(text)
+    .replace(/^[-•*]\s*/, "")
+    .replace(/[.!;\s]+$/, "");
+  return createHash("sha256").update(words).digest("hex");
+}
 
 /** The thread every conversation starts in. */
 export const MAIN_THREAD = "main";

@@ -16,8 +16,11 @@ import { mentionMatcher } from "../core/text.ts";
 import { type UsageRecord, usageTotal } from "../core/usage.ts";
 import { DataFileError, DurableJsonFile, ensurePrivateDir, removeLeftoverTemps } from "./files.ts";
 import {
+  forgottenHash,
+  ITEM_FIELDS,
   initialScratchpad,
   initialThreads,
+  isItemField,
   type MemoryItem,
   memoryItemSchema,
   SCRATCHPAD_FIELDS,
@@ -33,8 +36,8 @@ import { PERSON_FILES } from "./person-files.ts";
  * together or not at all; updates go through one queue, so none is lost.
  */
 
-/** The format version this code writes. */
-export const MIND_VERSION = 1;
+/** The format version this code writes (2: UNDERSTANDING lines are items with provenance). */
+export const MIND_VERSION = 2;
 /** Heartbeat decisions kept for /why and status; older ones have been answered for. */
 export const DECISIONS_KEPT = 500;
 /** Days of per-call usage records kept; daily totals are kept for good. */
@@ -144,6 +147,15 @@ export const mindStateSchema = z.looseObject({
   outbox: z.array(outboxIntentSchema).default([]),
   /** When the person last wiped everything (/wipe): /status says the token count outlived it, and why. */
   wipedAt: isoUtc.optional(),
+  /** Hashes (forgottenHash) of items the person deleted or corrected: reflection may not add those words again. */
+  forgottenHashes: z.array(z.string()).default([]),
+  /**
+   * The person's last /memory listing: the item id behind each number (index 0 is number 1), so
+   * "/forget 3" means the item they saw as 3, after a restart too.
+   */
+  memoryListing: z.object({ at: isoUtc, ids: z.array(z.string()) }).optional(),
+  /** Why parts of the last reflection were refused (ids only, no words): the next reflection is told. */
+  refusedLastTime: z.array(z.string()).default([]),
 });
 export type MindState = z.infer<typeof mindStateSchema>;
 
@@ -161,6 +173,8 @@ export function initialMindState(now: Date): MindState {
     usageDaily: {},
     reflectionQueue: [],
     outbox: [],
+    forgottenHashes: [],
+    refusedLastTime: [],
   };
 }
 
@@ -186,13 +200,16 @@ export interface ForgetResult {
 /** The mind's file: one object, read once, written whole through one queue. */
 export class MindStore {
   readonly file: string;
+  /** The data directory mind.json is in, where the other copies of the person's words live too (/forget). */
+  readonly dataDir: string;
   readonly #low: Low<MindState>;
   readonly #clock: Clock;
   readonly #readOnly: boolean;
   /** Writes in the order they were asked for, each on the state the one before left. */
   readonly #queue = new SerialQueue();
 
-  private constructor(file: string, low: Low<MindState>, clock: Clock, readOnly: boolean) {
+  private constructor(dataDir: string, file: string, low: Low<MindState>, clock: Clock, readOnly: boolean) {
+    this.dataDir = dataDir;
     this.file = file;
     this.#low = low;
     this.#clock = clock;
@@ -212,7 +229,7 @@ export class MindStore {
     const adapter = new DurableJsonFile<MindState>(file, { parse: (value) => parseMindFile(file, value) });
     const low = new Low(adapter, initialMindState(clock.now()));
     await low.read();
-    return new MindStore(file, low, clock, options.readOnly ?? false);
+    return new MindStore(dataDir, file, low, clock, options.readOnly ?? false);
   }
 
   /** A copy of the current state; changing it changes nothing. */
@@ -318,14 +335,24 @@ export class MindStore {
     return this.update((mind) => {
       const forgotten = mind.memory.filter((item) => mentions(item.text));
       mind.memory = mind.memory.filter((item) => !mentions(item.text));
+      rememberForgotten(mind, forgotten);
       const scratchpadLines: string[] = [];
+      const path = (field: (typeof SCRATCHPAD_FIELDS)[number]) =>
+        field.label === null ? field.section : `${field.section}.${field.label}`;
       for (const field of SCRATCHPAD_FIELDS) {
-        const lines = mind.scratchpad[field.key].split("\n");
+        const key = field.key;
+        if (isItemField(key)) {
+          const removed = mind.scratchpad[key].filter((item) => mentions(item.text));
+          scratchpadLines.push(...removed.map((item) => `${path(field)}: ${item.text}`));
+          mind.scratchpad[key] = mind.scratchpad[key].filter((item) => !mentions(item.text));
+          rememberForgotten(mind, removed);
+          continue;
+        }
+        const lines = mind.scratchpad[key].split("\n");
         const removed = lines.filter(mentions);
         if (removed.length === 0) continue;
-        const path = field.label === null ? field.section : `${field.section}.${field.label}`;
-        scratchpadLines.push(...removed.map((line) => `${path}: ${line.trim()}`));
-        mind.scratchpad[field.key] = lines.filter((line) => !mentions(line)).join("\n");
+        scratchpadLines.push(...removed.map((line) => `${path(field)}: ${line.trim()}`));
+        mind.scratchpad[key] = lines.filter((line) => !mentions(line)).join("\n");
       }
       const threadNotes: string[] = [];
       for (const thread of mind.threads.list) {
@@ -333,6 +360,48 @@ export class MindStore {
         thread.notes = thread.notes.filter((n) => !mentions(n.text));
       }
       return { memory: forgotten, scratchpadLines, threadNotes };
+    });
+  }
+
+  /**
+   * Deletes one reviewable item for real (/forget N), by id: an UNDERSTANDING line or a memory
+   * item (retired or not). Returns what was deleted, or null when no item has that id.
+   */
+  forgetItem(id: string): Promise<{ text: string } | null> {
+    return this.update((mind) => {
+      for (const key of ITEM_FIELDS) {
+        const item = mind.scratchpad[key].find((i) => i.id === id);
+        if (!item) continue;
+        mind.scratchpad[key] = mind.scratchpad[key].filter((i) => i.id !== id);
+        rememberForgotten(mind, [item]);
+        return { text: item.text };
+      }
+      const item = mind.memory.find((i) => i.id === id);
+      if (!item) return null;
+      mind.memory = mind.memory.filter((i) => i.id !== id);
+      rememberForgotten(mind, [item]);
+      return { text: item.text };
+    });
+  }
+
+  /**
+   * Replaces one item's words with the person's own (/fix N) and marks it corrected, so
+   * reflection leaves it as they wrote it; the old words join the forgotten hashes, so they
+   * are not written back. Returns the old words, or null when no item has that id.
+   */
+  fixItem(id: string, text: string): Promise<{ before: string } | null> {
+    const at = this.#clock.now().toISOString();
+    return this.update((mind) => {
+      const item =
+        ITEM_FIELDS.flatMap((key) => mind.scratchpad[key]).find((i) => i.id === id) ??
+        mind.memory.find((i) => i.id === id);
+      if (!item) return null;
+      const before = item.text;
+      if (forgottenHash(before) !== forgottenHash(text)) rememberForgotten(mind, [{ text: before }]);
+      mind.forgottenHashes = mind.forgottenHashes.filter((hash) => hash !== forgottenHash(text));
+      item.text = text;
+      item.correctedAt = at;
+      return { before };
     });
   }
 
@@ -354,11 +423,18 @@ export class MindStore {
   }
 }
 
+/** Keeps the hashes of deleted items' words (never the words), so reflection cannot add them back verbatim. */
+function rememberForgotten(mind: MindState, items: readonly { text: string }[]): void {
+  const hashes = new Set(mind.forgottenHashes);
+  for (const item of items) hashes.add(forgottenHash(item.text));
+  mind.forgottenHashes = [...hashes];
+}
+
 /**
- * Reads mind.json into today's shape, or says what is wrong with it. Version 1 is the first
- * format; fields added within it carry schema defaults, so a file written before them still
- * loads and gains them on the next write. A change defaults cannot express raises
- * MIND_VERSION and adds its migration step here.
+ * Reads mind.json into today's shape, or says what is wrong with it. Fields added within a
+ * version carry schema defaults, so a file written before them still loads and gains them on
+ * the next write. A change defaults cannot express raises MIND_VERSION and adds its migration
+ * step here: version 1 kept UNDERSTANDING as text (see migrateFromV1).
  */
 function parseMindFile(file: string, value: unknown): MindState {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
@@ -378,7 +454,7 @@ function parseMindFile(file: string, value: unknown): MindState {
       `was written by a newer presence (format version ${version}; this one reads up to ${MIND_VERSION})`,
     );
   }
-  const parsed = mindStateSchema.safeParse(data);
+  const parsed = mindStateSchema.safeParse(version === 1 ? migrateFromV1(data) : data);
   if (!parsed.success) {
     throw new DataFileError(
       file,
@@ -386,6 +462,29 @@ function parseMindFile(file: string, value: unknown): MindState {
     );
   }
   return parsed.data;
+}
+
+/**
+ * Version 1 → 2: each UNDERSTANDING field's text becomes one item per non-empty line, with
+ * unknown provenance (no learnedAt, no sources). Ids are derived from the field and the line's
+ * place ("k-1", "b-2", "u-1"), so reading the same old file twice gives the same ids even
+ * before it is first written back. Anything not understood is left for the schema to name.
+ */
+function migrateFromV1(data: Record<string, unknown>): Record<string, unknown> {
+  const pad = data.scratchpad;
+  if (typeof pad !== "object" || pad === null || Array.isArray(pad)) return data;
+  const migrated: Record<string, unknown> = { ...(pad as Record<string, unknown>) };
+  for (const key of ITEM_FIELDS) {
+    const text = migrated[key];
+    if (typeof text !== "string") continue;
+    const prefix = key.slice("understanding_".length, "understanding_".length + 1);
+    migrated[key] = text
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line !== "")
+      .map((line, index) => ({ id: `${prefix}-${index + 1}`, text: line, sourceMessageIds: [] }));
+  }
+  return { ...data, version: MIND_VERSION, scratchpad: migrated };
 }
 
 /**

@@ -119,6 +119,8 @@ const reflectRecordSchema = z.strictObject({
   returned: asGiven,
   tokens: tokensSchema.optional(),
   changes: z.array(z.string()).optional(),
+  /** Operations refused one by one (they touched what the person corrected or deleted), with why. */
+  refusedOps: z.array(z.string()).optional(),
   reason: z.string().optional(),
   attempts: count.optional(),
   notBefore: ts.optional(),

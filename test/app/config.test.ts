@@ -30,6 +30,15 @@ describe("core config", () => {
     });
   });
 
+  it("learns check-in timing unless PRESENCE_LEARN_TIMING=off, and names a bad value", () => {
+    expect(loadCoreConfig({}).learnTiming).toBe(true);
+    expect(loadCoreConfig({ PRESENCE_LEARN_TIMING: "on" }).learnTiming).toBe(true);
+    expect(loadCoreConfig({ PRESENCE_LEARN_TIMING: "off" }).learnTiming).toBe(false);
+    expect(() => loadCoreConfig({ PRESENCE_LEARN_TIMING: "sometimes" })).toThrow(
+      'PRESENCE_LEARN_TIMING: must be one of on, off, got "sometimes" (for example PRESENCE_LEARN_TIMING=on)',
+    );
+  });
+
   it("defaults the zone to the machine's", () => {
     expect(loadCoreConfig({}).timezone).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone);
   });

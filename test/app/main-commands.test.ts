@@ -83,7 +83,9 @@ async function world(): Promise<World> {
     },
     { closeTimeoutMs: 2_000 },
   );
-  const commands = buildCommandHandlers(runtime, { exclusive: (work) => companion.exclusive(work) });
+  const commands = buildCommandHandlers(runtime, companion, {
+    exclusive: (work) => companion.exclusive(work),
+  });
   const w = { runtime, companion, commands, api, sent, dataDir };
   open.push(w);
   return w;
@@ -123,7 +125,7 @@ describe("/wipe with work in flight", () => {
     w.api.setHandler(async (body) => {
       if (isReflection(body)) {
         return toolReply("update_mind", {
-          understanding_known: `- (user) loves ${SECRET}`,
+          understanding: [{ op: "add", list: "known", text: `- (user) loves ${SECRET}` }],
           workspace: BIG_WORKSPACE,
         });
       }
@@ -154,7 +156,7 @@ describe("/wipe with work in flight", () => {
       reflecting.open();
       await model.opened;
       return toolReply("update_mind", {
-        understanding_known: `- (user) loves ${SECRET}`,
+        understanding: [{ op: "add", list: "known", text: `- (user) loves ${SECRET}` }],
         workspace: BIG_WORKSPACE,
       });
     });
@@ -181,7 +183,7 @@ describe("/forget", () => {
     w.api.setHandler(async (body) =>
       isReflection(body)
         ? toolReply("update_mind", {
-            understanding_known: `- (user) loves ${SECRET}`,
+            understanding: [{ op: "add", list: "known", text: `- (user) loves ${SECRET}` }],
             workspace: BIG_WORKSPACE,
           })
         : textReply(`Noted, the ${SECRET}.`),
@@ -208,6 +210,71 @@ describe("/forget", () => {
       `I love ${SECRET}. Also, I run on Sundays.`,
     );
     expect((await w.runtime.trace.last(100)).map((r) => r.kind)).toEqual(["heartbeat"]);
+  });
+});
+
+describe("/memory, /forget N and /fix N over the real wiring", () => {
+  it("lists what reflection learned with its source, deletes one item's words from every file but the log, and /export carries provenance", async () => {
+    const w = await world();
+    w.api.setHandler(async (body) =>
+      isReflection(body)
+        ? toolReply("update_mind", {
+            understanding: [
+              { op: "add", list: "known", text: `- (user) loves ${SECRET}` },
+              { op: "add", list: "known", text: "- (user) runs on Sundays" },
+            ],
+          })
+        : textReply("Noted."),
+    );
+    await w.companion.reply({ text: `I love ${SECRET}. Also, I run on Sundays.`, channel: "telegram" });
+    await w.companion.idle();
+    const [said] = await w.runtime.messages.all();
+
+    const listing = text(await w.commands.run("memory", ""));
+    expect(listing).toContain(
+      `1. - (user) loves ${SECRET}\n    learned Wed 4 Mar · from your message "I love ${SECRET}. Also, I run on Sundays."`,
+    );
+    expect(listing).toContain("2. - (user) runs on Sundays");
+
+    const exported = await w.commands.run("export", "");
+    if (!("document" in exported)) throw new Error("expected a document");
+    const data = JSON.parse(new TextDecoder().decode(exported.document.contents));
+    expect(data.memoryItems[0]).toEqual({
+      id: expect.any(String),
+      group: "understanding_known",
+      text: `- (user) loves ${SECRET}`,
+      learnedAt: "2026-03-04T09:00:00.000Z",
+      sourceMessageIds: [said?.id, expect.any(String)],
+      correctedAt: null,
+      corrected: false,
+    });
+    expect(await filesMentioning(w.dataDir, SECRET)).toEqual(
+      expect.arrayContaining(["messages.json", "trace.jsonl", "mind.json"]),
+    );
+
+    const forgot = text(await w.commands.run("forget", "1"));
+    expect(forgot).toContain(`Forgotten: "- (user) loves ${SECRET}".`);
+    expect(forgot).toMatch(/Also deleted where it was mentioned: \d+ turn records?/);
+    expect(await filesMentioning(w.dataDir, `loves ${SECRET}`)).toEqual([]);
+    expect(w.runtime.mind.read().scratchpad.understanding_known.map((i) => i.text)).toEqual([
+      "- (user) runs on Sundays",
+    ]);
+
+    expect(text(await w.commands.run("fix", "2 I run on Saturdays now"))).toContain(
+      'Corrected 2: "I run on Saturdays now"',
+    );
+    const fixed = await w.commands.run("export", "");
+    if (!("document" in fixed)) throw new Error("expected a document");
+    expect(JSON.parse(new TextDecoder().decode(fixed.document.contents)).memoryItems[0]).toMatchObject({
+      text: "I run on Saturdays now",
+      corrected: true,
+      correctedAt: "2026-03-04T09:00:00.000Z",
+    });
+    expect(w.runtime.mind.read().forgottenHashes).toHaveLength(2);
+
+    await w.commands.run("wipe", "yes");
+    expect(w.runtime.mind.read().forgottenHashes).toEqual([]);
+    expect(w.runtime.mind.read().memoryListing).toBeUndefined();
   });
 });
 

@@ -9,6 +9,7 @@ import { SettableClock } from "../../src/core/clock.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import type { IncomingInput } from "../../src/core/port.ts";
 import { MindStore } from "../../src/store/mind.ts";
+import { memoryReviewFor } from "./helpers.ts";
 
 let dir: string;
 let output: string;
@@ -24,14 +25,15 @@ beforeEach(async () => {
     output += text;
   }, "Claire");
   const clock = new SettableClock("2026-03-10T10:00:00Z");
+  const mind = await MindStore.open(dir, clock);
   handlers = new CommandHandlers({
-    mind: await MindStore.open(dir, clock),
+    mind,
+    memory: await memoryReviewFor(dir, clock, mind),
     clock,
     settings: { timezone: "UTC", quietHours: { start: 1320, end: 480 } },
     status: async () => "check-ins: on",
     exportAll: async () => ({ hello: "world" }),
     wipeAll: async () => {},
-    forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
   });
 });
 

@@ -1,12 +1,15 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CommandHandlers, type CommandReply } from "../../src/channels/command-handlers.ts";
 import { BOT_COMMANDS } from "../../src/channels/commands.ts";
 import { SettableClock } from "../../src/core/clock.ts";
+import { MessageLog } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";
-import type { MemoryItem } from "../../src/store/mind-schema.ts";
+import { forgottenHash, type MemoryItem } from "../../src/store/mind-schema.ts";
+import { lines } from "../mind/items.ts";
+import { memoryReviewFor } from "./helpers.ts";
 
 let dir: string;
 let clock: SettableClock;
@@ -14,15 +17,18 @@ let mind: MindStore;
 let handlers: CommandHandlers;
 let wiped: number;
 let zoneChanges: string[];
+let log: MessageLog;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "presence-commands-"));
   clock = new SettableClock("2026-03-10T14:20:00Z");
   mind = await MindStore.open(dir, clock);
+  log = await MessageLog.open({ dataDir: dir, clock, timeZone: "UTC" });
   wiped = 0;
   zoneChanges = [];
   handlers = new CommandHandlers({
     mind,
+    memory: await memoryReviewFor(dir, clock, mind, log),
     clock,
     settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
     status: async () => "status text",
@@ -31,7 +37,6 @@ beforeEach(async () => {
       wiped += 1;
     },
     onTimezoneChange: (zone) => zoneChanges.push(zone),
-    forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
   });
 });
 
@@ -90,21 +95,154 @@ describe("CommandHandlers", () => {
     expect(mind.read().heartbeat).toMatchObject({ timezone: null, quietHours: null });
   });
 
-  it("shows what it knows: Known, patterns and open loops, not retired items", async () => {
-    expect(text(await handlers.run("memory", ""))).toContain("don't know much");
+  it("lists every item numbered, with when it was learned and a quote of where from", async () => {
     await mind.update((m) => {
-      m.scratchpad.understanding_known = "- works nights at the hospital";
+      m.scratchpad.understanding_unknown = [];
+    });
+    expect(text(await handlers.run("memory", ""))).toContain("don't know much");
+    const said = await log.append({
+      role: "user",
+      text: "I work nights at the hospital, so mornings are my evenings really",
+      channel: "telegram",
+    });
+    await mind.update((m) => {
+      m.scratchpad.understanding_known = [
+        ...lines("- (user) has a dog"),
+        {
+          id: "k1",
+          text: "- (user) works nights at the hospital",
+          learnedAt: "2026-03-09T20:00:00.000Z",
+          sourceMessageIds: [said.id],
+        },
+      ];
+      m.scratchpad.understanding_unknown = [];
       m.memory = [
         item("pattern", "weekends are loose"),
-        item("open_loop", "finishing the thesis chapter"),
+        item("open_loop", "finishing the thesis chapter", { sourceMessageIds: ["gone-from-log"] }),
         item("open_loop", "old loop", { retiredAt: "2026-03-05T10:00:00.000Z", retiredWhy: "closed" }),
       ];
     });
     const memory = text(await handlers.run("memory", ""));
-    expect(memory).toContain("works nights at the hospital");
-    expect(memory).toContain("• weekends are loose");
-    expect(memory).toContain("• finishing the thesis chapter");
+    expect(memory).toContain("What I know\n1. - (user) has a dog\n    source unknown\n");
+    expect(memory).toContain(
+      '2. - (user) works nights at the hospital\n    learned Mon 9 Mar · from your message "I work nights at the hospital, so mornings are my evenings…"',
+    );
+    expect(memory).toContain(
+      "Patterns you've told me about\n3. weekends are loose\n    learned Sun 1 Mar · source unknown",
+    );
+    expect(memory).toContain(
+      "Things still open\n4. finishing the thesis chapter\n    learned Sun 1 Mar · its messages are no longer kept",
+    );
     expect(memory).not.toContain("old loop");
+    expect(memory).toContain("/forget 3 deletes number 3; /fix 3 new words corrects it.");
+    expect(mind.read().memoryListing?.ids).toEqual(["k-1", "k1", "m-18-pattern", "m-28-open_loop"]);
+  });
+
+  it("pages a long list under Telegram's 4096 characters, /memory 2 continuing the numbers", async () => {
+    await mind.update((m) => {
+      m.scratchpad.understanding_unknown = [];
+      m.memory = Array.from({ length: 40 }, (_, i) =>
+        item("pattern", `pattern number ${i + 1}: ${"something they said about their week. ".repeat(7)}`, {
+          id: `m${i + 1}`,
+        }),
+      );
+    });
+    const first = text(await handlers.run("memory", ""));
+    expect(first.length).toBeLessThanOrEqual(4096);
+    const pages = Number(/page 1 of (\d+)/.exec(first)?.[1]);
+    expect(pages).toBeGreaterThan(2);
+    expect(first).toContain("/memory 2 for the next page.");
+    const shown: number[] = [];
+    for (let page = 1; page <= pages; page++) {
+      const body = text(await handlers.run("memory", String(page)));
+      expect(body.length).toBeLessThanOrEqual(4096);
+      shown.push(
+        ...[...body.matchAll(/^(\d+)\. pattern number (\d+):/gm)].map((m) => {
+          expect(m[1]).toBe(m[2]);
+          return Number(m[1]);
+        }),
+      );
+    }
+    expect(shown).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    expect(text(await handlers.run("memory", String(pages + 1)))).toBe(
+      `Your /memory list has ${pages} pages; /memory ${pages} is the last.`,
+    );
+    expect(text(await handlers.run("memory", "two"))).toContain("not a page number");
+  });
+
+  it("/forget N deletes exactly that item, by the last listing's numbers, also after a restart", async () => {
+    await mind.update((m) => {
+      m.scratchpad.understanding_known = lines(
+        "- (user) has a sister\n- (user) has a sister named Ana in Porto",
+      );
+      m.scratchpad.understanding_unknown = [];
+      m.memory = [item("pattern", "runs on Sundays", { id: "m1" })];
+    });
+    await handlers.run("memory", "");
+    // A restart: the stores and the commands are opened again from the files.
+    const reopened = await MindStore.open(dir, clock);
+    const again = new CommandHandlers({
+      mind: reopened,
+      memory: await memoryReviewFor(dir, clock, reopened, log),
+      clock,
+      settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
+      status: async () => "",
+      exportAll: async () => ({}),
+      wipeAll: async () => {},
+    });
+    const reply = text(await again.run("forget", "1"));
+    expect(reply).toContain('Forgotten: "- (user) has a sister".');
+    expect(reply).toContain("The other numbers stay as they were until you send /memory again.");
+    expect(reopened.read().scratchpad.understanding_known.map((i) => i.text)).toEqual([
+      "- (user) has a sister named Ana in Porto",
+    ]);
+    const file = await readFile(reopened.file, "utf8");
+    expect(file).not.toMatch(/has a sister"/);
+    expect(reopened.read().forgottenHashes).toEqual([forgottenHash("- (user) has a sister")]);
+    // Number 3 still means "runs on Sundays", as the person saw it.
+    expect(text(await again.run("forget", "3"))).toContain('Forgotten: "runs on Sundays".');
+    expect(reopened.read().memory).toEqual([]);
+    expect(text(await again.run("forget", "3"))).toBe(
+      "Number 3 in your last /memory list is gone already (forgotten or changed since). Send /memory to see the list as it is now.",
+    );
+    expect(text(await again.run("forget", "7"))).toBe(
+      "There is no 7 in your last /memory list (it had 3). Send /memory to see the list.",
+    );
+  });
+
+  it("/forget N before any /memory says where the numbers come from", async () => {
+    expect(text(await handlers.run("forget", "2"))).toBe(
+      "There is no list to take 2 from yet. Send /memory to see the list.",
+    );
+  });
+
+  it("/fix N replaces the words, marks the item corrected, and keeps the old words only as a hash", async () => {
+    await mind.update((m) => {
+      m.scratchpad.understanding_known = lines("- (user) works nights");
+      m.scratchpad.understanding_unknown = [];
+    });
+    await handlers.run("memory", "");
+    const reply = text(await handlers.run("fix", "1   I work days now,\n since March"));
+    expect(reply).toBe(
+      'Corrected 1: "I work days now, since March" (it said "- (user) works nights"). I\'ll keep it as you wrote it.',
+    );
+    const [fixed] = mind.read().scratchpad.understanding_known;
+    expect(fixed).toMatchObject({
+      id: "k-1",
+      text: "I work days now, since March",
+      correctedAt: clock.now().toISOString(),
+    });
+    expect(mind.read().forgottenHashes).toEqual([forgottenHash("- (user) works nights")]);
+    expect(text(await handlers.run("memory", ""))).toContain(
+      "1. I work days now, since March\n    source unknown · corrected by you",
+    );
+    expect(text(await handlers.run("fix", "1"))).toContain(
+      "Tell me the number from /memory and the right words",
+    );
+    expect(text(await handlers.run("fix", `1 ${"x".repeat(301)}`))).toContain("at most 300");
+    expect(text(await handlers.run("fix", "4 something"))).toBe(
+      "There is no 4 in your last /memory list (it had 1). Send /memory to see the list.",
+    );
   });
 
   it("forgets for real and says what went", async () => {
@@ -144,13 +282,13 @@ describe("CommandHandlers", () => {
   it("puts the check-in schedule back in the configured zone when a wipe drops the /tz", async () => {
     const wiping = new CommandHandlers({
       mind,
+      memory: await memoryReviewFor(dir, clock, mind, log),
       clock,
       settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
       status: async () => "status text",
       exportAll: async () => ({}),
       wipeAll: () => mind.deleteAll(),
       onTimezoneChange: (zone) => zoneChanges.push(zone),
-      forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
     });
     await wiping.run("tz", "Asia/Tokyo");
     await wiping.run("wipe", "");

@@ -102,7 +102,9 @@ describe("parseTimezoneArgs", () => {
 
 describe("parseForgetArgs and parseWipeArgs", () => {
   it("needs something to forget", () => {
-    expect(parseForgetArgs(" my sister ")).toEqual({ ok: true, value: "my sister" });
+    expect(parseForgetArgs(" my sister ")).toEqual({ ok: true, value: { kind: "text", text: "my sister" } });
+    expect(parseForgetArgs(" 3 ")).toEqual({ ok: true, value: { kind: "number", number: 3 } });
+    expect(parseForgetArgs("3 things")).toEqual({ ok: true, value: { kind: "text", text: "3 things" } });
     expect(parseForgetArgs("a").ok).toBe(false);
   });
 

@@ -18,6 +18,24 @@ describe("describeDecision", () => {
     expect(describeDecision({ fire: false, reason: "blocked" }).because).toMatch(/until you write/);
   });
 
+  it("says at which hour you rarely answer and when you do, for a check-in held for the moment", () => {
+    const moment = { local: "10:07", weekend: false, bestHours: [{ from: 19, to: 22 }] };
+    expect(decisionSentence({ fire: false, reason: "unlikely-moment", moment })).toBe(
+      "I didn't check in: it was 10:07 on a weekday, and you've rarely answered at this hour; your best hours lately are 19–22.",
+    );
+    const weekend = {
+      local: "09:07",
+      weekend: true,
+      bestHours: [
+        { from: 11, to: 13 },
+        { from: 19, to: 21 },
+      ],
+    };
+    expect(describeDecision({ fire: false, reason: "unlikely-moment", moment: weekend }).because).toBe(
+      "it was 09:07 on a weekend day, and you've rarely answered at this hour; your best hours lately are 11–13 and 19–21.",
+    );
+  });
+
   it("names the topic in the decision's own words", () => {
     expect(decisionSentence({ fire: true, reason: "sent", topic: "the move" })).toBe(
       "I checked in about the move.",

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { CoreConfig } from "../../src/app/config.ts";
+import { CommandHandlers, type CommandReply } from "../../src/channels/command-handlers.ts";
 import {
   type Companion,
   type CompanionOptions,
@@ -44,6 +46,7 @@ import {
 } from "../../testkit/messages-api.ts";
 import { tempDataDir } from "../store/helpers.ts";
 import { testCoreConfig } from "../support/core-config.ts";
+import { eveningAnswererLog } from "../support/evening-answerer.ts";
 
 /** Wednesday 4 March 2026, 10:00 in Berlin. */
 const START = "2026-03-04T09:00:00.000Z";
@@ -84,21 +87,22 @@ afterEach(async () => {
 async function harness(
   options: {
     model?: Partial<ModelConfig>;
+    core?: Partial<CoreConfig>;
+    /** The clock's first instant, when not START. */
+    start?: string;
     companion?: CompanionOptions;
     dataDir?: string;
     api?: MessagesApiFake;
     /** Waits on `virtual` (moved with advanceTo) instead of the machine's timers. */
     virtualTimers?: boolean;
-    /** When this process starts (START unless given): a restart is a later start over the same data dir. */
-    startAt?: string;
   } = {},
 ): Promise<Harness> {
-  const clock = new SettableClock(options.startAt ?? START);
+  const clock = new SettableClock(options.start ?? START);
   // The fake's prompt cache ages on the same virtual clock as the companion.
   const api = options.api ?? (await startMessagesApiFake({ clock }));
   const dataDir = options.dataDir ?? (await tempDataDir());
   const virtual = new VirtualTimers(clock);
-  const core = testCoreConfig(dataDir);
+  const core = { ...testCoreConfig(dataDir), ...options.core };
   const model = fakeModelConfig(api, { reflectMode: "off", ...options.model });
   const log = await MessageLog.open({ dataDir, clock, timeZone: core.timezone });
   const mind = await MindStore.open(dataDir, clock);
@@ -790,6 +794,64 @@ describe("the companion checking in", () => {
     expect(record).toMatchObject({ kind: "heartbeat", stage: "sent", shown: { prefix: expect.any(Number) } });
   });
 
+  /** The companion of someone who lived three weeks of evenings with it (from Monday 2 February 2026). */
+  const eveningHarness = (options: Parameters<typeof harness>[0] = {}) =>
+    harness({ start: "2026-02-02T00:00:00.000Z", ...options });
+
+  /** Three weeks of an evening answerer in the log, the last check-in sent Monday 20:37; then Tuesday 10:07. */
+  async function eveningAnswererLived(h: Harness): Promise<void> {
+    for (const { id: _, ...message } of eveningAnswererLog()) await h.log.append(message);
+    const lastSent = "2026-02-23T19:37:00.000Z";
+    await h.mind.update((mind) => {
+      mind.heartbeat.checkinsSent = [lastSent];
+    });
+    h.clock.set("2026-02-24T09:07:00.000Z");
+  }
+
+  it("holds a check-in at an hour the person rarely answers, with no model call, and /why says when they do", async () => {
+    const h = await eveningHarness();
+    await eveningAnswererLived(h);
+    const held = await h.companion.heartbeat();
+    expect(held).toMatchObject({
+      status: "held",
+      decision: { reason: "unlikely-moment", moment: { local: "10:07", weekend: false } },
+    });
+    expect(h.api.requests).toEqual([]);
+    const why = new CommandHandlers({
+      mind: h.mind,
+      clock: h.clock,
+      settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
+      status: async () => "",
+      exportAll: async () => ({}),
+      wipeAll: async () => undefined,
+      onTimezoneChange: () => undefined,
+      memory: h.companion,
+    });
+    const reply: CommandReply = await why.run("why", "");
+    expect("text" in reply && reply.text).toBe(
+      "At 10:07 I didn't check in: it was 10:07 on a weekday, and you've rarely answered at this hour; your best hours lately are 19–22.",
+    );
+
+    h.clock.set("2026-02-24T19:37:00.000Z");
+    h.api.setHandler(checkinModel({ send: true, why: "evening", topic: "food" }, "Eaten yet?"));
+    expect(await h.companion.heartbeat()).toMatchObject({ status: "sent" });
+  });
+
+  it("checks in at that hour all the same once none went out for 24 hours, or with PRESENCE_LEARN_TIMING=off", async () => {
+    const late = await eveningHarness();
+    await eveningAnswererLived(late);
+    await late.mind.update((mind) => {
+      mind.heartbeat.checkinsSent = ["2026-02-23T09:06:00.000Z"];
+    });
+    late.api.setHandler(checkinModel({ send: true, why: "a day without", topic: "mood" }, "How are you?"));
+    expect(await late.companion.heartbeat()).toMatchObject({ status: "sent" });
+
+    const off = await eveningHarness({ core: { learnTiming: false } });
+    await eveningAnswererLived(off);
+    off.api.setHandler(checkinModel({ send: true, why: "morning", topic: "sleep" }, "Slept well?"));
+    expect(await off.companion.heartbeat()).toMatchObject({ status: "sent" });
+  });
+
   it("stops checking in once today's tokens pass the budget, while replies go on", async () => {
     const h = await harness({ model: { dailyTokenBudget: 5_000 } });
     await quietMorning(h);
@@ -1174,6 +1236,37 @@ describe("the companion's housekeeping", () => {
     expect(h.api.requests[0]?.body.tools?.map((t) => t.name)).toContain("update_mind");
   });
 
+  it("shows UNDERSTANDING ids to the reply only when it reflects too (single-phase), which then edits by id", async () => {
+    const single = await harness({ model: { reflectMode: "single-phase" } });
+    single.api.enqueue(
+      toolReply(
+        "update_mind",
+        { understanding: [{ op: "change", id: "u-1", text: "What they do on weekends" }] },
+        { text: "Tomatoes first?" },
+      ),
+    );
+    await single.companion.reply(said("Planning the garden this weekend"));
+    await single.companion.idle();
+    const request = single.api.requests[0]?.body as MessagesRequestBody;
+    expect(`${systemText(request)}\n${lastUserText(request)}`).toContain(
+      "Unknown:\n[u-1] What their days look like; what they want from these conversations.",
+    );
+    expect(single.mind.read().scratchpad.understanding_unknown).toMatchObject([
+      { id: "u-1", text: "What they do on weekends" },
+    ]);
+
+    const twoPhase = await harness({ model: { reflectMode: "two-phase" } });
+    twoPhase.api.setHandler((body) =>
+      body.tool_choice?.name === "update_mind" ? toolReply("update_mind", {}) : textReply("Tomatoes first?"),
+    );
+    await twoPhase.companion.reply(said("Planning the garden this weekend"));
+    await twoPhase.companion.idle();
+    const reply = twoPhase.api.requests[0]?.body as MessagesRequestBody;
+    const seen = `${systemText(reply)}\n${lastUserText(reply)}`;
+    expect(seen).toContain("Unknown: What their days look like; what they want from these conversations.");
+    expect(seen).not.toContain("[u-1]");
+  });
+
   it("in single-phase mode queues a reply that carried no update, telling reflection what is leaving", async () => {
     const h = await harness({ model: { reflectMode: "single-phase" } });
     for (let i = 0; i < 40; i++) {
@@ -1202,7 +1295,9 @@ describe("the companion's housekeeping", () => {
     const h = await harness({ model: { reflectMode: "two-phase" }, virtualTimers: true });
     h.api.setHandler((body) => {
       if (body.tool_choice?.name === "update_mind") {
-        return toolReply("update_mind", { understanding_known: "(user) Bakes sourdough on Sundays" });
+        return toolReply("update_mind", {
+          understanding: [{ op: "add", list: "known", text: "(user) Bakes sourdough on Sundays" }],
+        });
       }
       h.api.failNext("529", 1); // the request after the reply's own: the reflection
       return textReply("What kind of bread?");
@@ -1217,19 +1312,25 @@ describe("the companion's housekeeping", () => {
     await h.virtual.advanceTo(retryAt, () => h.companion.idle());
     expect(h.api.requests.map((r) => r.outcome)).toEqual(["answered", "529", "answered"]);
     expect(h.mind.read().reflectionQueue).toEqual([]);
-    expect(h.mind.read().scratchpad.understanding_known).toBe("(user) Bakes sourdough on Sundays");
+    expect(h.mind.read().scratchpad.understanding_known.map((i) => i.text)).toEqual([
+      "(user) Bakes sourdough on Sundays",
+    ]);
   });
 
   it("reflects after each exchange off the reply path", async () => {
     const h = await harness({ model: { reflectMode: "two-phase" } });
     h.api.setHandler((body) =>
       body.tool_choice?.name === "update_mind"
-        ? toolReply("update_mind", { understanding_known: "(user) Bakes sourdough on Sundays" })
+        ? toolReply("update_mind", {
+            understanding: [{ op: "add", list: "known", text: "(user) Bakes sourdough on Sundays" }],
+          })
         : textReply("What kind of bread?"),
     );
     expect(await h.companion.reply(said("Baking today"))).toMatchObject({ status: "sent" });
     await h.companion.idle();
-    expect(h.mind.read().scratchpad.understanding_known).toBe("(user) Bakes sourdough on Sundays");
+    expect(h.mind.read().scratchpad.understanding_known.map((i) => i.text)).toEqual([
+      "(user) Bakes sourdough on Sundays",
+    ]);
     expect(h.mind.read().reflectionQueue).toEqual([]);
   });
 
@@ -1333,7 +1434,7 @@ describe("Telegram manners: anchored replies", () => {
     const question = await first.companion.receive(onTelegram("Are you there?", 7));
     await endProcess(first);
 
-    const second = await harness({ dataDir, api, startAt: "2026-03-04T09:00:30.000Z" });
+    const second = await harness({ dataDir, api, start: "2026-03-04T09:00:30.000Z" });
     await second.companion.recover();
     expect(second.sent.map((m) => [m.text, m.anchor])).toEqual([
       ["I'm here.", { id: question.id, telegram: { chatId: 1, messageId: 7 } }],
@@ -1348,7 +1449,7 @@ describe("Telegram manners: anchored replies", () => {
     await crashedBeforeSending(first, question, "Both.");
     await endProcess(first);
 
-    const second = await harness({ dataDir, api, startAt: "2026-03-04T09:00:30.000Z" });
+    const second = await harness({ dataDir, api, start: "2026-03-04T09:00:30.000Z" });
     await second.companion.recover();
     expect(second.sent.map((m) => [m.text, m.anchor?.id])).toEqual([["Both.", question.id]]);
     expect(api.requests).toEqual([]);
@@ -1530,7 +1631,7 @@ describe("Telegram manners: a reaction instead of a message", () => {
     });
     await endProcess(first);
 
-    const second = await harness({ dataDir, api, startAt: "2026-03-04T09:00:30.000Z" });
+    const second = await harness({ dataDir, api, start: "2026-03-04T09:00:30.000Z" });
     await second.companion.recover();
     await second.companion.recover();
     expect(second.reactions.map((r) => [r.emoji, r.to.id])).toEqual([["👍", thanks.id]]);

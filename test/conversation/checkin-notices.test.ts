@@ -21,6 +21,7 @@ const settings: HeartbeatSettings = {
   recentMinutes: 30,
   minGapMinutes: 45,
   maxCheckinsPerDay: 8,
+  learnTiming: true,
 };
 
 /** Tuesday 10 February 2026, in Berlin (UTC+1). */

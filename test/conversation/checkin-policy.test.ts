@@ -9,6 +9,7 @@ import {
   shouldFireHeartbeat,
   withCheckinSent,
 } from "../../src/conversation/checkin-policy.ts";
+import { learnTiming } from "../../src/conversation/timing.ts";
 import {
   emptyHeartbeatState,
   type HeartbeatSettings,
@@ -17,6 +18,7 @@ import {
 } from "../../src/core/checkin-settings.ts";
 import { type HeartbeatReason, heartbeatReasonSchema } from "../../src/core/decision.ts";
 import type { Message } from "../../src/core/message.ts";
+import { eveningAnswererLog } from "../support/evening-answerer.ts";
 
 const settings: HeartbeatSettings = {
   timezone: "Europe/Berlin",
@@ -26,6 +28,7 @@ const settings: HeartbeatSettings = {
   recentMinutes: 30,
   minGapMinutes: 45,
   maxCheckinsPerDay: 8,
+  learnTiming: true,
 };
 
 /** Tuesday 10 February 2026, 15:00 in Berlin. */
@@ -131,13 +134,23 @@ describe("shouldFireHeartbeat", () => {
     { reason: "too-soon", shape: { sinceSelf: 44 } },
     { reason: "daily-limit", state: (now) => sentAt(...Array.from({ length: 8 }, () => now.toISOString())) },
     { reason: "budget", state: () => ({ budgetExceeded: true }) },
+    {
+      reason: "unlikely-moment",
+      state: (now) => ({
+        timing: learnTiming(eveningAnswererLog(), now, settings.timezone),
+        ...sentAt(new Date(now.getTime() - 4 * 3_600_000).toISOString()),
+      }),
+    },
   ];
 
   /** The decision with the given rules switched on; where two shape one fact, the earlier row's value wins. */
   function decideWith(active: typeof rules) {
     const now = active.some((r) => r.weekend) ? SATURDAY_AFTERNOON : TUESDAY_AFTERNOON;
     const shape: Shape = Object.assign({}, ...active.map((r) => r.shape ?? {}).reverse());
-    const patch: Partial<PreCheckState> = Object.assign({}, ...active.map((r) => r.state?.(now) ?? {}));
+    const patches = active.map((r) => r.state?.(now) ?? {});
+    const patch: Partial<PreCheckState> = Object.assign({}, ...patches, {
+      checkinsSent: patches.flatMap((p) => p.checkinsSent ?? []),
+    });
     return shouldFireHeartbeat(awareness(now, shape), now, settings, state(patch));
   }
 
@@ -253,6 +266,48 @@ describe("shouldFireHeartbeat", () => {
       reason: "daily-limit",
       detail: "2 check-ins already sent today (limit 2).",
     });
+  });
+});
+
+describe("the learned timing in the pre-check", () => {
+  const log = eveningAnswererLog();
+  /** Tuesday 24 Feb 2026 in Berlin, after three weeks of the evening answerer. */
+  const at = (hhmm: string) => new Date(`2026-02-24T${hhmm}:00+01:00`);
+  const decide = (now: Date, lastSentHoursAgo: number | null, withTiming = true) =>
+    shouldFireHeartbeat(
+      awareness(now),
+      now,
+      settings,
+      state({
+        ...(withTiming && { timing: learnTiming(log, now, settings.timezone) }),
+        ...(lastSentHoursAgo === null
+          ? {}
+          : sentAt(new Date(now.getTime() - lastSentHoursAgo * 3_600_000).toISOString())),
+      }),
+    );
+
+  it("holds a check-in at an hour the person rarely answers, and says when they do", () => {
+    expect(decide(at("10:07"), 13)).toEqual({
+      fire: false,
+      reason: "unlikely-moment",
+      detail:
+        "It is 10:07 on a weekday in Europe/Berlin; the person answered check-ins around this hour 0% of the time lately, best hours 19–22.",
+      moment: { local: "10:07", weekend: false, bestHours: [{ from: 19, to: 22 }] },
+    });
+  });
+
+  it("lets it out at a good hour", () => {
+    expect(decide(at("20:07"), 23)).toMatchObject({ fire: true, reason: "ok" });
+  });
+
+  it("lets it out at any hour once no check-in has gone out for 24 hours", () => {
+    expect(decide(at("10:07"), 23.9).reason).toBe("unlikely-moment");
+    expect(decide(at("10:07"), 24)).toMatchObject({ fire: true, reason: "ok" });
+    expect(decide(at("10:07"), null)).toMatchObject({ fire: true, reason: "ok" });
+  });
+
+  it("holds nothing when learning is off (no timing passed)", () => {
+    expect(decide(at("10:07"), 13, false)).toMatchObject({ fire: true, reason: "ok" });
   });
 });
 

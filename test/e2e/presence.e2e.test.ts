@@ -1,3 +1,5 @@
+import { copyFile, mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../src/core/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
@@ -338,6 +340,46 @@ describe("commands on Telegram, end to end", () => {
     expect(world.bot.sent).toHaveLength(2);
     expect(replyRequests()).toBe(0);
     expect(await loggedMessages()).toEqual([]);
+  });
+
+  it("/forget 2 after a restart deletes the item the person saw as 2 in /memory, from a mind.json of the old shape", async () => {
+    await mkdir(world.dataDir, { recursive: true, mode: 0o700 });
+    await copyFile(
+      join(import.meta.dirname, "../fixtures/data-files/mind.v1-understanding.json"),
+      join(world.dataDir, "mind.json"),
+    );
+    const owner = world.bot.user(OWNER_ID, "Ada");
+    const first = await start();
+    world.bot.message(owner, { text: "/memory" });
+    await world.bot.waitForSent(1, 15_000);
+    expect(await stopPresence(first)).toMatchObject({ code: 0 });
+    expect(world.bot.sent[0]?.text).toContain(
+      "What I know\n1. - (user) runs on Sundays\n    source unknown\n2. - (inferred) trains for a half marathon\n    source unknown",
+    );
+    // While it is down, something is learned that a new listing would put first.
+    const mind = await MindStore.open(world.dataDir, systemClock);
+    await mind.update((m) => {
+      m.scratchpad.understanding_known.unshift({
+        id: "k-new",
+        text: "- (user) has a knee injury",
+        sourceMessageIds: [],
+      });
+    });
+
+    const second = await start();
+    world.bot.message(owner, { text: "/forget 2" });
+    await world.bot.waitForSent(2, 15_000);
+    world.bot.message(owner, { text: "/forget 9" });
+    await world.bot.waitForSent(3, 15_000);
+    expect(await stopPresence(second)).toMatchObject({ code: 0 });
+    const [, forgot, unknown] = world.bot.sent.map((s) => s.text);
+    expect(forgot).toContain('Forgotten: "- (inferred) trains for a half marathon".');
+    expect(unknown).toBe("There is no 9 in your last /memory list (it had 5). Send /memory to see the list.");
+    const data = await dataDirText(world.dataDir);
+    expect(data).not.toContain("(inferred) trains for a half marathon");
+    expect(data).toContain("- (user) runs on Sundays");
+    expect(data).toContain("knee injury");
+    expect(replyRequests()).toBe(0);
   });
 
   it("/wipe asks, /wipe no cancels, /wipe yes deletes; /status then says the token count was kept, and why", async () => {

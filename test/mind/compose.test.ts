@@ -16,10 +16,12 @@ import { estimateTokens } from "../../src/model/tokens.ts";
 import {
   initialScratchpad,
   initialThreads,
+  isItemField,
   type MemoryItem,
   SCRATCHPAD_FIELDS,
   type Threads,
 } from "../../src/store/mind-schema.ts";
+import { lines } from "./items.ts";
 
 const persona = await loadPersona();
 const prefix = buildStablePrefix(persona, { notes: NOTES_TOOLS });
@@ -143,8 +145,11 @@ describe("composePrompt", () => {
   it("stays under the ceiling whatever the history, scratchpad, memory and input", () => {
     const log = conversation(20_000);
     const pad = initialScratchpad();
-    for (const field of SCRATCHPAD_FIELDS)
-      pad[field.key] = `${field.key} `.repeat(FIELD_MAX_CHARS / 10).slice(0, FIELD_MAX_CHARS);
+    for (const field of SCRATCHPAD_FIELDS) {
+      const full = `${field.key} `.repeat(FIELD_MAX_CHARS / 10).slice(0, FIELD_MAX_CHARS);
+      if (isItemField(field.key)) pad[field.key] = lines(full.replaceAll(" ", "\n").trim());
+      else pad[field.key] = full;
+    }
     const memory: MemoryItem[] = Array.from({ length: 500 }, (_, i) => ({
       id: `i${i}`,
       kind: "open_loop",

@@ -100,6 +100,7 @@ describe("memory operations", () => {
     sourceMessageIds: ["msg-9"],
     newId: () => `n${++counter}`,
     topicsOf: (text) => (text.includes("water") ? ["hydration"] : []),
+    forgotten: new Set(),
   });
 
   it("adds items with when they were learned, from which messages, and their topics", () => {

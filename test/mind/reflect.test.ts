@@ -99,7 +99,7 @@ describe("reflection through the real SDK", () => {
     api.enqueue(
       toolReply("update_mind", {
         trajectory_now: "Waiting on the interview result",
-        understanding_known: "APPEND: - (user) had a job interview on 22 Nov",
+        understanding: [{ op: "add", list: "known", text: "- (user) had a job interview on 22 Nov" }],
         self_confidence: "MEDIUM - they sound hopeful",
         memory: [{ op: "add", kind: "open_loop", text: "Hear back about the job interview", importance: 4 }],
         threads: [{ op: "scope", name: "job hunt", note: "the interview" }],
@@ -124,7 +124,14 @@ describe("reflection through the real SDK", () => {
 
     const state = w.mind.read();
     expect(state.scratchpad.trajectory_now).toBe("Waiting on the interview result");
-    expect(state.scratchpad.understanding_known).toBe("- (user) had a job interview on 22 Nov");
+    expect(state.scratchpad.understanding_known).toEqual([
+      {
+        id: expect.stringMatching(/^k[0-9a-f]{6}$/),
+        text: "- (user) had a job interview on 22 Nov",
+        learnedAt: clock.now().toISOString(),
+        sourceMessageIds: [p.id, r.id],
+      },
+    ]);
     expect(state.memory).toMatchObject([
       {
         kind: "open_loop",
@@ -357,6 +364,136 @@ describe("reflection through the real SDK", () => {
   });
 });
 
+describe("UNDERSTANDING lines as items, edited by id", () => {
+  async function seeded(): Promise<{ w: World; ids: string[] }> {
+    const exchange = await converse();
+    const w = await world();
+    await w.mind.update((m) => {
+      m.scratchpad.understanding_known = [
+        { id: "k-1", text: "- (user) sees dr alvarez monthly", sourceMessageIds: [] },
+        { id: "k-2", text: "- (user) works nights", sourceMessageIds: [] },
+        { id: "k-3", text: "- (user) lives in Berlin", sourceMessageIds: [] },
+      ];
+      m.scratchpad.understanding_believed = [{ id: "b-1", text: "- prefers mornings", sourceMessageIds: [] }];
+      m.memory = [
+        {
+          id: "m1",
+          kind: "open_loop",
+          text: "Hear back from the clinic",
+          learnedAt: "2026-11-20T10:00:00.000Z",
+          sourceMessageIds: [],
+          importance: 3,
+          topics: [],
+        },
+      ];
+    });
+    return { w, ids: exchange.map((m) => m.id) };
+  }
+
+  it("shows the lines with their ids and applies add, change, move and retire by id", async () => {
+    const { w, ids } = await seeded();
+    await w.reflector.enqueue({ messageIds: ids, trigger: "reply" });
+    api.enqueue(
+      toolReply("update_mind", {
+        understanding: [
+          { op: "change", id: "k-2", text: "- (user) works days since the interview" },
+          { op: "retire", id: "k-3" },
+          { op: "change", id: "b-1", list: "known" },
+          { op: "add", list: "unknown", text: "When the interview result comes" },
+        ],
+      }),
+    );
+    expect(await w.reflector.runPending()).toMatchObject({ applied: 1 });
+    const shown = lastUserText(api.requests[0]?.body as never);
+    expect(shown).toContain("Known:\n[k-1] - (user) sees dr alvarez monthly\n[k-2] - (user) works nights\n");
+    const pad = w.mind.read().scratchpad;
+    expect(pad.understanding_known.map((i) => [i.id, i.text])).toEqual([
+      ["k-1", "- (user) sees dr alvarez monthly"],
+      ["k-2", "- (user) works days since the interview"],
+      ["b-1", "- prefers mornings"],
+    ]);
+    expect(pad.understanding_known[1]).toMatchObject({
+      learnedAt: clock.now().toISOString(),
+      sourceMessageIds: ids,
+    });
+    expect(pad.understanding_believed).toEqual([]);
+    expect(pad.understanding_unknown.at(-1)).toMatchObject({
+      id: expect.stringMatching(/^u[0-9a-f]{6}$/),
+      text: "When the interview result comes",
+      sourceMessageIds: ids,
+    });
+  });
+
+  it("refuses to write back what the person deleted or to touch what they corrected, applies the rest, and says why next time", async () => {
+    const { w, ids } = await seeded();
+    expect(await w.mind.forgetItem("k-1")).toEqual({ text: "- (user) sees dr alvarez monthly" });
+    await w.mind.fixItem("k-2", "I work days now");
+    await w.mind.fixItem("m1", "Hear back from the clinic about the knee");
+    await w.reflector.enqueue({ messageIds: ids, trigger: "reply" });
+    // A model that tries: the deleted line again (other case, a full stop), a change and a retire
+    // of the corrected line, a corrected loop closed, the deleted words as a memory item.
+    api.enqueue(
+      toolReply("update_mind", {
+        trajectory_now: "Waiting on the interview result",
+        understanding: [
+          { op: "add", list: "known", text: "- (User) sees Dr  Alvarez monthly." },
+          { op: "change", id: "k-2", text: "- (user) works nights" },
+          { op: "retire", id: "k-2" },
+          { op: "add", list: "known", text: "- (user) had an interview" },
+        ],
+        memory: [
+          { op: "close", id: "m1", note: "done" },
+          { op: "add", kind: "pattern", text: "sees Dr Alvarez monthly" },
+          { op: "add", kind: "pattern", text: "- (user) sees dr alvarez monthly" },
+        ],
+      }),
+    );
+    expect(await w.reflector.runPending()).toMatchObject({ applied: 1, refused: 0 });
+    const state = w.mind.read();
+    expect(state.scratchpad.trajectory_now).toBe("Waiting on the interview result");
+    expect(state.scratchpad.understanding_known.map((i) => i.text)).toEqual([
+      "I work days now",
+      "- (user) lives in Berlin",
+      "- (user) had an interview",
+    ]);
+    expect(state.scratchpad.understanding_known[0]).toMatchObject({
+      id: "k-2",
+      correctedAt: clock.now().toISOString(),
+    });
+    expect(state.memory).toHaveLength(2);
+    expect(state.memory[0]).toMatchObject({ id: "m1", text: "Hear back from the clinic about the knee" });
+    expect(state.memory[0]?.retiredAt).toBeUndefined();
+    // "sees Dr Alvarez monthly" is other words than the deleted line: only word for word is refused.
+    expect(state.memory[1]?.text).toBe("sees Dr Alvarez monthly");
+    const refusals = [
+      "understanding op 1 (add): the person asked me to forget those words: they stay forgotten",
+      "understanding op 2 (change k-2): the person corrected it themselves (/fix): leave it as they wrote it",
+      "understanding op 3 (retire k-2): the person corrected it themselves (/fix): leave it as they wrote it",
+      "memory op 1 (close) m1: the person corrected it themselves (/fix): leave it as they wrote it",
+      "memory op 3 (add): the person asked me to forget those words: they stay forgotten",
+    ];
+    expect(state.refusedLastTime).toEqual(refusals);
+    const [record] = await w.trace.last(1);
+    expect(record).toMatchObject({ kind: "reflect", outcome: "applied", refusedOps: refusals });
+    // Neither the mind nor the trace holds the deleted line again.
+    expect((await readFile(w.mind.file, "utf8")).toLowerCase()).not.toContain("- (user) sees dr");
+    expect(JSON.stringify(record).toLowerCase()).not.toMatch(/- \(user\) sees dr alvarez monthly/);
+
+    // The next reflection is told why, and once it applies cleanly the note is gone.
+    clock.advanceMinutes(5);
+    await w.reflector.enqueue({ messageIds: ids, trigger: "reply" });
+    api.enqueue(toolReply("update_mind", {}));
+    await w.reflector.runPending();
+    const next = lastUserText(api.requests[1]?.body as never);
+    expect(next).toContain(`<refused_last_time>\n- ${refusals[0]}`);
+    expect(next).toContain("[k-2] I work days now (corrected by the person: keep as is)");
+    expect(next).toContain(
+      "- [m1] open loop (importance 3): Hear back from the clinic about the knee (corrected by the person: keep as is)",
+    );
+    expect(w.mind.read().refusedLastTime).toEqual([]);
+  });
+});
+
 describe("applyReflectionUpdate", () => {
   const now = new Date("2026-11-22T09:00:00.000Z");
   const message: Message = { id: "u1", ts: now.toISOString(), role: "user", text: "hi", channel: "cli" };
@@ -365,7 +502,7 @@ describe("applyReflectionUpdate", () => {
     exchange: { messageIds: ["u1"], trigger: "reply" as const, evicting: [] },
     messages: [message],
     now,
-    newMemoryId: () => "m1",
+    newItemId: (prefix: string) => `${prefix}1`,
     topicsOf: () => [],
   };
 
@@ -389,14 +526,41 @@ describe("applyReflectionUpdate", () => {
     if (!outcome.ok) expect(outcome.reason).toMatch(reason);
   });
 
+  it("refuses UNDERSTANDING lines that grow a list past its size, but not an update of other fields while a list is over", () => {
+    const long = (n: number) => ({
+      id: `k-${n}`,
+      text: `${"a fact worth keeping ".repeat(14)}${n}`,
+      sourceMessageIds: [],
+    });
+    const mind = initialMindState(now);
+    mind.scratchpad.understanding_known = Array.from({ length: 6 }, (_, i) => long(i + 1));
+    const over = { ...ctx, mind };
+    expect(applyReflectionUpdate({ trajectory_now: "Talking about the weekend" }, over)).toMatchObject({
+      ok: true,
+    });
+    const adding = applyReflectionUpdate(
+      { understanding: [{ op: "add", list: "known", text: "one more" }] },
+      over,
+    );
+    expect(adding).toMatchObject({ ok: false });
+    if (!adding.ok)
+      expect(adding.reason).toMatch(
+        /^UNDERSTANDING\.Known would hold \d+ characters \(limit 1500\): retire or shorten lines/,
+      );
+    const retiring = applyReflectionUpdate({ understanding: [{ op: "retire", id: "k-1" }] }, over);
+    expect(retiring).toMatchObject({ ok: true });
+  });
+
   it("an empty call is a valid no-op", () => {
     const outcome = applyReflectionUpdate({}, ctx);
     expect(outcome).toMatchObject({ ok: true, changes: [] });
   });
 
-  it("the tool schema offers the 13 fields and every operation, none required", () => {
+  it("the tool schema offers the 10 text fields, UNDERSTANDING edits and every operation, none required", () => {
     const schema = REFLECT_TOOL.input_schema as { properties: Record<string, unknown>; required?: string[] };
-    expect(Object.keys(schema.properties)).toHaveLength(17);
+    expect(Object.keys(schema.properties)).toHaveLength(15);
+    expect(Object.keys(schema.properties)).toContain("understanding");
+    expect(Object.keys(schema.properties)).not.toContain("understanding_known");
     expect(schema.required ?? []).toEqual([]);
     expect(Object.keys(reflectionUpdateSchema.shape)).toContain("self_confidence");
   });

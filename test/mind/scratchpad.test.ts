@@ -3,6 +3,7 @@ import {
   applyScratchpadUpdate,
   FIELD_MAX_CHARS,
   fieldPaths,
+  fieldText,
   injectSection,
   renderScratchpad,
   resolveFieldPath,
@@ -12,11 +13,12 @@ import {
 } from "../../src/mind/scratchpad.ts";
 import { estimateTokens } from "../../src/model/tokens.ts";
 import { initialScratchpad, type Scratchpad } from "../../src/store/mind-schema.ts";
+import { lines } from "./items.ts";
 
 const now = new Date("2026-11-22T08:30:15.000Z");
 
 function pad(overrides: Partial<Scratchpad> = {}): Scratchpad {
-  return { ...initialScratchpad(), understanding_known: "- (user) drinks tea", ...overrides };
+  return { ...initialScratchpad(), understanding_known: lines("- (user) drinks tea"), ...overrides };
 }
 
 function applied(result: ScratchpadResult) {
@@ -40,7 +42,13 @@ describe("field values", () => {
     const r = applied(
       applyScratchpadUpdate(pad(), { fields: { understanding_known: "APPEND: - (user) walks at 7" } }, now),
     );
-    expect(r.pad.understanding_known).toBe("- (user) drinks tea\n- (user) walks at 7");
+    expect(fieldText(r.pad, "understanding_known")).toBe("- (user) drinks tea\n- (user) walks at 7");
+    // The line that was there stays the same item; the new one is an item learned now.
+    expect(r.pad.understanding_known[0]).toEqual(pad().understanding_known[0]);
+    expect(r.pad.understanding_known[1]).toMatchObject({
+      learnedAt: now.toISOString(),
+      sourceMessageIds: [],
+    });
   });
 
   it("APPEND: onto an empty field is just the addition", () => {
@@ -52,7 +60,7 @@ describe("field values", () => {
 
   it("CLEAR empties the field", () => {
     const r = applied(applyScratchpadUpdate(pad(), { fields: { understanding_known: "CLEAR" } }, now));
-    expect(r.pad.understanding_known).toBe("");
+    expect(r.pad.understanding_known).toEqual([]);
   });
 
   it("REPLACE: replaces explicitly, even text that starts like a keyword", () => {
@@ -220,7 +228,9 @@ describe("inject", () => {
 
   it("pre-populates a field with the same semantics", () => {
     const r = applied(injectSection(pad(), "Known", "APPEND: - (user) has a dog called Pip", now));
-    expect(r.pad.understanding_known).toBe("- (user) drinks tea\n- (user) has a dog called Pip");
+    expect(fieldText(r.pad, "understanding_known")).toBe(
+      "- (user) drinks tea\n- (user) has a dog called Pip",
+    );
   });
 
   it("an unknown section lists the valid ones", () => {
@@ -232,7 +242,7 @@ describe("inject", () => {
 
 describe("renderScratchpad", () => {
   it("shows the five sections in order, one line per short field, empty ones marked", () => {
-    const text = renderScratchpad(pad({ understanding_known: "- a\n- b" }));
+    const text = renderScratchpad(pad({ understanding_known: lines("- a\n- b") }));
     expect(text.split("\n").filter((l) => l.startsWith("## "))).toEqual([
       "## IDENTITY",
       "## UNDERSTANDING",

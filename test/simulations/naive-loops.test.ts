@@ -51,7 +51,7 @@ function apply(mind: MindState, messages: Message[]) {
       exchange: { messageIds: messages.map((m) => m.id), trigger: "reply", evicting: [] },
       messages,
       now,
-      newMemoryId: () => "m-new",
+      newItemId: () => "m-new",
       topicsOf: detectTopics,
     },
   );

@@ -287,6 +287,23 @@ describe("growth: the window and the archive", () => {
     expect(all.map((m) => m.ts)).toEqual([...all.map((m) => m.ts)].sort());
   });
 
+  it("reads a bounded stretch (between) across archive and window, nothing before or after it", async () => {
+    const dataDir = await tempDataDir();
+    const { log, clock } = await seventyDays(dataDir);
+    const reopened = await openLog(dataDir, clock);
+    const from = new Date("2026-02-27T09:00:00.000Z");
+    const until = new Date("2026-03-10T10:00:00.000Z");
+    const stretch = await reopened.between(from, until);
+    expect(stretch.map((m) => m.text)).toEqual(
+      Array.from({ length: 12 }, (_, i) => [`day ${57 + i} question`, `day ${57 + i} answer`])
+        .flat()
+        .slice(0, 24),
+    );
+    expect((await log.between(new Date("2026-03-10T09:30:00.000Z"), clock.now())).map((m) => m.text)).toEqual(
+      ["day 68 answer", "day 69 question", "day 69 answer"],
+    );
+  });
+
   it("finds and edits archived messages", async () => {
     const dataDir = await tempDataDir();
     const { log, ids, clock } = await seventyDays(dataDir);

@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/core/clock.ts";
 import type { UsageRecord } from "../../src/core/usage.ts";
 import { DataFileError } from "../../src/store/files.ts";
-import { DECISIONS_KEPT, initialMindState, MindStore } from "../../src/store/mind.ts";
+import { DECISIONS_KEPT, initialMindState, MIND_VERSION, MindStore } from "../../src/store/mind.ts";
+import { lines } from "../mind/items.ts";
 
 let root: string;
 let dataDir: string;
@@ -41,7 +42,7 @@ describe("MindStore", () => {
     expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
     const again = await MindStore.open(dataDir, clock);
     expect(again.read().scratchpad.trajectory_now).toBe("Talking about the garden");
-    expect(JSON.parse(await readFile(mind.file, "utf8")).version).toBe(1);
+    expect(JSON.parse(await readFile(mind.file, "utf8")).version).toBe(MIND_VERSION);
   });
 
   it("read() is a snapshot: changing it changes nothing", async () => {
@@ -223,7 +224,7 @@ describe("forgetting", () => {
           topics: [],
         },
       );
-      m.scratchpad.understanding_known = "- (user) sees dr alvarez monthly\n- (user) has a dog";
+      m.scratchpad.understanding_known = lines("- (user) sees dr alvarez monthly\n- (user) has a dog");
       m.threads.list[0]?.notes.push({
         ts: "2026-11-20T10:00:00.000Z",
         text: "Dr Alvarez called",
@@ -243,7 +244,7 @@ describe("forgetting", () => {
     const file = await readFile(mind.file, "utf8");
     expect(file.toLowerCase()).not.toContain("alvarez");
     expect(file).toContain("Walks the dog at seven");
-    expect(mind.read().scratchpad.understanding_known).toBe("- (user) has a dog");
+    expect(mind.read().scratchpad.understanding_known.map((i) => i.text)).toEqual(["- (user) has a dog"]);
   });
 
   it("forget takes retired items too, and a blank text forgets nothing", async () => {
@@ -277,6 +278,6 @@ describe("forgetting", () => {
     const mind = await remembering();
     const exported = mind.exportAll();
     expect(exported.memory).toHaveLength(2);
-    expect(exported.scratchpad.understanding_known).toContain("dog");
+    expect(exported.scratchpad.understanding_known.map((i) => i.text).join("\n")).toContain("dog");
   });
 });

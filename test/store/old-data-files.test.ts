@@ -1,11 +1,14 @@
 import { copyFile, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { MemoryReview } from "../../src/companion/memory-review.ts";
 import { pendingMessages } from "../../src/conversation/pending-messages.ts";
 import { SettableClock } from "../../src/core/clock.ts";
+import { renderScratchpad } from "../../src/mind/scratchpad.ts";
 import { DataFileError } from "../../src/store/files.ts";
 import { MessageLog, MessageLogError } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";
+import { NotesStore } from "../../src/store/notes.ts";
 import { Trace } from "../../src/store/trace.ts";
 import { tempDataDir } from "./helpers.ts";
 
@@ -125,6 +128,63 @@ describe("mind.json written by earlier versions", () => {
       /mind\.json: decisions entry 4 \(index 3\): reason: Invalid option/,
     );
     expect(await readFile(join(dataDir, "mind.json"), "utf8")).toBe(text);
+  });
+});
+
+describe("mind.json version 1: UNDERSTANDING as text becomes items", () => {
+  it("turns each line into an item with unknown provenance, with the same ids on every read, and writes version 2", async () => {
+    const dataDir = await dataDirWith("mind.v1-understanding.json", "mind.json");
+    const clock = new SettableClock(NOW);
+    const mind = await MindStore.open(dataDir, clock);
+    const pad = mind.read().scratchpad;
+    expect(pad.understanding_known).toEqual([
+      { id: "k-1", text: "- (user) runs on Sundays", sourceMessageIds: [] },
+      { id: "k-2", text: "- (inferred) trains for a half marathon", sourceMessageIds: [] },
+    ]);
+    expect(pad.understanding_believed).toEqual([
+      { id: "b-1", text: "- evenings are when they open up", sourceMessageIds: [] },
+    ]);
+    expect(pad.understanding_unknown.map((i) => i.id)).toEqual(["u-1"]);
+    // The model reads the fields as before (blank lines and trailing spaces aside).
+    expect(renderScratchpad(pad)).toContain(
+      "Known:\n- (user) runs on Sundays\n- (inferred) trains for a half marathon\nBelieved: - evenings are when they open up",
+    );
+    // Not written yet: reading the old file again gives the same ids, so a listing's numbers hold.
+    expect((await MindStore.open(dataDir, clock)).read().scratchpad).toEqual(pad);
+
+    const review = new MemoryReview({
+      clock,
+      mind,
+      log: await MessageLog.open({ dataDir, clock, timeZone: "UTC" }),
+      notes: new NotesStore({ dataDir }),
+      trace: new Trace({ dataDir, clock }),
+    });
+    const listed = await review.listMemory({ fresh: true });
+    expect(listed.map((e) => [e.number, e.text, e.learnedAt, e.source.kind])).toEqual([
+      [1, "- (user) runs on Sundays", null, "unknown"],
+      [2, "- (inferred) trains for a half marathon", null, "unknown"],
+      [3, "- evenings are when they open up", null, "unknown"],
+      [4, "What their days look like; what they want from these conversations.", null, "unknown"],
+      [5, "Hear how the long run went", "2026-11-19T18:00:00.000Z", "gone"],
+    ]);
+    const written = JSON.parse(await readFile(join(dataDir, "mind.json"), "utf8"));
+    expect(written.version).toBe(2);
+    expect(written.scratchpad.understanding_known[1]).toEqual({
+      id: "k-2",
+      text: "- (inferred) trains for a half marathon",
+      sourceMessageIds: [],
+    });
+    expect(written.memoryListing.ids).toEqual(["k-1", "k-2", "b-1", "u-1", "m1a2b3c"]);
+  });
+
+  it("says a file from a newer version is newer, rather than misreading it", async () => {
+    const original = JSON.parse(await readFile(join(FIXTURES, "mind.v1.json"), "utf8"));
+    const dataDir = await tempDataDir();
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(join(dataDir, "mind.json"), JSON.stringify({ ...original, version: 3 }));
+    await expect(MindStore.open(dataDir, new SettableClock(NOW))).rejects.toThrow(
+      /written by a newer presence \(format version 3; this one reads up to 2\)/,
+    );
   });
 });
 

@@ -14,6 +14,7 @@ export const DOCUMENTED_CHECKIN_RULES = {
   weekendMaxUnanswered: 1,
   minGapMinutes: 45,
   maxCheckinsPerDay: 8,
+  learnTiming: true,
 } satisfies Partial<CoreConfig>;
 
 /** Core settings for a companion under test: Berlin, the documented rules, no process log. */

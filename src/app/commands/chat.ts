@@ -42,7 +42,9 @@ export const chatCommand = defineCommand({
     try {
       await runCliChat({
         companion,
-        commands: buildCommandHandlers(runtime, { exclusive: (work) => companion.exclusive(work) }),
+        commands: buildCommandHandlers(runtime, companion, {
+          exclusive: (work) => companion.exclusive(work),
+        }),
         input: process.stdin,
         write: io.stdout,
         logger,

@@ -1,4 +1,5 @@
 import { heartbeatSettingsFromConfig, shouldFireHeartbeat } from "../../conversation/checkin-policy.ts";
+import { isCheckin, learnTiming } from "../../conversation/timing.ts";
 import { emptyHeartbeatState, type HeartbeatState } from "../../core/checkin-settings.ts";
 import type { Message } from "../../core/message.ts";
 import { parseInstant, readLogAtMoment } from "./awareness.ts";
@@ -6,14 +7,15 @@ import { defineCommand } from "./command.ts";
 
 /**
  * What a log alone says about the heartbeat state: the check-ins already sent are its
- * assistant messages marked `trigger: "heartbeat"`. Pause, quiet-hours and zone overrides
+ * assistant messages marked `trigger: "heartbeat"`, notices and reactions left out as the
+ * companion leaves them out (conversation/timing.ts's isCheckin). Pause, quiet-hours and zone overrides
  * live in the companion's data, not in a log, so only --paused-until stands in for them.
  */
 function stateFromLog(log: readonly Message[], pausedUntil: Date | null): HeartbeatState {
   return {
     ...emptyHeartbeatState,
     pausedUntil: pausedUntil?.toISOString() ?? null,
-    checkinsSent: log.filter((m) => m.role === "assistant" && m.trigger === "heartbeat").map((m) => m.ts),
+    checkinsSent: log.filter(isCheckin).map((m) => m.ts),
   };
 }
 
@@ -26,14 +28,16 @@ export const heartbeatCheckCommand = defineCommand({
     "Runs the heartbeat pre-check (the rules applied before any model is called) on a message",
     "log at --now, with the check-in rules from the environment (PRESENCE_QUIET_HOURS,",
     "PRESENCE_MAX_UNANSWERED, ...). Check-ins already sent are the log's assistant messages with",
-    'trigger "heartbeat". Needs no bot token or API key.',
+    'trigger "heartbeat". When in the week the person answers is learned from the same log (the',
+    "8 weeks before --now), unless PRESENCE_LEARN_TIMING=off. Needs no bot token or API key.",
     "",
     "Options:",
     '  --log FILE           the log: { "messages": [...] } or an array; entries need role, text, ts',
     "  --now ISO            the moment, e.g. 2026-02-07T14:22:00Z; without an offset it is read in the zone",
     "  --tz IANA            the person's zone (default: PRESENCE_TIMEZONE, else this machine's)",
     "  --paused-until ISO   act as if check-ins were paused until then",
-    "  --json               print { fire, reason, detail, now, timezone } as JSON",
+    "  --json               print { fire, reason, detail, now, timezone } as JSON (with the moment",
+    "                       and the learned best hours when the reason is unlikely-moment)",
   ].join("\n"),
   options: {
     log: { type: "string" },
@@ -55,7 +59,9 @@ export const heartbeatCheckCommand = defineCommand({
         ? null
         : parseInstant("heartbeat-check", "--paused-until", pausedText, timezone);
     const settings = { ...heartbeatSettingsFromConfig(core), timezone };
-    const decision = shouldFireHeartbeat(context, now, settings, stateFromLog(log, pausedUntil));
+    const state = stateFromLog(log, pausedUntil);
+    const timing = core.learnTiming ? learnTiming(log, now, timezone) : undefined;
+    const decision = shouldFireHeartbeat(context, now, settings, { ...state, ...(timing && { timing }) });
     if (values.json) {
       io.stdout(`${JSON.stringify({ ...decision, now: now.toISOString(), timezone }, null, 2)}\n`);
     } else {

@@ -1,5 +1,5 @@
 import { systemClock } from "../../core/clock.ts";
-import { fieldPath, fieldPaths, injectSection, resolveFieldPath } from "../../mind/scratchpad.ts";
+import { fieldPath, fieldPaths, fieldText, injectSection, resolveFieldPath } from "../../mind/scratchpad.ts";
 import { acquireDataLock } from "../../store/lock.ts";
 import { MindStore } from "../../store/mind.ts";
 import { NotesStore } from "../../store/notes.ts";
@@ -51,7 +51,7 @@ export const injectCommand = defineCommand({
       await mind.update((draft) => {
         draft.scratchpad = result.pad;
       });
-      const value = result.pad[key];
+      const value = fieldText(result.pad, key);
       io.stdout(`${fieldPath(key)} is now:\n${value === "" ? "(empty)" : value}\n`);
       return 0;
     } finally {

@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lines, ROOT, runInProcess } from "../../cli/run.ts";
+import { lines, ROOT, runInProcess, spawnCli } from "../../cli/run.ts";
+import { EVENING_ANSWERER_LOG } from "../../support/evening-answerer.ts";
 
 const SITUATIONS = join(ROOT, "test/fixtures/situations");
 /** 23:10 in Tokyo: quiet there, mid-afternoon in UTC. */
@@ -91,11 +92,68 @@ describe("heartbeat-check", () => {
     });
   });
 
+  it("does not count the companion's notices as check-ins sent", async () => {
+    const notices = ["08:07", "10:07", "12:07"].map((time) => ({
+      role: "assistant",
+      trigger: "heartbeat",
+      notice: true,
+      text: "I can't reach my model right now, so I've stopped checking in; I'll say when I'm back.",
+      ts: `2026-02-10T${time}:00Z`,
+    }));
+    const path = await logFile("three-notices.json", notices);
+    const args = ["--log", path, "--now", "2026-02-10T15:00:00Z", "--tz", "UTC"];
+    expect(await decide(args, { PRESENCE_MAX_CHECKINS_PER_DAY: "3" })).toMatchObject({ reason: "ok" });
+  });
+
   it("prints one human line without --json", async () => {
     const result = await runInProcess(["heartbeat-check", ...QUIET, "--tz", "Asia/Tokyo"]);
     expect(result.stdout).toBe(
       "hold (quiet-hours): It is 23:10 in Asia/Tokyo, inside quiet hours 22:00-08:00.\n",
     );
+  });
+
+  describe("the hours the person answers, learned from the log", () => {
+    /** Three weeks of evenings in Berlin, then Tuesday 24 February at this local time. */
+    const evening = (hhmm: string) => [
+      "--log",
+      EVENING_ANSWERER_LOG,
+      "--now",
+      `2026-02-24T${hhmm}`,
+      "--tz",
+      "Europe/Berlin",
+    ];
+
+    it("holds a check-in at an hour the person rarely answers, and names their best hours", async () => {
+      const result = await spawnCli(["heartbeat-check", ...evening("10:07")]);
+      expect(result).toEqual({
+        code: 0,
+        stderr: "",
+        stdout:
+          "hold (unlikely-moment): It is 10:07 on a weekday in Europe/Berlin; the person answered check-ins around this hour 0% of the time lately, best hours 19–22.\n",
+      });
+      expect(await decide(evening("10:07"))).toMatchObject({
+        fire: false,
+        reason: "unlikely-moment",
+        moment: { local: "10:07", weekend: false, bestHours: [{ from: 19, to: 22 }] },
+      });
+    });
+
+    it("lets one out in the evening, and at any hour with PRESENCE_LEARN_TIMING=off", async () => {
+      expect(await decide(evening("20:07"))).toMatchObject({ fire: true, reason: "ok" });
+      expect(await decide(evening("10:07"), { PRESENCE_LEARN_TIMING: "off" })).toMatchObject({
+        fire: true,
+        reason: "ok",
+      });
+    });
+
+    it("lets one out at any hour when the log's last check-in is 24 hours old", async () => {
+      expect(
+        await decide(["--log", EVENING_ANSWERER_LOG, "--now", "2026-02-24T20:37", "--tz", "Europe/Berlin"]),
+      ).toMatchObject({ reason: "ok" });
+      expect(
+        await decide(["--log", EVENING_ANSWERER_LOG, "--now", "2026-02-25T10:07", "--tz", "Europe/Berlin"]),
+      ).toMatchObject({ reason: "ok" });
+    });
   });
 
   describe("mistakes: one line naming the problem, exit 2", () => {
@@ -157,6 +215,16 @@ describe("heartbeat-check", () => {
       expect(lines(result.stderr)).toHaveLength(1);
       expect(result.stderr).toContain('PRESENCE_TIMEZONE "Mars/Olympus" is not an IANA time zone');
       expect(result.stderr).toContain("PRESENCE_MAX_UNANSWERED");
+    });
+
+    it("a PRESENCE_LEARN_TIMING that is neither on nor off", async () => {
+      const result = await runInProcess(["heartbeat-check", ...QUIET], {
+        PRESENCE_LEARN_TIMING: "yes please",
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        'presence heartbeat-check: PRESENCE_LEARN_TIMING must be one of on, off, got "yes please" (for example PRESENCE_LEARN_TIMING=on)\n',
+      );
     });
   });
 });

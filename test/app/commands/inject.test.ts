@@ -20,7 +20,9 @@ afterEach(async () => {
 
 const mindFile = () => join(root, "data", "mind.json");
 const scratchpad = async () =>
-  JSON.parse(await readFile(mindFile(), "utf8")).scratchpad as Record<string, string>;
+  JSON.parse(await readFile(mindFile(), "utf8")).scratchpad as Record<string, unknown>;
+/** An UNDERSTANDING field's lines as mind.json keeps them: items, each learned now, from no message. */
+const itemTexts = (items: unknown) => (items as { text: string }[]).map((item) => item.text);
 
 describe("inject", () => {
   it("writes a section given as SECTION.Field, in any case, without needing secrets", async () => {
@@ -33,14 +35,23 @@ describe("inject", () => {
       stdout: "UNDERSTANDING.Known is now:\n- (user) works night shifts\n",
       stderr: "",
     });
-    expect((await scratchpad()).understanding_known).toBe("- (user) works night shifts");
+    const [item] = (await scratchpad()).understanding_known as Record<string, unknown>[];
+    expect(item).toEqual({
+      id: expect.stringMatching(/^k[0-9a-f]{6}$/),
+      text: "- (user) works night shifts",
+      learnedAt: expect.any(String),
+      sourceMessageIds: [],
+    });
   });
 
   it("APPEND: adds a line to what is there", async () => {
     expect((await runInProcess(["inject", "Known", "--", "- (user) has a cat"], env)).code).toBe(0);
     const result = await runInProcess(["inject", "Known", "APPEND: - (user) cat is called Miso"], env);
     expect(result.code).toBe(0);
-    expect((await scratchpad()).understanding_known).toBe("- (user) has a cat\n- (user) cat is called Miso");
+    expect(itemTexts((await scratchpad()).understanding_known)).toEqual([
+      "- (user) has a cat",
+      "- (user) cat is called Miso",
+    ]);
   });
 
   it("an unknown section is one line listing the valid ones, exit 2, nothing written", async () => {

@@ -7,6 +7,7 @@ import { SettableClock } from "../../../src/core/clock.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { MindStore } from "../../../src/store/mind.ts";
 import { runInProcess } from "../../cli/run.ts";
+import { eveningAnswererLog } from "../../support/evening-answerer.ts";
 
 let root: string;
 let dataDir: string;
@@ -119,5 +120,47 @@ describe("status", () => {
       budget: null,
       nextCheckin: "2026-11-22T11:07:00.000Z",
     });
+  });
+
+  it("shows the hours the person answers best, learned from the log, and skips the others for the next check-in", async () => {
+    // Three weeks of evenings, most of them in archive months by now; the last check-in Monday 20:37.
+    const evenings = join(root, "evenings");
+    const clock = new SettableClock("2026-02-24T09:30:00.000Z");
+    const log = await MessageLog.open({ dataDir: evenings, clock, timeZone: "Europe/Berlin" });
+    for (const { id: _, ...message } of eveningAnswererLog()) await log.append(message);
+    const mind = await MindStore.open(evenings, clock);
+    await mind.update((m) => {
+      m.heartbeat.checkinsSent = ["2026-02-23T19:37:00.000Z"];
+    });
+    const lived = { PRESENCE_DATA_DIR: evenings, PRESENCE_TIMEZONE: "Europe/Berlin" };
+    const at = ["--now", "2026-02-24T10:30:00+01:00"];
+
+    const text = await runInProcess(["status", ...at], lived);
+    expect(text.stdout).toContain(
+      "Best hours: weekdays 19–22, weekends 19–22 (learned from 66 check-ins in the last 8 weeks)",
+    );
+    // 11:07 to 17:07 are hours the person never answers at; 18:07 is not clear-cut, so it is next.
+    expect(text.stdout).toContain("Next check-in: Tue 24 Feb 18:07 at the earliest (Europe/Berlin)");
+    const json = JSON.parse((await runInProcess(["status", "--json", ...at], lived)).stdout);
+    expect(json).toMatchObject({
+      nextCheckin: "2026-02-24T17:07:00.000Z",
+      bestHours: { weekday: [{ from: 19, to: 22 }], weekend: [{ from: 19, to: 22 }], checkins: 66 },
+    });
+
+    const off = await runInProcess(["status", "--json", ...at], { ...lived, PRESENCE_LEARN_TIMING: "off" });
+    expect(JSON.parse(off.stdout)).toMatchObject({
+      nextCheckin: "2026-02-24T10:07:00.000Z",
+      bestHours: null,
+    });
+  });
+
+  it("says it is still learning while few check-ins have gone out", async () => {
+    const result = await runInProcess(["status", "--now", "2026-11-22T13:30:00Z"], env);
+    expect(result.stdout).toContain("Best hours: still learning when you answer (2 of 10 check-ins so far)");
+    const off = await runInProcess(["status", "--now", "2026-11-22T13:30:00Z"], {
+      ...env,
+      PRESENCE_LEARN_TIMING: "off",
+    });
+    expect(off.stdout).not.toContain("Best hours");
   });
 });

@@ -25,6 +25,7 @@ import type { IncomingInput } from "../../../src/core/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { MindStore } from "../../../src/store/mind.ts";
 import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
+import { memoryReviewFor } from "../helpers.ts";
 
 const OWNER = 1001;
 const FAST_RETRY = { maxAttempts: 6, baseDelayMs: 10, maxDelayMs: 40, maxRetryAfterSeconds: 5 };
@@ -149,6 +150,7 @@ async function startChannel(
   const updates = await TelegramUpdatesState.open(dataDir, clock.now());
   const commands = new CommandHandlers({
     mind,
+    memory: await memoryReviewFor(dataDir, clock, mind, messages),
     clock,
     settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
     status: async () => "all good",
@@ -157,7 +159,6 @@ async function startChannel(
       await messages.deleteAll();
       await mind.deleteAll();
     },
-    forgetCopies: async () => ({ traceRecords: 0, notes: 0, otherFiles: 0 }),
   });
   const fatal: unknown[] = [];
   const channel = new TelegramChannel({
@@ -587,6 +588,47 @@ describe("TelegramChannel", () => {
     expect(fake.sent[0]?.text).toMatch(/^Check-ins paused until 13:00 \(Europe\/Berlin\)/);
     expect(mind.read().heartbeat.pausedUntil).toBe("2026-03-10T12:00:00.000Z");
     expect(await messages.all()).toEqual([]);
+  });
+
+  it("lists memory numbered and deletes or corrects an item by its number", async () => {
+    const { mind } = await startChannel();
+    await mind.update((m) => {
+      m.scratchpad.understanding_known = [
+        { id: "k-1", text: "- (user) has a sister in Porto", sourceMessageIds: [] },
+        { id: "k-2", text: "- (user) works nights", sourceMessageIds: [] },
+      ];
+      m.scratchpad.understanding_unknown = [];
+    });
+    const owner = fake.user(OWNER, "Ada");
+    fake.message(owner, { text: "/memory" });
+    await fake.waitForSent(1);
+    expect(fake.sent[0]?.text).toBe(
+      [
+        "What I remember about you:",
+        "",
+        "What I know",
+        "1. - (user) has a sister in Porto",
+        "    source unknown",
+        "2. - (user) works nights",
+        "    source unknown",
+        "",
+        "/forget 3 deletes number 3; /fix 3 new words corrects it.",
+      ].join("\n"),
+    );
+    fake.message(owner, { text: "/forget 1" });
+    await fake.waitForSent(2);
+    expect(fake.sent[1]?.text).toContain('Forgotten: "- (user) has a sister in Porto".');
+    fake.message(owner, { text: "/fix 2 I work days now" });
+    await fake.waitForSent(3);
+    expect(fake.sent[2]?.text).toContain('Corrected 2: "I work days now"');
+    fake.message(owner, { text: "/forget 7" });
+    await fake.waitForSent(4);
+    expect(fake.sent[3]?.text).toBe(
+      "There is no 7 in your last /memory list (it had 2). Send /memory to see the list.",
+    );
+    expect(mind.read().scratchpad.understanding_known).toMatchObject([
+      { id: "k-2", text: "I work days now", correctedAt: clock.now().toISOString() },
+    ]);
   });
 
   it("sends /export as a JSON file", async () => {

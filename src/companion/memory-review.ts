@@ -1,0 +1,146 @@
+import type { Clock } from "../core/clock.ts";
+import type { Message } from "../core/message.ts";
+import { type ForgottenCopies, forgetCopies } from "../mind/forget.ts";
+import { listed, listingIds, lookupListed, type ReviewGroup } from "../mind/review.ts";
+import type { MessageLog } from "../store/messages.ts";
+import type { ForgetResult, MindStore } from "../store/mind.ts";
+import type { NotesStore } from "../store/notes.ts";
+import type { Trace } from "../store/trace.ts";
+
+export type { ForgottenCopies } from "../mind/forget.ts";
+export type { ReviewGroup } from "../mind/review.ts";
+export type { ForgetResult } from "../store/mind.ts";
+
+/**
+ * The person's side of memory, as the slash commands use it: the numbered listing (/memory),
+ * deleting (/forget N, /forget TEXT) and correcting (/fix N) what it shows. The companion runs
+ * the deleting and correcting with nothing else writing (Companion.exclusive).
+ */
+
+/** Where an item came from, as /memory shows it. */
+export type ItemSource =
+  /** The first message it was learned from (the person's, when one of them is). */
+  | { kind: "message"; text: string; ts: string; byPerson: boolean }
+  /** Learned before items kept their sources. */
+  | { kind: "unknown" }
+  /** Its messages are no longer in the log. */
+  | { kind: "gone" };
+
+/** One line of /memory. */
+export interface MemoryEntry {
+  number: number;
+  group: ReviewGroup;
+  text: string;
+  learnedAt: string | null;
+  corrected: boolean;
+  source: ItemSource;
+}
+
+/** How /forget N or /fix N went. */
+export type ListedChange<T> =
+  | ({ status: "done" } & T)
+  /** The number is not in the last listing (`count` numbers; 0 when there was none). */
+  | { status: "not-listed"; count: number }
+  /** The item was deleted or retired since the listing. */
+  | { status: "gone" };
+
+/** What the review needs from the companion's stores. */
+export interface MemoryReviewDeps {
+  clock: Clock;
+  log: Pick<MessageLog, "get">;
+  mind: MindStore;
+  notes: NotesStore;
+  trace: Trace;
+  /** Runs work with nothing else writing (Companion.exclusive). */
+  exclusive?<T>(work: () => Promise<T>): Promise<T>;
+}
+
+/** The memory commands as the channels call them (the companion implements them through MemoryReview). */
+export type MemoryCommands = Pick<MemoryReview, "listMemory" | "forgetListed" | "forgetText" | "fixListed">;
+
+/**
+ * The memory commands' effects over the stores. Deleting and correcting run through
+ * `exclusive` (the companion's turn lock), so no turn or reflection in flight writes back what
+ * they change; without it they run at once.
+ */
+export class MemoryReview {
+  readonly #deps: MemoryReviewDeps;
+
+  constructor(deps: MemoryReviewDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * The listing the person asked for: fresh (/memory) or continued (/memory 2, same numbers),
+   * saved in mind.json before it is shown so later numbers mean what the person saw.
+   */
+  async listMemory(options: { fresh: boolean }): Promise<MemoryEntry[]> {
+    const { mind, clock, log } = this.#deps;
+    const ids = listingIds(mind.read(), options.fresh);
+    await mind.update((draft) => {
+      draft.memoryListing = { at: clock.now().toISOString(), ids };
+    });
+    const entries: MemoryEntry[] = [];
+    for (const { number, item } of listed(mind.read(), ids)) {
+      entries.push({
+        number,
+        group: item.group,
+        text: item.text,
+        learnedAt: item.learnedAt,
+        corrected: item.correctedAt !== null,
+        source: await sourceOf(log, item.sourceMessageIds),
+      });
+    }
+    return entries;
+  }
+
+  /** Deletes the item numbered `number` in the last listing, and every copy of its words beside the mind. */
+  forgetListed(number: number): Promise<ListedChange<{ text: string; copies: ForgottenCopies }>> {
+    return this.#exclusive(async () => {
+      const found = lookupListed(this.#deps.mind.read(), number);
+      if (found.status !== "found") return found;
+      const removed = await this.#deps.mind.forgetItem(found.item.id);
+      if (!removed) return { status: "gone" };
+      return { status: "done", text: removed.text, copies: await copiesOf(this.#deps, removed.text) };
+    });
+  }
+
+  /** Deletes everything that mentions `text` in the mind and beside it (/forget TEXT). */
+  forgetText(text: string): Promise<{ removed: ForgetResult; copies: ForgottenCopies }> {
+    return this.#exclusive(async () => ({
+      removed: await this.#deps.mind.forget(text),
+      copies: await copiesOf(this.#deps, text),
+    }));
+  }
+
+  /** Replaces the words of the item numbered `number` in the last listing with the person's own. */
+  fixListed(number: number, text: string): Promise<ListedChange<{ before: string; after: string }>> {
+    return this.#exclusive(async () => {
+      const found = lookupListed(this.#deps.mind.read(), number);
+      if (found.status !== "found") return found;
+      const fixed = await this.#deps.mind.fixItem(found.item.id, text);
+      if (!fixed) return { status: "gone" };
+      return { status: "done", before: fixed.before, after: text };
+    });
+  }
+
+  #exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.#deps.exclusive ? this.#deps.exclusive(work) : work();
+  }
+}
+
+function copiesOf(deps: MemoryReviewDeps, text: string): Promise<ForgottenCopies> {
+  return forgetCopies(text, { trace: deps.trace, notes: deps.notes, dataDir: deps.mind.dataDir });
+}
+
+async function sourceOf(log: Pick<MessageLog, "get">, ids: readonly string[]): Promise<ItemSource> {
+  if (ids.length === 0) return { kind: "unknown" };
+  const found: Message[] = [];
+  for (const id of ids) {
+    const message = await log.get(id);
+    if (message) found.push(message);
+  }
+  const chosen = found.find((m) => m.role === "user") ?? found[0];
+  if (!chosen) return { kind: "gone" };
+  return { kind: "message", text: chosen.text, ts: chosen.ts, byPerson: chosen.role === "user" };
+}

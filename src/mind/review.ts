@@ -1,0 +1,99 @@
+import type { MindState } from "../store/mind.ts";
+import { ITEM_FIELDS, type ItemFieldKey, type MemoryKind } from "../store/mind-schema.ts";
+import { activeMemory } from "./memory.ts";
+
+/**
+ * Memory the person can review: every UNDERSTANDING line and every current episodic item, in
+ * one numbered list (/memory). The numbers are those of the person's last listing, kept in
+ * mind.json (MindState.memoryListing), so "/forget 3" means the item they saw as 3, even after
+ * a restart or after reflection changed something in between.
+ */
+
+/** The groups a listing shows, in its order. */
+export type ReviewGroup = ItemFieldKey | MemoryKind;
+
+/** One item as the person reviews it, with its provenance. */
+export interface ReviewItem {
+  id: string;
+  group: ReviewGroup;
+  text: string;
+  /** Null for lines kept before items had provenance. */
+  learnedAt: string | null;
+  sourceMessageIds: string[];
+  /** When the person corrected it (/fix), or null. */
+  correctedAt: string | null;
+}
+
+const MEMORY_ORDER: readonly MemoryKind[] = ["pattern", "open_loop", "milestone"];
+
+/** Every item the person can review, in listing order: Known, Believed, Unknown, then patterns, open loops, milestones. */
+export function reviewItems(mind: Pick<MindState, "scratchpad" | "memory">): ReviewItem[] {
+  const lines = ITEM_FIELDS.flatMap((group) =>
+    mind.scratchpad[group].map((item) => ({
+      id: item.id,
+      group,
+      text: item.text,
+      learnedAt: item.learnedAt ?? null,
+      sourceMessageIds: [...item.sourceMessageIds],
+      correctedAt: item.correctedAt ?? null,
+    })),
+  );
+  const active = activeMemory(mind.memory);
+  const memory = MEMORY_ORDER.flatMap((group) =>
+    active
+      .filter((item) => item.kind === group)
+      .map((item) => ({
+        id: item.id,
+        group,
+        text: item.text,
+        learnedAt: item.learnedAt,
+        sourceMessageIds: [...item.sourceMessageIds],
+        correctedAt: item.correctedAt ?? null,
+      })),
+  );
+  return [...lines, ...memory];
+}
+
+/** An item with the number the person sees it under. */
+export interface ListedItem {
+  number: number;
+  item: ReviewItem;
+}
+
+/**
+ * A listing's ids: a fresh one numbers every item now; a continued one (the next page) keeps
+ * the last listing's numbers and gives items learned since then the numbers after them.
+ */
+export function listingIds(mind: MindState, fresh: boolean): string[] {
+  const now = reviewItems(mind).map((item) => item.id);
+  if (fresh || mind.memoryListing === undefined) return now;
+  const saved = mind.memoryListing.ids;
+  const known = new Set(saved);
+  return [...saved, ...now.filter((id) => !known.has(id))];
+}
+
+/** The items behind a listing's ids, numbered; an item deleted since keeps its number, unshown. */
+export function listed(mind: MindState, ids: readonly string[]): ListedItem[] {
+  const byId = new Map(reviewItems(mind).map((item) => [item.id, item]));
+  return ids.flatMap((id, index) => {
+    const item = byId.get(id);
+    return item ? [{ number: index + 1, item }] : [];
+  });
+}
+
+/** What a number from the last listing names. */
+export type ListedLookup =
+  | { status: "found"; item: ReviewItem }
+  /** No such number in the last listing (which had `count`), or no listing yet (count 0). */
+  | { status: "not-listed"; count: number }
+  /** The item was there and has since been deleted or retired. */
+  | { status: "gone" };
+
+/** The item the person means by `number` in their last /memory listing. */
+export function lookupListed(mind: MindState, number: number): ListedLookup {
+  const ids = mind.memoryListing?.ids ?? [];
+  const id = ids[number - 1];
+  if (id === undefined || number < 1) return { status: "not-listed", count: ids.length };
+  const item = reviewItems(mind).find((i) => i.id === id);
+  return item ? { status: "found", item } : { status: "gone" };
+}
