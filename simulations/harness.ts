@@ -13,7 +13,7 @@ import { formatQuietHours } from "../src/core/checkin-settings.ts";
 import { SettableClock, VirtualTimers } from "../src/core/clock.ts";
 import { heartbeatReasonSchema } from "../src/core/decision.ts";
 import { type Logger, silentLogger } from "../src/core/log.ts";
-import type { OutboundPort, OutgoingMessage } from "../src/core/port.ts";
+import type { OutboundPort, OutgoingMessage, OutgoingReaction } from "../src/core/port.ts";
 import { type ModelAnswer, ModelClient } from "../src/model/llm.ts";
 import { loadPersona } from "../src/model/persona.ts";
 import { protocolAndPersona } from "../src/model/prompts.ts";
@@ -77,6 +77,12 @@ class RecordingPort implements OutboundPort {
 
   async send(message: OutgoingMessage): Promise<Record<string, never>> {
     this.sent.push(message);
+    return {};
+  }
+
+  /** A reaction shows in the transcript as the terminal prints it. */
+  async react(reaction: OutgoingReaction): Promise<Record<string, never>> {
+    this.sent.push({ kind: "reply", text: `(reacted ${reaction.emoji})` });
     return {};
   }
 }

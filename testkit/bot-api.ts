@@ -24,7 +24,11 @@ import type { AddressInfo } from "node:net";
  * concurrent poll makes the first answer 409 as Telegram does), sendMessage (400 for empty text, text
  * over 4096 characters after entity parsing, HTML that Telegram's parser refuses, entities out of
  * bounds; `chat not found` for chats that never wrote), sendChatAction, setMyCommands, editMessageText,
- * getFile (+ `GET /file/bot<token>/<path>` downloads), sendDocument (multipart upload). Anything else is
+ * getFile (+ `GET /file/bot<token>/<path>` downloads), sendDocument (multipart upload),
+ * setMessageReaction (one emoji on a message of the chat: 400 `MESSAGE_ID_INVALID` for a message the
+ * chat does not have, `REACTION_INVALID` for a custom or empty emoji or one with the U+FE0F variation
+ * selector, which Telegram's list never has). sendMessage's `reply_parameters` are recorded and,
+ * without `allow_sending_without_reply`, must name a message of the chat. Anything else is
  * 404 "Not Found: method not found". MarkdownV2/Markdown parse modes are accepted unparsed.
  *
  * Faults on demand, consumed one per call of the named method (or "*" for any method):
@@ -103,6 +107,15 @@ export interface SentRecord {
   document?: { fileName: string; bytes: Uint8Array };
   /** Set when editMessageText changed this message. */
   editedText?: string;
+  /** The message it was sent as a reply to (`reply_parameters`), when it was. */
+  replyTo?: { messageId: number; allowSendingWithoutReply: boolean };
+}
+
+/** A reaction the bot put on a message (setMessageReaction); an empty list takes the reaction away. */
+export interface ReactionRecord {
+  chatId: number;
+  messageId: number;
+  emoji: string[];
 }
 
 /** Every request the fake answered, with its outcome; for asserting retries and order. */
@@ -122,6 +135,8 @@ export interface BotApiFake {
   readonly sent: SentRecord[];
   /** Every request answered, in order, including failed ones. */
   readonly calls: CallRecord[];
+  /** Reactions the bot set, in order. */
+  readonly reactions: ReactionRecord[];
   /** Chat actions ("typing"…) in order. */
   readonly actions: { chatId: number; action: string }[];
   /** The commands from the last setMyCommands. */
@@ -191,6 +206,9 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
   const files = new Map<string, { bytes: Uint8Array; path: string }>();
   const scriptedTexts = new Map<number, { message: Record<string, unknown>; chatId: number }>();
   const sent: SentRecord[] = [];
+  const reactions: ReactionRecord[] = [];
+  /** Every message of each chat, "chatId:messageId": what a reply or a reaction may name. */
+  const chatMessages = new Set<string>();
   const calls: CallRecord[] = [];
   const actions: { chatId: number; action: string }[] = [];
   const commands: { command: string; description: string }[] = [];
@@ -246,6 +264,7 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
 
   function outgoingMessage(chatId: number, extra: Record<string, unknown>): Record<string, unknown> {
     const chat = users.get(chatId);
+    if (extra.message_id === undefined) chatMessages.add(`${chatId}:${nextMessageId}`);
     return {
       message_id: nextMessageId++,
       date: now(),
@@ -283,6 +302,7 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
       if (visible.trim().length === 0) throw badRequest("message text is empty");
       if (visible.length > TEXT_LIMIT) throw badRequest("message is too long");
       if (entities !== undefined) validateEntities(entities, visible);
+      const replyTo = replyParameters(chatId, params.reply_parameters);
       const message = outgoingMessage(chatId, { text: visible, ...(entities ? { entities } : {}) });
       sent.push({
         method: "sendMessage",
@@ -292,9 +312,25 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
         rawText,
         ...(parseMode ? { parseMode } : {}),
         ...(entities ? { entities } : {}),
+        ...(replyTo ? { replyTo } : {}),
       });
       notify();
       return message;
+    },
+    setMessageReaction: (params) => {
+      const chatId = requireChat(params);
+      const messageId = Number(params.message_id);
+      if (!chatMessages.has(`${chatId}:${messageId}`)) throw badRequest("MESSAGE_ID_INVALID");
+      const list = parseJsonParam(params.reaction) ?? [];
+      if (!Array.isArray(list) || list.length > 1) throw badRequest("REACTION_INVALID");
+      const emoji = list.map((r: { type?: unknown; emoji?: unknown }) => {
+        const valid = r?.type === "emoji" && typeof r.emoji === "string" && r.emoji !== "";
+        if (!valid || (r.emoji as string).includes("\uFE0F")) throw badRequest("REACTION_INVALID");
+        return r.emoji as string;
+      });
+      reactions.push({ chatId, messageId, emoji });
+      notify();
+      return true;
     },
     editMessageText: (params) => {
       const chatId = requireChat(params);
@@ -349,6 +385,20 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
       return message;
     },
   };
+
+  /** The reply a sendMessage names, checked as Telegram checks it; undefined when it names none. */
+  function replyParameters(chatId: number, raw: unknown): SentRecord["replyTo"] {
+    const given = parseJsonParam(raw) as
+      | { message_id?: unknown; allow_sending_without_reply?: unknown }
+      | undefined;
+    if (given === undefined) return undefined;
+    const messageId = Number(given.message_id);
+    if (!Number.isInteger(messageId)) throw badRequest("message to be replied not found");
+    const allow = given.allow_sending_without_reply === true;
+    if (!allow && !chatMessages.has(`${chatId}:${messageId}`))
+      throw badRequest("message to be replied not found");
+    return { messageId, allowSendingWithoutReply: allow };
+  }
 
   function answerGetUpdates(
     params: Record<string, unknown>,
@@ -531,6 +581,7 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
     token,
     botUser,
     sent,
+    reactions,
     calls,
     actions,
     commands,
@@ -551,6 +602,7 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
       knownChats.add(chat.id);
       const messageId = nextMessageId++;
       const updateId = nextUpdateId++;
+      chatMessages.add(`${chat.id}:${messageId}`);
       const message: Record<string, unknown> = { message_id: messageId, date: now(), chat, from };
       if ("text" in content) {
         message.text = content.text;

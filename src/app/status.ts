@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
 import { decisionSentence } from "../channels/reasons.ts";
 import { checkinsToday, isInQuietHours, unlikelyMoment } from "../conversation/checkin-policy.ts";
-import { isNotice } from "../conversation/pending-messages.ts";
+import { isNotice, isReaction } from "../conversation/pending-messages.ts";
 import { type HeartbeatCron, nextFireTime } from "../conversation/schedule.ts";
 import {
   bestHours,
@@ -185,9 +185,9 @@ export function buildStatus(input: StatusInput): Status {
   };
 }
 
-/** When the last message of `role` plus `minutes` ends, in ms; null when there is none in view. */
+/** When the last message of `role` (not a notice or a reaction) plus `minutes` ends, in ms; null when there is none in view. */
 function lastAt(messages: readonly Message[], role: Message["role"], minutes: number): number | null {
-  const last = messages.findLast((m) => m.role === role);
+  const last = messages.findLast((m) => m.role === role && !isNotice(m) && !isReaction(m));
   return last === undefined || minutes === 0 ? null : Date.parse(last.ts) + minutes * 60_000;
 }
 
@@ -206,13 +206,13 @@ function memoryCounts(mind: MindState): Status["memory"] {
   };
 }
 
-/** The companion's messages after the person's last one, notices left out: the awareness engine's unanswered count. */
+/** The companion's messages after the person's last one, notices and reactions left out: the awareness engine's unanswered count. */
 export function unansweredCount(messages: readonly Message[]): number {
   let count = 0;
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i] as Message;
     if (message.role === "user") break;
-    if (!isNotice(message)) count += 1;
+    if (!isNotice(message) && !isReaction(message)) count += 1;
   }
   return count;
 }

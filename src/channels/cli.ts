@@ -4,7 +4,7 @@ import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { InFlight } from "../core/in-flight.ts";
 import type { Logger } from "../core/log.ts";
-import type { Delivery, OutboundPort, OutgoingMessage } from "../core/port.ts";
+import type { Delivery, OutboundPort, OutgoingMessage, OutgoingReaction } from "../core/port.ts";
 import type { ChannelCompanion } from "./channel.ts";
 import type { CommandHandlers } from "./command-handlers.ts";
 import { commandOf } from "./commands.ts";
@@ -28,6 +28,12 @@ export class CliOutbound implements OutboundPort {
   async send(message: OutgoingMessage): Promise<Delivery> {
     const label = message.kind === "heartbeat" ? `${this.#speaker} (checking in)` : this.#speaker;
     this.#write(`\n${label}: ${message.text}\n\n`);
+    return {};
+  }
+
+  /** The terminal cannot mark a line: the reaction is printed as what it is. */
+  async react(reaction: OutgoingReaction): Promise<Delivery> {
+    this.#write(`\n${this.#speaker}: (reacted ${reaction.emoji})\n\n`);
     return {};
   }
 }

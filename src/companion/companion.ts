@@ -162,7 +162,9 @@ class CompanionImpl implements Companion {
       background: this.#background,
       inBackground: options.reflectInBackground !== false,
     });
-    this.#outbox = new Outbox({ ...deps, trace: this.#trace });
+    // A reply to what was logged before this moment is sent after a restart: it is anchored.
+    const startedAt = deps.clock.now();
+    this.#outbox = new Outbox({ ...deps, trace: this.#trace, startedAt });
     this.#retry = new ReplyRetry({ ...deps, outbox: this.#outbox }, options);
     this.#turn = {
       ...deps,
@@ -171,6 +173,7 @@ class CompanionImpl implements Companion {
       retry: this.#retry,
       reflection: this.#reflection,
       trace: this.#trace,
+      startedAt,
       defaultChannel: options.defaultChannel ?? "telegram",
       isClosed: () => this.#closed,
     };

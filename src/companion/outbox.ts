@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { withNoticeSaid } from "../conversation/checkin-notices.ts";
 import { withCheckinSent } from "../conversation/checkin-policy.ts";
 import { answeredBy } from "../conversation/pending-messages.ts";
+import { replyAnchor } from "../conversation/reply-anchor.ts";
 import type { NoticeSaid } from "../core/checkin-notices.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Decision } from "../core/decision.ts";
@@ -9,8 +10,10 @@ import type { Logger } from "../core/log.ts";
 import type { Annotations, Channel, Message } from "../core/message.ts";
 import {
   type Delivery,
+  type MessageRef,
   type OutboundPort,
   type OutgoingMessage,
+  type OutgoingReaction,
   RecipientBlockedError,
 } from "../core/port.ts";
 import type { ExchangeInput } from "../mind/reflection-queue.ts";
@@ -68,6 +71,8 @@ export interface OutboxDeps {
   port: OutboundPort;
   logger: Logger;
   trace: QuietTrace;
+  /** When this process started: a reply to a message logged before it is anchored (it comes after a restart). */
+  startedAt: Date;
 }
 
 /**
@@ -80,6 +85,12 @@ export interface OutboxDeps {
  * A reply the channel refused stays in the outbox as written: the words were generated and
  * passed the leak guard once, so a retry delivers exactly them (see held-reply.ts) instead of
  * asking the model again. A check-in or notice the channel refused is dropped.
+ *
+ * A reply given as a reaction is an entry like any reply (kind "reply", a `reaction` instead of
+ * text): it is retried and recovered the same way, and being one entry it is sent as a reaction
+ * or not at all, never also as text. Whether a text reply is anchored to the message it answers
+ * is decided when its entry is written and decided again when it is sent, so a reply held past
+ * the limit, or sent after a restart, is anchored although it was not when written.
  */
 export class Outbox {
   readonly #deps: OutboxDeps;
@@ -94,14 +105,43 @@ export class Outbox {
    * Without `afterSent` (a notice) nothing else happens.
    */
   async deliver(outgoing: OutgoingMessage, meta: DeliveryMeta, afterSent?: AfterSent): Promise<Delivered> {
+    return this.#record(
+      {
+        kind: outgoing.kind,
+        text: outgoing.text,
+        ...(outgoing.replyTo ? { replyTo: outgoing.replyTo } : {}),
+        ...(outgoing.anchor ? { anchor: outgoing.anchor } : {}),
+      },
+      meta,
+      afterSent,
+    );
+  }
+
+  /**
+   * Answers the person with a reaction instead of words, through the same steps as `deliver`:
+   * it is logged as the companion's turn (answering the messages through `meta.answeredThrough`),
+   * with empty text and the emoji in `reaction`.
+   */
+  async react(reaction: OutgoingReaction, meta: DeliveryMeta, afterSent?: AfterSent): Promise<Delivered> {
+    return this.#record(
+      { kind: "reply", text: "", reaction: reaction.emoji, replyTo: reaction.to.id, anchor: reaction.to },
+      meta,
+      afterSent,
+    );
+  }
+
+  /** Writes the intent, then sends it. */
+  async #record(
+    what: Pick<OutboxIntent, "kind" | "text" | "reaction" | "replyTo" | "anchor">,
+    meta: DeliveryMeta,
+    afterSent?: AfterSent,
+  ): Promise<Delivered> {
     const intent: OutboxIntent = {
       id: `o-${this.#deps.clock.now().getTime().toString(36)}-${randomBytes(4).toString("hex")}`,
-      kind: outgoing.kind,
-      text: outgoing.text,
+      ...what,
       trigger: meta.trigger,
       channel: meta.channel,
       createdAt: this.#deps.clock.now().toISOString(),
-      ...(outgoing.replyTo ? { replyTo: outgoing.replyTo } : {}),
       ...(meta.answeredThrough ? { answeredThrough: meta.answeredThrough } : {}),
       ...(meta.annotations ? { annotations: meta.annotations } : {}),
       ...(meta.decision ? { decision: meta.decision } : {}),
@@ -212,19 +252,27 @@ export class Outbox {
 
   async #send(intent: OutboxIntent, afterSent?: AfterSent): Promise<Delivered> {
     const progress = { ...intent };
-    const outgoing: OutgoingMessage = {
-      text: intent.text,
-      kind: intent.kind,
-      ...(intent.replyTo ? { replyTo: intent.replyTo } : {}),
-      ...(intent.partsDelivered ? { partsDelivered: intent.partsDelivered } : {}),
-    };
     let delivery: Delivery;
     try {
-      delivery = await this.#deps.port.send(outgoing, async (partsDelivered, part) => {
-        progress.partsDelivered = partsDelivered;
-        if (!progress.telegram && part.telegram) progress.telegram = part.telegram;
-        await this.#recordProgress(progress);
-      });
+      if (intent.reaction !== undefined) {
+        // The entry's schema requires the message a reaction is put on.
+        const to = intent.anchor as MessageRef;
+        delivery = await this.#deps.port.react({ emoji: intent.reaction, to });
+      } else {
+        const anchor = this.#anchorAtSend(intent);
+        const outgoing: OutgoingMessage = {
+          text: intent.text,
+          kind: intent.kind,
+          ...(intent.replyTo ? { replyTo: intent.replyTo } : {}),
+          ...(intent.partsDelivered ? { partsDelivered: intent.partsDelivered } : {}),
+          ...(anchor ? { anchor } : {}),
+        };
+        delivery = await this.#deps.port.send(outgoing, async (partsDelivered, part) => {
+          progress.partsDelivered = partsDelivered;
+          if (!progress.telegram && part.telegram) progress.telegram = part.telegram;
+          await this.#recordProgress(progress);
+        });
+      }
     } catch (error) {
       if (error instanceof RecipientBlockedError) {
         await this.#clearIntent(intent.id);
@@ -245,6 +293,7 @@ export class Outbox {
     const message = await this.#deps.log.append({
       role: "assistant",
       text: intent.text,
+      ...(intent.reaction !== undefined ? { reaction: intent.reaction } : {}),
       channel: intent.channel,
       trigger: intent.trigger,
       outboxId: intent.id,
@@ -257,6 +306,23 @@ export class Outbox {
     });
     const reflection = await this.#settle(intent, message, afterSent);
     return { status: "sent", message, reflection };
+  }
+
+  /**
+   * The anchor of a reply as it goes out: the one decided when its entry was written, or — for a
+   * reply that answered one message at once then but is sent only now (held by a failure, or
+   * after a restart) — the same rule applied at the send time.
+   */
+  #anchorAtSend(intent: OutboxIntent): MessageRef | undefined {
+    if (intent.kind !== "reply") return undefined;
+    if (intent.anchor) return intent.anchor;
+    const answered = this.#deps.log.recent().find((m) => m.id === intent.replyTo);
+    if (!answered) return undefined;
+    return replyAnchor({
+      answered: [answered],
+      sendAt: this.#deps.clock.now(),
+      startedAt: this.#deps.startedAt,
+    });
   }
 
   async #recordProgress(intent: OutboxIntent): Promise<void> {

@@ -1,4 +1,5 @@
 import { pendingMessages } from "../conversation/pending-messages.ts";
+import { messageRef, replyAnchor } from "../conversation/reply-anchor.ts";
 import type { Message } from "../core/message.ts";
 import { generateReply } from "../mind/generate.ts";
 import { REFLECT_TOOL } from "../mind/reflect.ts";
@@ -24,7 +25,9 @@ export type ReplyOutcome =
  * One reply turn: a reply the channel refused earlier goes out first, as written (held-reply.ts);
  * then everything the person said since the last answer is answered at once — compose,
  * generate, send through the outbox (which hands the exchange to reflection) — and when the model or the channel fails, the
- * reply is deferred to the retry instead of being dropped.
+ * reply is deferred to the retry instead of being dropped. The answer is text (anchored to the
+ * newest message it answers when conversation/reply-anchor.ts says so) or, when the model chose
+ * it, a reaction on that message.
  */
 export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   if (context.isClosed()) return { status: "closed" };
@@ -71,7 +74,14 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
     usage: generation.usage,
   };
   const last = pending[pending.length - 1] as Message;
-  if (generation.text === null) {
+  // The words when there are any (they win over a reaction), else the reaction, else nothing.
+  const answer: Answer | undefined =
+    generation.text !== null
+      ? { kind: "text", text: generation.text }
+      : generation.reaction !== undefined
+        ? { kind: "reaction", emoji: generation.reaction }
+        : undefined;
+  if (answer === undefined) {
     await context.log.update(last.id, { handledWithoutReply: true });
     context.retry.cancel();
     await context.trace({
@@ -82,20 +92,33 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
     });
     return { status: "empty", answered, removed: generation.removed };
   }
-  const delivered = await context.outbox.deliver(
-    { text: generation.text, kind: "reply", replyTo: last.id },
-    { trigger: "reply", answeredThrough: last.id, channel: last.channel },
-    context.reflection.afterSent(
-      (message) => ({
-        messageIds: [...answered, message.id],
-        trigger: "reply",
-        evicting: composed.prompt.evicting,
-      }),
-      generation.reflection,
-    ),
+  const meta = { trigger: "reply" as const, answeredThrough: last.id, channel: last.channel };
+  const afterSent = context.reflection.afterSent(
+    (message) => ({
+      messageIds: [...answered, message.id],
+      trigger: "reply",
+      evicting: composed.prompt.evicting,
+    }),
+    generation.reflection,
   );
+  const anchor =
+    answer.kind === "text"
+      ? replyAnchor({ answered: pending, sendAt: context.clock.now(), startedAt: context.startedAt })
+      : undefined;
+  const said =
+    answer.kind === "text"
+      ? { text: answer.text, ...(anchor ? { anchoredTo: anchor.id } : {}) }
+      : { reaction: answer.emoji };
+  const delivered =
+    answer.kind === "text"
+      ? await context.outbox.deliver(
+          { text: answer.text, kind: "reply", replyTo: last.id, ...(anchor ? { anchor } : {}) },
+          meta,
+          afterSent,
+        )
+      : await context.outbox.react({ emoji: answer.emoji, to: messageRef(last) }, meta, afterSent);
   if (delivered.status !== "sent") {
-    await context.trace({ ...base, outcome: delivered.status, text: generation.text });
+    await context.trace({ ...base, outcome: delivered.status, ...said });
     if (delivered.status === "blocked") return { status: "blocked", answered };
     context.retry.schedule();
     return { status: "deferred", answered, reason: `the channel failed: ${delivered.error}` };
@@ -105,11 +128,14 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   await context.trace({
     ...base,
     outcome: "sent",
-    sent: { id: delivered.message.id, text: generation.text },
+    sent: { id: delivered.message.id, ...said },
     reflection: delivered.reflection,
   });
   return { status: "sent", message: delivered.message, answered };
 }
+
+/** What a reply says: words, or a reaction on the person's newest message. */
+type Answer = { kind: "text"; text: string } | { kind: "reaction"; emoji: string };
 
 /** An unavailable model defers the reply (with the notice when it is due); a request the API refuses fails it. */
 async function replyFailed(

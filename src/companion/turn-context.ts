@@ -32,6 +32,8 @@ export interface TurnContext extends TurnPromptDeps {
   retry: ReplyRetry;
   reflection: ReflectionSchedule;
   trace: QuietTrace;
+  /** When this process started (the companion was built): replies to earlier messages are anchored. */
+  startedAt: Date;
   /** The channel assistant messages are logged with when the person has not written yet. */
   defaultChannel: Channel;
   /** True once the companion is closing: a turn that starts then does nothing. */

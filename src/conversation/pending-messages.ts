@@ -5,6 +5,14 @@ export function isNotice(message: Message): boolean {
   return message.role === "assistant" && message.notice === true;
 }
 
+/**
+ * A reaction the companion gave instead of writing: an answer (the message it is on stops
+ * waiting), but not a message sent: it raises no unanswered count and starts no minimum gap.
+ */
+export function isReaction(message: Message): boolean {
+  return message.role === "assistant" && message.reaction !== undefined;
+}
+
 /** An assistant message after which earlier messages count as seen: a reply or a check-in, not a notice. */
 function isAnswer(message: Message): boolean {
   return message.role === "assistant" && !isNotice(message);

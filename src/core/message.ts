@@ -42,7 +42,7 @@ export const mediaSchema = z.looseObject({
 export type Media = z.infer<typeof mediaSchema>;
 
 /** Fields only the companion's own messages carry, and fields only the person's carry. */
-const ASSISTANT_ONLY = ["trigger", "answeredThrough", "notice", "outboxId"] as const;
+const ASSISTANT_ONLY = ["trigger", "answeredThrough", "notice", "outboxId", "reaction"] as const;
 const USER_ONLY = ["handledWithoutReply"] as const;
 
 /**
@@ -81,6 +81,11 @@ export const messageSchema = z
     outboxId: z.string().min(1).optional(),
     /** A message of the person's dealt with although nothing was said: it stops waiting. */
     handledWithoutReply: z.literal(true).optional(),
+    /**
+     * The companion reacted with this emoji to the person's message `replyTo` instead of writing
+     * (its `text` is empty): an answer, so that message stops waiting, but not a message sent.
+     */
+    reaction: z.string().min(1).optional(),
   })
   .superRefine((m, ctx) => {
     const wrong = m.role === "user" ? ASSISTANT_ONLY : USER_ONLY;

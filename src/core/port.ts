@@ -15,6 +15,12 @@ export interface OutboundPort {
    * channel that never splits may ignore both.
    */
   send(message: OutgoingMessage, progress?: SendProgress): Promise<Delivery>;
+  /**
+   * Reacts with one emoji to the person's message instead of writing (Telegram: a message
+   * reaction); resolves once the channel accepted it. Setting the same reaction again changes
+   * nothing the person sees, so a retry after a crash is harmless.
+   */
+  react(reaction: OutgoingReaction): Promise<Delivery>;
   /** Shows that the companion is working on a reply (e.g. "typing…"); returns a stop function. */
   showWorking?(): () => void;
 }
@@ -28,6 +34,25 @@ export interface OutgoingMessage {
   replyTo?: string;
   /** Parts of this text an earlier attempt already delivered (0 when absent): they are not sent again. */
   partsDelivered?: number;
+  /**
+   * The person's message this is shown as answering (Telegram: a reply quoting it), when the
+   * companion decided it should be (conversation/reply-anchor.ts); only the first part carries it.
+   */
+  anchor?: MessageRef;
+}
+
+/** One of the person's messages as a channel can point at it: its log id and, on Telegram, its ids there. */
+export interface MessageRef {
+  id: string;
+  telegram?: { chatId: number; messageId: number };
+}
+
+/** A reaction the companion gives instead of a message. */
+export interface OutgoingReaction {
+  /** One emoji from the set Telegram allows (model/reaction.ts). */
+  emoji: string;
+  /** The person's message it is put on: their newest one it answers. */
+  to: MessageRef;
 }
 
 /**

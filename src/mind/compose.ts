@@ -361,10 +361,11 @@ function heartbeatInput(input: ComposeInput): { blocks: Anthropic.ContentBlockPa
 }
 
 /**
- * A log message as the model reads it (messageAsRead: media labelled, the caption once), never
- * an empty block; `note` is said inside its label.
+ * A log message as the model reads it (messageAsRead: media labelled, the caption once; a
+ * reaction of the companion's as one), never an empty block; `note` is said inside its label.
  */
 export function describeMessage(message: Message, note?: string): string {
+  if (message.reaction !== undefined) return `[you reacted ${message.reaction}]`;
   const text = messageAsRead(message, note);
   return text === "" ? "(empty message)" : text;
 }

@@ -19,13 +19,15 @@ import {
   WRITE_MESSAGE_TOOL,
   writeCheckinText,
 } from "../model/prompts.ts";
+import { parseReaction, REACT_TOOL, REACTION_EMOJI, type ReactionEmoji } from "../model/reaction.ts";
 import { estimateTokens } from "../model/tokens.ts";
 import type { NotesStore } from "../store/notes.ts";
 import { NOTES_TOOL_NAMES, runNotesTool } from "./notes-tools.ts";
 
 /**
  * Turning a composed prompt into words that may reach the person. A reply is one call,
- * plus a few bounded rounds when the model uses its notes. A check-in is staged: a
+ * plus a few bounded rounds when the model uses its notes; instead of words it may choose a
+ * reaction (one emoji on the person's message). A check-in is staged: a
  * forced, structured decision first (send or not, why, about what), a topic guard in code,
  * and only then a second call whose single output field is the message. Whatever comes
  * out passes the leak guard; what the model returned and what was removed are kept for
@@ -58,6 +60,8 @@ export interface ToolCallRecord {
 export interface ReplyGeneration {
   /** The text to send, after the leak guard; null when nothing is left to send. */
   text: string | null;
+  /** The emoji to react with instead, when the model chose to react and wrote nothing to send (text is then null). */
+  reaction?: ReactionEmoji;
   /** What the model wrote, before the guard. */
   raw: string;
   removed: string[];
@@ -82,6 +86,12 @@ export interface ReplyOptions {
  * Answers the person: one call plus bounded notes rounds, every tool_use paired with its
  * tool_result. An answer the leak guard empties gets one more call in the same turn, told
  * why (silence is the worse failure for a reply); what that one returns is final.
+ *
+ * A react call with an emoji Telegram accepts ends the answer like text does (it needs no
+ * round of its own); one with another emoji is answered with the allowed list. When the model
+ * both writes text and reacts, the text wins: words say more than an emoji, and the person
+ * must never get both for one message. The reaction is used only when nothing sendable was
+ * written (no text, or text the leak guard emptied), which also spares that nudge.
  */
 export async function generateReply(
   params: Anthropic.MessageCreateParamsNonStreaming,
@@ -92,6 +102,7 @@ export async function generateReply(
   const toolCalls: ToolCallRecord[] = [];
   const usage: UsageRecord[] = [];
   let reflection: unknown;
+  let reaction: ReactionEmoji | undefined;
   let room = options.ceiling - options.promptTokens;
   let raw = "";
 
@@ -107,8 +118,13 @@ export async function generateReply(
     const uses = toolUses(response);
     const reflectUse = uses.find((u) => u.name === options.reflectToolName);
     if (reflectUse) reflection = reflectUse.input;
-    const needsRound =
-      uses.some((u) => u.name !== options.reflectToolName) || (raw.trim() === "" && reflectUse);
+    const reacted = uses
+      .map((u) => (u.name === REACT_TOOL.name ? parseReaction(u.input) : null))
+      .findLast(Boolean);
+    if (reacted) reaction = reacted;
+    const ends = (u: Anthropic.ToolUseBlock) =>
+      u.name === options.reflectToolName || (u.name === REACT_TOOL.name && parseReaction(u.input) !== null);
+    const needsRound = uses.some((u) => !ends(u)) || (raw.trim() === "" && reflectUse && !reaction);
     if (!needsRound || lastRound) break;
 
     const results: Anthropic.ToolResultBlockParam[] = [];
@@ -144,6 +160,7 @@ export async function generateReply(
   if (guarded.text !== null) {
     return { text: guarded.text, raw, removed: guarded.removed, toolCalls, reflection, usage };
   }
+  if (reaction) return { text: null, reaction, raw, removed: guarded.removed, toolCalls, reflection, usage };
   const nudged = await call(
     deps,
     usage,
@@ -308,6 +325,12 @@ async function runTool(
     isError = result.isError;
   } else if (use.name === reflectToolName) {
     content = "Recorded. Now reply to the person.";
+  } else if (use.name === REACT_TOOL.name) {
+    const emoji = parseReaction(use.input);
+    content = emoji
+      ? `Noted: you react ${emoji} to their message, unless you write a reply now (then only the reply is sent).`
+      : `That is not a reaction Telegram allows. Use one of: ${REACTION_EMOJI.join(" ")}; or write a reply.`;
+    isError = emoji === null;
   } else if (CHECKIN_TOOL_NAMES.has(use.name)) {
     content = CHECKIN_TOOL_IN_REPLY;
     isError = true;

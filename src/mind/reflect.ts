@@ -177,7 +177,7 @@ export function reflectionPrompt(
     return { name, text, tokens: estimateTokens(text) };
   };
   const line = (m: Message) =>
-    `[${m.id}] ${DateTime.fromISO(m.ts, { zone }).toFormat("ccc d LLL HH:mm")} ${m.role === "user" ? "person" : "you"}: ${m.text}`;
+    `[${m.id}] ${DateTime.fromISO(m.ts, { zone }).toFormat("ccc d LLL HH:mm")} ${m.role === "user" ? "person" : "you"}: ${m.reaction === undefined ? m.text : `[reacted ${m.reaction}]`}`;
   const query = { text: exchange.map((m) => m.text).join("\n"), topics: exchange.flatMap(messageTopics) };
   const shown: MemoryItem[] = [];
   let used = 0;

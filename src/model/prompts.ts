@@ -2,6 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
 import type { Persona } from "./persona.ts";
 import { minCacheableTokens, type PriceTable } from "./prices.ts";
+import { REACT_TOOL } from "./reaction.ts";
 import { estimateTokens } from "./tokens.ts";
 import { toolInputSchema } from "./tool-schema.ts";
 
@@ -117,7 +118,7 @@ export interface StablePrefix {
   protocolAndPersonaTokens: number;
 }
 
-/** Tools that ride in the prefix besides the check-in tools. */
+/** Tools that ride in the prefix besides the react and check-in tools. */
 export interface PrefixTools {
   /** The notes tools (list, read, write), defined for every call so the tool list never changes. */
   notes: readonly Anthropic.Tool[];
@@ -142,6 +143,7 @@ export function protocolAndPersona(persona: Persona): string {
 export function buildStablePrefix(persona: Persona, tools: PrefixTools): StablePrefix {
   const toolList: Anthropic.Tool[] = [
     ...tools.notes,
+    REACT_TOOL,
     DECIDE_CHECKIN_TOOL,
     WRITE_MESSAGE_TOOL,
     ...(tools.reflect ? [tools.reflect] : []),

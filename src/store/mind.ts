@@ -91,10 +91,19 @@ const telegramIdsSchema = z.object({ chatId: z.number(), messageId: z.number() }
  * shape is checked when mind.json is read, like everything else in it: an entry presence could
  * not deliver makes it refuse to start rather than drop that message when it next writes.
  */
-export const outboxIntentSchema = z.looseObject({
+const outboxIntentFields = z.looseObject({
   id: z.string().min(1),
   kind: z.enum(["reply", "heartbeat", "notice"]),
-  text: z.string().min(1),
+  /** What is said; empty only for a reaction. */
+  text: z.string(),
+  /** A reply given as a reaction with this emoji (on the person's message `replyTo`) instead of words. */
+  reaction: z.string().min(1).optional(),
+  /**
+   * The person's message a reply is shown as answering, decided before the intent was written
+   * (conversation/reply-anchor.ts), with the Telegram ids the channel needs, so a crash between
+   * the decision and the send still anchors it; for a reaction, the message it is put on.
+   */
+  anchor: z.object({ id: z.string().min(1), telegram: telegramIdsSchema.optional() }).optional(),
   trigger: z.enum(["reply", "heartbeat"]),
   channel: z.enum(["telegram", "cli", "simulation"]),
   createdAt: isoUtc,
@@ -110,6 +119,11 @@ export const outboxIntentSchema = z.looseObject({
   /** A notice about check-ins stopping or resuming: recorded as told in the write that logs it as sent. */
   said: noticeSaidSchema.optional(),
 });
+/** An outbox entry as mind.json holds it: words to say, or a reaction. */
+export const outboxIntentSchema = outboxIntentFields.refine(
+  (intent) => (intent.reaction === undefined ? intent.text !== "" : intent.anchor !== undefined),
+  { message: "an outbox entry needs text, or a reaction and the message it is put on", path: ["text"] },
+);
 /** A message recorded in the outbox, with how far its delivery got. */
 export type OutboxIntent = z.infer<typeof outboxIntentSchema>;
 

@@ -35,8 +35,13 @@ const asGiven = z.unknown().optional();
 
 /** The person's messages a reply answers, as the turn saw them. */
 const inputSchema = z.array(z.strictObject({ id: z.string(), ts, text: z.string() }));
+/**
+ * What a reply said besides its text: the person's message it was anchored to (quoted), or the
+ * emoji it reacted with instead of words.
+ */
+const mannersFields = { anchoredTo: z.string().optional(), reaction: z.string().optional() };
 /** What went out: the logged message's id, and its text when the turn had it. */
-const sentSchema = z.strictObject({ id: z.string(), text: z.string().optional() });
+const sentSchema = z.strictObject({ id: z.string(), text: z.string().optional(), ...mannersFields });
 /** Tokens one reflection call used. */
 const tokensSchema = z.strictObject({ input: count, output: count, cacheWrite: count, cacheRead: count });
 /** What a delivery ended as (companion/outbox.ts). */
@@ -55,6 +60,7 @@ const replyRecordSchema = z.strictObject({
   /** A reply the channel refused earlier, sent again from its outbox entry. */
   held: z.strictObject({ outbox: z.string(), partsDelivered: count }).optional(),
   text: z.string().optional(),
+  ...mannersFields,
   sent: sentSchema.optional(),
   /** What reflection does with the exchange (companion/outbox.ts). */
   reflection: z.string().optional(),

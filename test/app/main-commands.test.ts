@@ -77,6 +77,9 @@ async function world(): Promise<World> {
         sent.push(message);
         return {};
       },
+      async react() {
+        return {};
+      },
     },
     { closeTimeoutMs: 2_000 },
   );

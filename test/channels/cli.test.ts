@@ -97,4 +97,9 @@ describe("the terminal chat", () => {
     await outbound.send({ text: "How did it go?", kind: "heartbeat" });
     expect(output).toContain("Claire (checking in): How did it go?");
   });
+
+  it("prints a reaction as one, since a terminal line cannot carry it", async () => {
+    await outbound.react({ emoji: "👍", to: { id: "m1" } });
+    expect(output).toBe("\nClaire: (reacted 👍)\n\n");
+  });
 });

@@ -10,6 +10,9 @@ import {
   DEFAULT_RETRY_DELAYS_MS,
   pendingMessages,
 } from "../../src/companion/companion.ts";
+import { buildAwarenessContext } from "../../src/conversation/awareness/build.ts";
+import { defaultAwarenessSettings } from "../../src/conversation/awareness/context.ts";
+import { formatAwarenessForPrompt } from "../../src/conversation/awareness/format.ts";
 import { SettableClock, systemTimers, VirtualTimers } from "../../src/core/clock.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import type { Message } from "../../src/core/message.ts";
@@ -17,6 +20,7 @@ import {
   type Delivery,
   type IncomingInput,
   type OutgoingMessage,
+  type OutgoingReaction,
   RecipientBlockedError,
 } from "../../src/core/port.ts";
 import { type UsageRecord, usageTotal } from "../../src/core/usage.ts";
@@ -57,6 +61,8 @@ interface Harness {
   mind: MindStore;
   trace: Trace;
   sent: OutgoingMessage[];
+  /** Reactions the channel accepted, in order. */
+  reactions: OutgoingReaction[];
   /** Every part the channel accepted: it splits a text at blank lines, like Telegram's port at its limit. */
   parts: string[];
   port: PortState;
@@ -103,6 +109,7 @@ async function harness(
   const notes = new NotesStore({ dataDir });
   const trace = new Trace({ dataDir, clock });
   const sent: OutgoingMessage[] = [];
+  const reactions: OutgoingReaction[] = [];
   const parts: string[] = [];
   const portState: PortState = {};
   const companion = createCompanion({
@@ -135,12 +142,30 @@ async function harness(
         sent.push(message);
         return first;
       },
+      async react(reaction) {
+        if (portState.fail) throw portState.fail;
+        reactions.push(reaction);
+        return {};
+      },
     },
     persona: personaFromDir(),
     logger: silentLogger,
     options: { retryDelaysMs: [20], closeTimeoutMs: 2_000, ...options.companion },
   });
-  const h = { companion, api, clock, virtual, log, mind, trace, sent, parts, port: portState, dataDir };
+  const h = {
+    companion,
+    api,
+    clock,
+    virtual,
+    log,
+    mind,
+    trace,
+    sent,
+    reactions,
+    parts,
+    port: portState,
+    dataDir,
+  };
   open.push(h);
   return h;
 }
@@ -1361,5 +1386,260 @@ describe("the companion's housekeeping", () => {
 
   it("ships a persona it can load", async () => {
     await expect(loadPersona()).resolves.toMatchObject({ soul: expect.stringContaining("Claire") });
+  });
+});
+
+describe("Telegram manners: anchored replies", () => {
+  /** The person's message as Telegram hands it over, with its ids there. */
+  const onTelegram = (text: string, messageId: number): IncomingInput => ({
+    text,
+    channel: "telegram",
+    telegram: { chatId: 1, messageId },
+  });
+
+  it("does not anchor an immediate answer to one message", async () => {
+    const h = await harness();
+    h.api.setHandler(() => textReply("Morning!"));
+    await h.companion.reply(onTelegram("Morning", 7));
+    expect(h.sent).toHaveLength(1);
+    expect(h.sent[0]?.anchor).toBeUndefined();
+    expect(h.mind.read().outbox).toEqual([]);
+  });
+
+  it("anchors an answer to several messages to the newest of them", async () => {
+    const h = await harness();
+    h.api.setHandler(() => textReply("Both good ideas."));
+    await h.companion.receive(onTelegram("Pasta tonight?", 7));
+    const newest = await h.companion.receive(onTelegram("Or soup", 8));
+    await h.companion.reply();
+    expect(h.sent[0]?.anchor).toEqual({ id: newest.id, telegram: { chatId: 1, messageId: 8 } });
+  });
+
+  it("anchors an answer to a message that waited more than two minutes, by the clock", async () => {
+    const h = await harness();
+    h.api.setHandler(() => {
+      h.clock.advanceMinutes(3);
+      return textReply("Sorry, that took a while — yes!");
+    });
+    const question = await h.companion.receive(onTelegram("Can you remind me later?", 7));
+    await h.companion.reply();
+    expect(h.sent[0]?.anchor).toEqual({ id: question.id, telegram: { chatId: 1, messageId: 7 } });
+  });
+
+  it("anchors the answer sent after a restart to the message it answers", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    api.setHandler(() => textReply("I'm here."));
+    const first = await harness({ dataDir, api });
+    const question = await first.companion.receive(onTelegram("Are you there?", 7));
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api, start: "2026-03-04T09:00:30.000Z" });
+    await second.companion.recover();
+    expect(second.sent.map((m) => [m.text, m.anchor])).toEqual([
+      ["I'm here.", { id: question.id, telegram: { chatId: 1, messageId: 7 } }],
+    ]);
+  });
+
+  it("anchors a reply a crash kept in the outbox when it is finally sent, although it was not when written", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    const first = await harness({ dataDir, api });
+    const question = await first.companion.receive(onTelegram("Eggs or flour?", 7));
+    await crashedBeforeSending(first, question, "Both.");
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api, start: "2026-03-04T09:00:30.000Z" });
+    await second.companion.recover();
+    expect(second.sent.map((m) => [m.text, m.anchor?.id])).toEqual([["Both.", question.id]]);
+    expect(api.requests).toEqual([]);
+  });
+
+  it("keeps the anchor it decided in the outbox entry, so a crash before the send still anchors", async () => {
+    const h = await harness();
+    h.api.setHandler(() => textReply("Both, then."));
+    h.port.fail = new Error("Call to 'sendMessage' failed! (502: Bad Gateway)");
+    await h.companion.receive(onTelegram("Tea?", 7));
+    const newest = await h.companion.receive(onTelegram("Or coffee?", 8));
+    expect(await h.companion.reply()).toMatchObject({ status: "deferred" });
+    expect(h.mind.read().outbox).toMatchObject([
+      { text: "Both, then.", anchor: { id: newest.id, telegram: { chatId: 1, messageId: 8 } } },
+    ]);
+  });
+});
+
+describe("Telegram manners: a reaction instead of a message", () => {
+  const onTelegram = (text: string, messageId: number): IncomingInput => ({
+    text,
+    channel: "telegram",
+    telegram: { chatId: 1, messageId },
+  });
+
+  it("offers the react tool in the cached prefix of every call, the same bytes each time", async () => {
+    const h = await harness();
+    h.api.setHandler(checkinModel({ send: false, why: "quiet day", topic: "" }));
+    await h.companion.reply(said("Hello"));
+    h.clock.advanceMinutes(240);
+    await h.companion.heartbeat();
+    const toolLists = h.api.requests.map((r) => JSON.stringify(r.body.tools));
+    expect(toolLists.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(toolLists).size).toBe(1);
+    const react = h.api.requests[0]?.body.tools?.find((t) => t.name === "react");
+    expect(react?.input_schema).toMatchObject({
+      properties: { emoji: { enum: expect.arrayContaining(["👍", "❤", "🙏"]) } },
+      required: ["emoji"],
+    });
+  });
+
+  it("reacts on the person's newest message, logs the reaction as its answer, and says nothing", async () => {
+    const h = await harness();
+    h.api.enqueue(toolReply("react", { emoji: "👍" }));
+    const thanks = await h.companion.receive(onTelegram("ok thanks", 7));
+    const outcome = await h.companion.reply();
+    expect(outcome).toMatchObject({ status: "sent" });
+    expect(h.reactions).toEqual([
+      { emoji: "👍", to: { id: thanks.id, telegram: { chatId: 1, messageId: 7 } } },
+    ]);
+    expect(h.sent).toEqual([]);
+    expect(h.api.requests).toHaveLength(1);
+    const [, reaction] = h.log.recent();
+    expect(reaction).toMatchObject({
+      role: "assistant",
+      text: "",
+      reaction: "👍",
+      trigger: "reply",
+      replyTo: thanks.id,
+      answeredThrough: thanks.id,
+    });
+    expect(reaction?.telegram).toBeUndefined();
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+    expect(h.mind.read().outbox).toEqual([]);
+    const [turn] = await h.trace.last(1);
+    expect(turn).toMatchObject({
+      kind: "reply",
+      outcome: "sent",
+      sent: { id: reaction?.id, reaction: "👍" },
+    });
+  });
+
+  it("takes the emoji as models write it, without the variation selector Telegram's list lacks", async () => {
+    const h = await harness();
+    h.api.enqueue(toolReply("react", { emoji: "❤️" }));
+    await h.companion.reply(onTelegram("love you, night!", 7));
+    expect(h.reactions.map((r) => r.emoji)).toEqual(["❤"]);
+  });
+
+  it("tells the model an emoji Telegram does not allow, and takes its next answer", async () => {
+    const h = await harness();
+    h.api.enqueue(toolReply("react", { emoji: "🦖" }), toolReply("react", { emoji: "👌" }));
+    await h.companion.reply(onTelegram("done!", 7));
+    expect(lastUserText(h.api.requests[1]?.body as MessagesRequestBody)).toContain(
+      "not a reaction Telegram allows",
+    );
+    expect(h.reactions.map((r) => r.emoji)).toEqual(["👌"]);
+    expect(h.sent).toEqual([]);
+  });
+
+  it("sends the text, and no reaction, when the model both writes and reacts", async () => {
+    const h = await harness();
+    h.api.enqueue(toolReply("react", { emoji: "👍" }, { text: "Anytime!" }));
+    await h.companion.reply(onTelegram("ok thanks", 7));
+    expect(h.sent.map((m) => m.text)).toEqual(["Anytime!"]);
+    expect(h.reactions).toEqual([]);
+    expect(h.log.recent()[1]).toMatchObject({ text: "Anytime!" });
+    expect(h.log.recent()[1]?.reaction).toBeUndefined();
+  });
+
+  it("is not a message sent: no unanswered count, no minimum gap, and awareness shows it as a reaction", async () => {
+    const reactions = await harness();
+    const texts = await harness();
+    reactions.api.enqueue(toolReply("react", { emoji: "👍" }));
+    texts.api.enqueue(textReply("You're welcome!"));
+    for (const h of [reactions, texts]) {
+      await personSaid(h, "Could you remind me about the dentist?", "2026-03-04T07:00:00.000Z");
+      await companionSaid(h, "Sure, at 11.", "reply", "2026-03-04T07:01:00.000Z");
+      await h.companion.reply(onTelegram("ok thanks", 7));
+    }
+    const awareness = (h: Harness) =>
+      buildAwarenessContext(h.log.recent(), h.clock.now(), {
+        ...defaultAwarenessSettings,
+        timezone: "Europe/Berlin",
+        trigger: "heartbeat",
+      });
+    const reacted = awareness(reactions);
+    expect(reacted.conversationState.unansweredCount).toBe(0);
+    expect(reacted.self.lastMessageTime).toBe("2026-03-04T07:01:00.000Z");
+    expect(formatAwarenessForPrompt(reacted, "heartbeat")).toContain(
+      "You have not written since their last message; you reacted 👍 to it",
+    );
+    expect(awareness(texts).conversationState.unansweredCount).toBe(1);
+
+    // 35 minutes on: past "recent conversation" (30), inside the minimum gap (45) only for a message.
+    for (const h of [reactions, texts]) {
+      h.clock.advanceMinutes(35);
+      h.api.setHandler(checkinModel({ send: false, why: "nothing to add", topic: "" }));
+      await h.companion.heartbeat();
+    }
+    expect(texts.mind.lastDecision()).toMatchObject({ fire: false, reason: "too-soon" });
+    expect(reactions.mind.lastDecision()?.reason).not.toBe("too-soon");
+    expect(reactions.api.requests.some((r) => r.body.tool_choice?.name === "decide_checkin")).toBe(true);
+  });
+
+  it("shows the model its reaction in the next turn, as a reaction and not as words", async () => {
+    const h = await harness();
+    h.api.enqueue(toolReply("react", { emoji: "😴" }), textReply("Morning! Sleep well?"));
+    await h.companion.reply(onTelegram("night!", 7));
+    h.clock.advanceMinutes(1);
+    await h.companion.reply(onTelegram("actually, can't sleep", 8));
+    const next = h.api.requests[1]?.body as MessagesRequestBody;
+    expect(systemText(next)).toContain("you reacted 😴");
+    expect(JSON.stringify(next.messages)).toContain("[you reacted 😴]");
+  });
+
+  it("keeps a reaction the channel refused in the outbox and sends it, not text, on the retry", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [20] } });
+    h.api.enqueue(toolReply("react", { emoji: "👍" }));
+    h.port.fail = new Error("Call to 'setMessageReaction' failed! (502: Bad Gateway)");
+    expect(await h.companion.reply(onTelegram("ok thanks", 7))).toMatchObject({ status: "deferred" });
+    expect(h.mind.read().outbox).toMatchObject([{ kind: "reply", text: "", reaction: "👍" }]);
+    delete h.port.fail;
+    await vi.waitFor(() => expect(h.reactions.map((r) => r.emoji)).toEqual(["👍"]), { timeout: 3_000 });
+    await h.companion.idle();
+    expect(h.sent).toEqual([]);
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.mind.read().outbox).toEqual([]);
+  });
+
+  it("after a crash before the reaction went out, recovery reacts once and writes nothing", async () => {
+    const dataDir = await tempDataDir();
+    const api = await startMessagesApiFake();
+    const first = await harness({ dataDir, api });
+    const thanks = await first.companion.receive(onTelegram("ok thanks", 7));
+    await first.mind.update((mind) => {
+      mind.outbox.push({
+        id: "o-reaction",
+        kind: "reply",
+        text: "",
+        reaction: "👍",
+        anchor: { id: thanks.id, telegram: { chatId: 1, messageId: 7 } },
+        trigger: "reply",
+        channel: "telegram",
+        createdAt: first.clock.now().toISOString(),
+        replyTo: thanks.id,
+        answeredThrough: thanks.id,
+      });
+    });
+    await endProcess(first);
+
+    const second = await harness({ dataDir, api, start: "2026-03-04T09:00:30.000Z" });
+    await second.companion.recover();
+    await second.companion.recover();
+    expect(second.reactions.map((r) => [r.emoji, r.to.id])).toEqual([["👍", thanks.id]]);
+    expect(second.sent).toEqual([]);
+    expect(api.requests).toEqual([]);
+    expect(second.log.recent().map((m) => [m.role, m.text, m.reaction])).toEqual([
+      ["user", "ok thanks", undefined],
+      ["assistant", "", "👍"],
+    ]);
   });
 });

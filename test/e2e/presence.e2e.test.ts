@@ -68,6 +68,8 @@ describe("presence start, end to end", () => {
     await world.bot.waitForSent(1, 15_000);
     await new Promise((r) => setTimeout(r, 300));
     expect(world.bot.sent.map((s) => [s.chatId, s.text])).toEqual([[OWNER_ID, "Answer 1."]]);
+    // An immediate answer to one message is not a quoted reply: the chat stays clean.
+    expect(world.bot.sent[0]?.replyTo).toBeUndefined();
     expect(world.bot.actions.some((a) => a.action === "typing")).toBe(true);
     const { code, ms } = await stopPresence(presence);
     expect(code).toBe(0);
@@ -101,6 +103,29 @@ describe("presence start, end to end", () => {
     expect(world.model.problems).toEqual([]);
   });
 
+  it("reacts to a message that needs no answer instead of writing, and the next reply knows it reacted", async () => {
+    const presence = await start();
+    const owner = world.bot.user(OWNER_ID, "Ada");
+    world.model.enqueue(toolReply("react", { emoji: "👍" }));
+    const thanks = world.bot.message(owner, { text: "ok thanks" });
+    await world.bot.waitForCall((c) => c.method === "setMessageReaction" && c.status === 200, 15_000);
+    expect(world.bot.reactions).toEqual([{ chatId: OWNER_ID, messageId: thanks.messageId, emoji: ["👍"] }]);
+    world.bot.message(owner, { text: "oh, one more thing" });
+    await world.bot.waitForSent(1, 15_000);
+    await stopPresence(presence);
+    expect(world.bot.sent.map((s) => s.text)).toEqual(["Answer 1."]);
+    const log = await loggedMessages();
+    expect(log.map((m) => [m.role, m.text, m.reaction])).toEqual([
+      ["user", "ok thanks", undefined],
+      ["assistant", "", "👍"],
+      ["user", "oh, one more thing", undefined],
+      ["assistant", "Answer 1.", undefined],
+    ]);
+    const next = JSON.stringify(world.model.requests[1]?.body);
+    expect(next).toContain("you reacted 👍");
+    expect(world.model.problems).toEqual([]);
+  });
+
   it("gives a stranger the fixed reply with their id, calls no model and logs nothing of theirs", async () => {
     const presence = await start();
     world.bot.message(world.bot.user(555, "Eve"), { text: "hey, who are you? secret-stranger-words" });
@@ -116,7 +141,7 @@ describe("presence start, end to end", () => {
   it("after kill -9 mid-turn, a restart answers exactly once and the log is intact", async () => {
     const first = await start();
     world.model.failNext("slow", 1, { delayMs: 4_000 });
-    world.bot.message(world.bot.user(OWNER_ID, "Ada"), { text: "Are you there?" });
+    const question = world.bot.message(world.bot.user(OWNER_ID, "Ada"), { text: "Are you there?" });
     await waitFor(() => replyRequests() === 1, 15_000);
     first.child.kill("SIGKILL");
     expect(await first.exited).toBe("SIGKILL");
@@ -127,6 +152,11 @@ describe("presence start, end to end", () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(world.bot.sent).toHaveLength(1);
     const answer = world.bot.sent[0]?.text;
+    // Sent after a restart: shown as the answer to the message it answers.
+    expect(world.bot.sent[0]?.replyTo).toEqual({
+      messageId: question.messageId,
+      allowSendingWithoutReply: true,
+    });
     expect(await stopPresence(second)).toMatchObject({ code: 0 });
     expect(world.model.requests.length).toBe(2);
     const log = await loggedMessages();

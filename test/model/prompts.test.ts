@@ -46,6 +46,7 @@ describe("buildStablePrefix", () => {
       "notes_list",
       "notes_read",
       "notes_write",
+      "react",
       "decide_checkin",
       "write_message",
     ]);

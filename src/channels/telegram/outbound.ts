@@ -1,11 +1,12 @@
 import { type Api, GrammyError, InputFile } from "grammy";
-import type { MessageEntity } from "grammy/types";
+import type { MessageEntity, ReactionTypeEmoji } from "grammy/types";
 import type { Timer, Timers } from "../../core/clock.ts";
 import type { Logger } from "../../core/log.ts";
 import {
   type Delivery,
   type OutboundPort,
   type OutgoingMessage,
+  type OutgoingReaction,
   RecipientBlockedError,
   type SendProgress,
 } from "../../core/port.ts";
@@ -32,6 +33,8 @@ export interface TelegramOutboundOptions {
  * natural boundaries) sent strictly in order; sends from different turns never interleave.
  * A blocked bot surfaces as RecipientBlockedError so check-ins stop instead of retrying. The
  * split is deterministic, so a retry that names the parts already delivered sends only the rest.
+ * An anchored reply quotes the person's message with its first part only (`reply_parameters`,
+ * still sent if that message was deleted); a reaction is a message reaction on theirs.
  */
 export class TelegramOutbound implements OutboundPort {
   readonly #api: Api;
@@ -54,6 +57,7 @@ export class TelegramOutbound implements OutboundPort {
    * Sends every part of the message not delivered yet (see `partsDelivered`), reporting each to
    * `progress`; resolves with the first part this attempt sent (nothing, when all were through).
    * Model text is markdown and gets formatted; a notice is fixed text and goes out exactly as written.
+   * The anchor (`message.anchor`) goes with the first part of the whole text, never with the rest.
    */
   send(message: OutgoingMessage, progress?: SendProgress): Promise<Delivery> {
     const formatted =
@@ -62,13 +66,42 @@ export class TelegramOutbound implements OutboundPort {
     if (parts.length === 0) return Promise.reject(new Error("refusing to send an empty message"));
     return this.#sends.run(async () => {
       let first: Delivery = {};
+      const anchor = message.anchor?.telegram?.messageId;
       for (const [index, part] of parts.entries()) {
         if (index < (message.partsDelivered ?? 0)) continue;
-        const delivery = { telegram: { chatId: this.#chatId, messageId: await this.#sendPart(part) } };
+        const replyTo = index === 0 ? anchor : undefined;
+        const delivery = {
+          telegram: { chatId: this.#chatId, messageId: await this.#sendPart(part, replyTo) },
+        };
         if (!first.telegram) first = delivery;
         await progress?.(index + 1, delivery);
       }
       return first;
+    });
+  }
+
+  /**
+   * Puts the emoji on the person's message (`setMessageReaction`), in turn with the messages. A
+   * message without Telegram ids (written in the terminal, answered here) cannot carry one: the
+   * emoji goes out as a message instead. A reaction Telegram refuses with 400 (the message was
+   * deleted, the emoji is not allowed there) is given up with a warning: trying again cannot change
+   * it, and a message that needed no answer loses nothing.
+   */
+  react(reaction: OutgoingReaction): Promise<Delivery> {
+    const target = reaction.to.telegram;
+    if (!target) return this.send({ text: reaction.emoji, kind: "notice" });
+    return this.#sends.run(async () => {
+      try {
+        await this.#call(() =>
+          this.#api.setMessageReaction(target.chatId, target.messageId, [
+            { type: "emoji", emoji: reaction.emoji as ReactionTypeEmoji["emoji"] },
+          ]),
+        );
+      } catch (error) {
+        if (!(error instanceof GrammyError && error.error_code === 400)) throw error;
+        this.#logger.warn({ err: error.description }, "telegram refused the reaction; not retried");
+      }
+      return {};
     });
   }
 
@@ -103,14 +136,17 @@ export class TelegramOutbound implements OutboundPort {
     };
   }
 
-  async #sendPart(part: FormattedText): Promise<number> {
+  async #sendPart(part: FormattedText, replyTo: number | undefined): Promise<number> {
+    const anchor =
+      replyTo === undefined
+        ? {}
+        : { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } };
     try {
       const sent = await this.#call(() =>
-        this.#api.sendMessage(
-          this.#chatId,
-          part.text,
-          part.entities.length > 0 ? { entities: part.entities as MessageEntity[] } : {},
-        ),
+        this.#api.sendMessage(this.#chatId, part.text, {
+          ...(part.entities.length > 0 ? { entities: part.entities as MessageEntity[] } : {}),
+          ...anchor,
+        }),
       );
       return sent.message_id;
     } catch (error) {
@@ -119,7 +155,7 @@ export class TelegramOutbound implements OutboundPort {
         { err: (error as GrammyError).description },
         "telegram refused the formatting; sending plain text",
       );
-      const sent = await this.#call(() => this.#api.sendMessage(this.#chatId, part.text));
+      const sent = await this.#call(() => this.#api.sendMessage(this.#chatId, part.text, anchor));
       return sent.message_id;
     }
   }

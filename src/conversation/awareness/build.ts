@@ -1,6 +1,6 @@
 import type { Message } from "../../core/message.ts";
 import { isKnownZone } from "../../core/zones.ts";
-import { isNotice } from "../pending-messages.ts";
+import { isNotice, isReaction } from "../pending-messages.ts";
 import type { AwarenessContext, AwarenessSettings, Domain, PriorMemory } from "./context.ts";
 import { type Observed, observe } from "./observations.ts";
 import { elapsedMinutes, inZone, isWeekend, timeOfDay } from "./time.ts";
@@ -20,9 +20,9 @@ export class AwarenessSettingsError extends Error {
 
 const emptyMemory: PriorMemory = { declaredPatterns: [], openLoops: [], recentMilestones: [] };
 
-/** The companion's own words in the conversation: its replies and check-ins, not its notices. */
+/** The companion's own words in the conversation: its replies and check-ins, not its notices nor its reactions. */
 function isOwnMessage(message: Message): boolean {
-  return message.role === "assistant" && !isNotice(message);
+  return message.role === "assistant" && !isNotice(message) && !isReaction(message);
 }
 
 function unique(values: Iterable<string>): string[] {
@@ -163,12 +163,13 @@ export function buildAwarenessContext(
 
   const lastUser = lastIndexOfRole(entries, "user");
   // Fixed notices (the model was away, check-ins stopped) are said but are not the companion's
-  // part of the conversation: they wait for no answer and start no gap.
+  // part of the conversation: they wait for no answer and start no gap. A reaction answers, but
+  // is no message sent either: it is shown (recentMessages), not counted.
   const lastAssistant = entries.findLastIndex((e) => isOwnMessage(e.message));
   const sent = entries.slice(lastUser + 1).filter((e) => isOwnMessage(e.message));
   const messagesSent = sent.map((e) => e.message);
   const ownRecent = entries.filter(
-    (e, i) => isOwnMessage(e.message) && (e.ms >= windowStart || i > lastUser),
+    (e, i) => (isOwnMessage(e.message) || isReaction(e.message)) && (e.ms >= windowStart || i > lastUser),
   );
   const theirRecent = window.filter((e) => e.message.role === "user").map((e) => e.message);
 

@@ -25,14 +25,15 @@ export const awarenessContextSchema = z.object({
   now: isoUtc,
   timezone: z.string(),
   self: z.object({
-    /** Assistant messages since the person's last message, however old that is. */
+    /** Assistant messages since the person's last message, however old that is (reactions are not messages sent). */
     messagesSent: z.array(messageSchema),
+    /** The companion's last message, not counting reactions: what the minimum gap runs from. */
     lastMessageTime: isoUtc.nullable(),
     timeSinceLastMessage: minutes.nullable(),
     topicsMentioned: z.array(z.string()),
     /** Topics raised two or more times within messagesSent. */
     repeatedTopics: z.array(z.object({ topic: z.string(), count: z.number().int().min(2) })),
-    /** Assistant messages in the window (and since the person's last message): the slim block's "you" lines. */
+    /** Assistant messages and reactions in the window (and since the person's last message): the slim block's "you" lines. */
     recentMessages: z.array(messageSchema).optional(),
   }),
   user: z.object({

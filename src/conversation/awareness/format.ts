@@ -1,5 +1,6 @@
 import type { Message } from "../../core/message.ts";
 import { formatDuration, messageAsRead, plural } from "../../core/text.ts";
+import { isReaction } from "../pending-messages.ts";
 import type { AwarenessContext, Trigger } from "./context.ts";
 import { inZone, localStamp } from "./time.ts";
 import { topicDomain, topicName } from "./topics.ts";
@@ -49,7 +50,15 @@ function ownActivity(ctx: AwarenessContext, nowMs: number): string[] {
     if (hidden > 0) lines.push(`- (${plural(hidden, "earlier message")} not shown)`);
     for (const m of sent.slice(hidden)) lines.push(`- ${stamp(m)}: ${quote(m, QUOTE_OWN)}`);
   } else {
-    lines.push("You have not written since their last message.");
+    const last = user.lastMessage;
+    const reacted = (self.recentMessages ?? []).findLast(
+      (m) => isReaction(m) && last !== null && Date.parse(m.ts) >= Date.parse(last.ts),
+    );
+    lines.push(
+      reacted
+        ? `You have not written since their last message; you reacted ${reacted.reaction} to it (${stamp(reacted)}).`
+        : "You have not written since their last message.",
+    );
   }
   if (self.lastMessageTime !== null && self.timeSinceLastMessage !== null) {
     const when = localStamp(Date.parse(self.lastMessageTime), nowMs, ctx.timezone);
@@ -120,8 +129,10 @@ function slimBlock(ctx: AwarenessContext, nowMs: number): string[] {
     .slice(-SLIM_MESSAGES);
   const { conversationMinutes, currentTopic } = ctx.conversationState;
   const lines = ["## Recent context (active conversation)", header(ctx, nowMs), "Last exchanges:"];
-  for (const m of recent)
-    lines.push(`- ${stamp(m)} ${m.role === "user" ? "them" : "you"}: ${quote(m, QUOTE_OTHER)}`);
+  for (const m of recent) {
+    if (isReaction(m)) lines.push(`- ${stamp(m)} you reacted ${m.reaction}`);
+    else lines.push(`- ${stamp(m)} ${m.role === "user" ? "them" : "you"}: ${quote(m, QUOTE_OTHER)}`);
+  }
   if (conversationMinutes !== null && conversationMinutes !== undefined) {
     lines.push(`Time in conversation: ${formatDuration(conversationMinutes)}`);
   }

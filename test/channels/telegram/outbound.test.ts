@@ -201,4 +201,89 @@ describe("TelegramOutbound", () => {
       document: { fileName: "presence-export.json" },
     });
   });
+
+  describe("anchors and reactions", () => {
+    /** A message of the person's in the fake chat, as the log would point at it. */
+    function theirMessage(text: string) {
+      const scripted = fake.message(fake.user(OWNER, "Ada"), { text });
+      return { id: `m-${scripted.messageId}`, telegram: { chatId: OWNER, messageId: scripted.messageId } };
+    }
+    const longText = Array.from({ length: 3 }, (_, i) => `Part ${i}. ${"word ".repeat(900).trim()}`).join(
+      "\n\n",
+    );
+
+    it("sends an anchored reply as a reply to their message, with the first part only", async () => {
+      const outbound = await setup();
+      const anchor = theirMessage("so what do you think?");
+      await outbound.send({ text: longText, kind: "reply", anchor });
+      expect(fake.sent.length).toBeGreaterThan(1);
+      expect(fake.sent[0]?.replyTo).toEqual({
+        messageId: anchor.telegram.messageId,
+        allowSendingWithoutReply: true,
+      });
+      for (const later of fake.sent.slice(1)) expect(later.replyTo).toBeUndefined();
+    });
+
+    it("sends a reply without an anchor as a plain message", async () => {
+      const outbound = await setup();
+      theirMessage("hi");
+      await outbound.send({ text: "Hi!", kind: "reply" });
+      expect(fake.sent[0]?.replyTo).toBeUndefined();
+    });
+
+    it("does not anchor the rest of a reply whose first part already went out", async () => {
+      const outbound = await setup();
+      const anchor = theirMessage("tell me everything");
+      await outbound.send({ text: longText, kind: "reply", anchor, partsDelivered: 1 });
+      expect(fake.sent.length).toBeGreaterThan(0);
+      for (const part of fake.sent) expect(part.replyTo).toBeUndefined();
+    });
+
+    it("still sends an anchored reply when their message is gone", async () => {
+      const outbound = await setup();
+      await outbound.send({
+        text: "Still here.",
+        kind: "reply",
+        anchor: { id: "m-gone", telegram: { chatId: OWNER, messageId: 9_999 } },
+      });
+      expect(fake.sent[0]).toMatchObject({
+        text: "Still here.",
+        replyTo: { messageId: 9_999, allowSendingWithoutReply: true },
+      });
+    });
+
+    it("reacts with setMessageReaction on their message and sends no message", async () => {
+      const outbound = await setup();
+      const to = theirMessage("ok thanks");
+      expect(await outbound.react({ emoji: "👍", to })).toEqual({});
+      expect(fake.reactions).toEqual([{ chatId: OWNER, messageId: to.telegram.messageId, emoji: ["👍"] }]);
+      expect(fake.sent).toEqual([]);
+      expect(fake.calls.filter((c) => c.method === "sendMessage")).toEqual([]);
+    });
+
+    it("gives up a reaction Telegram refuses (the message was deleted) instead of failing the reply", async () => {
+      const outbound = await setup();
+      await expect(
+        outbound.react({ emoji: "👍", to: { id: "m-gone", telegram: { chatId: OWNER, messageId: 9_999 } } }),
+      ).resolves.toEqual({});
+      const call = fake.calls.find((c) => c.method === "setMessageReaction");
+      expect(call?.status).toBe(400);
+      expect(fake.reactions).toEqual([]);
+      expect(fake.sent).toEqual([]);
+    });
+
+    it("says the emoji as a message when their message has no Telegram ids to react to", async () => {
+      const outbound = await setup();
+      await outbound.react({ emoji: "🙏", to: { id: "m-typed-in-the-terminal" } });
+      expect(fake.reactions).toEqual([]);
+      expect(fake.sent.map((m) => m.text)).toEqual(["🙏"]);
+    });
+
+    it("surfaces a blocked bot on a reaction like on a message", async () => {
+      const outbound = await setup();
+      const to = theirMessage("night!");
+      fake.block(OWNER);
+      await expect(outbound.react({ emoji: "😴", to })).rejects.toBeInstanceOf(RecipientBlockedError);
+    });
+  });
 });
