@@ -124,14 +124,14 @@ async function documentsToShow(
   for (const message of [...pending, ...recent]) {
     const stored = message.media?.stored;
     if (!stored || message.media?.notRead || documents.has(message.id)) continue;
-    const bytes = await files.read(stored);
+    const kept = await files.read(stored);
     documents.set(
       message.id,
-      bytes === null
+      kept === null
         ? { kind: "missing" }
-        : stored.endsWith(".pdf")
-          ? { kind: "pdf", base64: bytes.toString("base64") }
-          : { kind: "text", text: bytes.toString("utf8") },
+        : kept.kind === "pdf"
+          ? { kind: "pdf", base64: kept.bytes.toString("base64") }
+          : { kind: "text", text: kept.bytes.toString("utf8") },
     );
   }
   return documents;

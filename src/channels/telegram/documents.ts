@@ -1,5 +1,6 @@
 import type { Document } from "grammy/types";
 import type { Media } from "../../core/message.ts";
+import type { DocumentKind } from "../../core/port.ts";
 
 /**
  * Documents the person sends on Telegram, read rather than named: a PDF or a plain-text file
@@ -22,9 +23,6 @@ export const DOCUMENT_LIMITS = {
   /** UTF-8 takes up to 4 bytes a character: more bytes than this cannot be within textChars. */
   textBytes: 400_000,
 } as const;
-
-/** What kind of document the model can read. */
-export type DocumentKind = "pdf" | "text";
 
 /** Why a document was not read (media.notRead). */
 export type NotRead = NonNullable<Media["notRead"]>;
@@ -129,9 +127,9 @@ export function pdfPageCount(bytes: Uint8Array): number | null {
   return matches ? matches.length : null;
 }
 
-/** The name a document is kept under (files/…): one per Telegram message, so a redelivery replaces it. */
-export function keptName(chatId: number, messageId: number, kind: DocumentKind): string {
-  return `telegram-${Math.abs(chatId)}-${messageId}.${kind === "pdf" ? "pdf" : "txt"}`;
+/** The name a document is kept under (files/…, the store adds its kind's ending): one per Telegram message, so a redelivery replaces it. */
+export function keptName(chatId: number, messageId: number): string {
+  return `telegram-${Math.abs(chatId)}-${messageId}`;
 }
 
 /** What the log says about a document not read, inside its `[document: …]` line: the model reads it too. */
