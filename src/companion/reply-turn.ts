@@ -43,6 +43,7 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   const answered = pending.map((m) => m.id);
   const mind = context.mind.read();
   const composed = await composeTurnPrompt(context, "reply", now, mind, pending);
+  await markDocumentsLeft(context, pending, composed);
   const stopWorking = context.port.showWorking?.();
   let generation: Awaited<ReturnType<typeof generateReply>>;
   try {
@@ -165,6 +166,30 @@ async function replyFailed(
     return { status: "failed", answered, error: error.message };
   }
   throw error;
+}
+
+/**
+ * The waiting documents the turn left out because those shown together would be too large
+ * (compose.ts, DOCUMENT_TURN_TOKENS) are marked not read (`together`) in the log, so every later
+ * turn tells the model the same as this one: it did not read them, and the person can send them
+ * again on their own. Their files stay, the person's own.
+ */
+async function markDocumentsLeft(
+  context: TurnContext,
+  pending: readonly Message[],
+  composed: Composed,
+): Promise<void> {
+  const left = pending.filter((m) => composed.prompt.documentsLeft.includes(m.id));
+  if (left.length === 0) return;
+  for (const message of left) {
+    await context.log.update(message.id, {
+      media: { ...message.media, kind: "document", notRead: "together" },
+    });
+  }
+  context.logger.warn(
+    { messages: left.length, shownTokens: composed.prompt.sections.documentTokens },
+    "documents too large to read together; the newest are read, the rest marked not read",
+  );
 }
 
 /**

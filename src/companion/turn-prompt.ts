@@ -11,6 +11,7 @@ import { detectTopics } from "../conversation/awareness/topics.ts";
 import { effectiveTimezone, heartbeatSettingsFromConfig } from "../conversation/checkin-policy.ts";
 import type { HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Message } from "../core/message.ts";
+import { pdfPageCount } from "../core/pdf.ts";
 import {
   type ComposedPrompt,
   composePrompt,
@@ -130,7 +131,7 @@ async function documentsToShow(
       kept === null
         ? { kind: "missing" }
         : kept.kind === "pdf"
-          ? { kind: "pdf", base64: kept.bytes.toString("base64") }
+          ? { kind: "pdf", base64: kept.bytes.toString("base64"), pages: pdfPageCount(kept.bytes) }
           : { kind: "text", text: kept.bytes.toString("utf8") },
     );
   }
