@@ -374,7 +374,7 @@ class SimulationRun {
     if (outcome.status === "held") {
       const { reason, detail } = outcome.decision;
       this.#record({ kind: "checkin-held", reason, detail, stage: stageOf(reason), topic, tone });
-      // What a held tick told the person about check-ins stopping or resuming (companion/checkin-notice.ts).
+      // What a held tick told the person about check-ins stopping or resuming (companion/checkin-turn.ts).
       for (const message of this.parts.port.sent.slice(before)) {
         if (message.kind === "notice") this.#record({ kind: "notice", text: message.text });
       }

@@ -1,4 +1,6 @@
+import { isDeepStrictEqual } from "node:util";
 import { defaultAwarenessSettings } from "../conversation/awareness/context.ts";
+import { planCheckinNotice } from "../conversation/checkin-notices.ts";
 import {
   effectiveTimezone,
   heartbeatSettingsFromConfig,
@@ -41,7 +43,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
     hold(store, { ts: now.toISOString(), fire: false, reason, detail, ...extra });
 
   if (pendingMessages(context.log.recent(), now).length > 0) {
-    await context.trace({ kind: "heartbeat", stage: "reply-pending" });
+    await context.trace.note({ kind: "heartbeat", stage: "reply-pending" });
     return held("reply-pending", "The person's messages are still waiting for a reply; that comes first.");
   }
   const slice = await context.log.awarenessSlice(now, defaultAwarenessSettings.windowHours);
@@ -60,7 +62,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
       preCheck.detail,
       preCheck.moment === undefined ? {} : { moment: preCheck.moment },
     );
-    await context.trace({ kind: "heartbeat", stage: "pre-check", preCheck, tokensToday: spent });
+    await context.trace.note({ kind: "heartbeat", stage: "pre-check", preCheck, tokensToday: spent });
     return outcome;
   }
 
@@ -85,7 +87,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
     await recordSpent(context, spentBefore(error));
     if (!(error instanceof ModelUnavailableError || error instanceof ModelRequestError)) throw error;
     const reason = error instanceof ModelUnavailableError ? "model-unavailable" : "model-error";
-    await context.trace({
+    await context.trace.note({
       kind: "heartbeat",
       stage: "model",
       preCheck,
@@ -103,13 +105,13 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   };
   switch (generation.stage) {
     case "invalid-decision":
-      await context.trace({ ...base, stage: "decide", problem: generation.problem });
+      await context.trace.note({ ...base, stage: "decide", problem: generation.problem });
       return held("invalid-decision", generation.problem);
     case "declined":
-      await context.trace({ ...base, stage: "decide", decision: generation.decision });
+      await context.trace.note({ ...base, stage: "decide", decision: generation.decision });
       return held("model-declined", generation.decision.why, topicOf(generation.decision.topic));
     case "held":
-      await context.trace({
+      await context.trace.note({
         ...base,
         stage: "topic-guard",
         decision: generation.decision,
@@ -117,7 +119,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
       });
       return held(generation.verdict.reason, generation.verdict.detail, topicOf(generation.decision.topic));
     case "empty":
-      await context.trace({
+      await context.trace.note({
         ...base,
         stage: "leak-guard",
         decision: generation.decision,
@@ -156,13 +158,13 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   );
   const returned = { decision: generation.decision, raw: generation.raw, removed: generation.removed };
   if (delivered.status !== "sent") {
-    await context.trace({ ...base, stage: "send", returned, outcome: delivered.status });
+    await context.trace.note({ ...base, stage: "send", returned, outcome: delivered.status });
     if (delivered.status === "blocked")
       return held("blocked", "The channel says the person blocked the bot.");
     return held("send-failed", delivered.error, topicOf(generation.decision.topic));
   }
   const decision: Decision = { ...sentDecision, messageId: delivered.message.id };
-  await context.trace({
+  await context.trace.note({
     ...base,
     stage: "sent",
     returned,
@@ -183,4 +185,46 @@ async function hold(store: MindStore, decision: Decision): Promise<HeartbeatOutc
 
 function topicOf(topic: string): { topic?: string } {
   return topic.trim() ? { topic: topic.trim() } : {};
+}
+
+/**
+ * After a check-in turn: tells the person, in fixed words, when check-ins stopped for a reason
+ * they cannot see (the budget, the model) and when they are back, by the pure rule in
+ * conversation/checkin-notices.ts. The words go through the outbox as a notice — logged, but
+ * not a message of the conversation, so they neither wait for an answer nor start the
+ * too-soon gap — and are recorded as told in the write that logs them, so a crash neither
+ * repeats one (recovery finishes that write) nor loses one (a notice that never went out is
+ * planned again at the next tick while its cause still holds).
+ */
+export async function noticeAfterCheckin(context: TurnContext, decision: Decision): Promise<void> {
+  const mind = context.mind.read();
+  const plan = planCheckinNotice(
+    { notices: mind.checkinNotices, heartbeat: mind.heartbeat },
+    decision,
+    new Date(decision.ts),
+    heartbeatSettingsFromConfig(context.core),
+  );
+  if (!isDeepStrictEqual(plan.state, mind.checkinNotices)) {
+    await context.mind.update((draft) => {
+      draft.checkinNotices = plan.state;
+    });
+  }
+  if (!plan.say || context.isClosed()) return;
+  const newestUser = context.log.recent().findLast((m) => m.role === "user");
+  const delivered = await context.outbox.deliver(
+    { text: plan.say.text, kind: "notice" },
+    {
+      trigger: "heartbeat",
+      channel: newestUser?.channel ?? context.defaultChannel,
+      said: plan.say.said,
+    },
+  );
+  await context.trace.note({
+    kind: "heartbeat",
+    stage: "notice",
+    why: `${plan.say.said.kind}: ${plan.say.said.causes.join(", ")}`,
+    outcome: delivered.status,
+    ...(delivered.status === "sent" ? { sent: { id: delivered.message.id, text: plan.say.text } } : {}),
+    ...(delivered.status === "failed" ? { error: delivered.error } : {}),
+  });
 }

@@ -16,15 +16,12 @@ import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { SentFiles } from "../store/sent-files.ts";
 import type { Trace } from "../store/trace.ts";
-import { noticeAfterCheckin } from "./checkin-notice.ts";
-import { checkinTurn, type HeartbeatOutcome } from "./checkin-turn.ts";
-import { reflectOnRecovered } from "./held-reply.ts";
+import { checkinTurn, type HeartbeatOutcome, noticeAfterCheckin } from "./checkin-turn.ts";
 import { type MemoryCommands, MemoryReview } from "./memory-review.ts";
 import { Outbox } from "./outbox.ts";
-import { type QuietTrace, quietTrace } from "./quiet-trace.ts";
 import { ReflectionSchedule } from "./reflection-schedule.ts";
 import { ReplyRetry, type ReplyRetryOptions } from "./reply-retry.ts";
-import { type ReplyOutcome, replyTurn } from "./reply-turn.ts";
+import { type ReplyOutcome, reflectOnRecovered, replyTurn } from "./reply-turn.ts";
 import type { TurnContext } from "./turn-context.ts";
 
 export { pendingMessages } from "../conversation/pending-messages.ts";
@@ -46,8 +43,8 @@ export type { ReplyOutcome } from "./reply-turn.ts";
  * model is called; what goes out goes through the outbox (outbox.ts), so a crash can
  * neither lose an answer nor repeat one. The turns themselves are in reply-turn.ts and
  * checkin-turn.ts; the retry and notice in reply-retry.ts; a reply the channel refused,
- * resent as written, in held-reply.ts; reflection's timing in reflection-schedule.ts; what a
- * check-in turn tells the person when check-ins stop or resume unseen, in checkin-notice.ts.
+ * resent as written, in reply-turn.ts; reflection's timing in reflection-schedule.ts; what a
+ * check-in turn tells the person when check-ins stop or resume unseen, in checkin-turn.ts.
  */
 
 /** Everything the companion is built from; main.ts wires the real ones, tests the fakes. */
@@ -111,7 +108,7 @@ export interface Companion extends MemoryCommands {
   reply(input?: IncomingInput): Promise<ReplyOutcome>;
   /**
    * Considers a check-in now: pre-check, budget, decide, guard, write, send; then says a notice
-   * when check-ins stopped or resumed for a reason the person cannot see (checkin-notice.ts).
+   * when check-ins stopped or resumed for a reason the person cannot see (checkin-turn.ts).
    */
   heartbeat(): Promise<HeartbeatOutcome>;
   /** After a restart: finishes interrupted sends, answers what is unanswered (once), runs queued reflections. */
@@ -141,7 +138,6 @@ class CompanionImpl implements Companion {
   readonly #images = new Map<string, PendingImage>();
   /** Work started off the turn path (reflection, a retried reply), for idle() and close(). */
   readonly #background: InFlight;
-  readonly #trace: QuietTrace;
   readonly #outbox: Outbox;
   readonly #retry: ReplyRetry;
   readonly #reflection: ReflectionSchedule;
@@ -155,7 +151,6 @@ class CompanionImpl implements Companion {
     this.#deps = deps;
     const options = deps.options ?? {};
     this.#background = new InFlight((error) => deps.logger.error({ err: error }, "background work failed"));
-    this.#trace = quietTrace(deps.trace, deps.logger);
     this.#reflection = new ReflectionSchedule({
       ...deps,
       reflector: deps.reflector ?? defaultReflector(deps),
@@ -164,7 +159,7 @@ class CompanionImpl implements Companion {
     });
     // A reply to what was logged before this moment is sent after a restart: it is anchored.
     const startedAt = deps.clock.now();
-    this.#outbox = new Outbox({ ...deps, trace: this.#trace, startedAt });
+    this.#outbox = new Outbox({ ...deps, trace: deps.trace, startedAt });
     this.#retry = new ReplyRetry({ ...deps, outbox: this.#outbox }, options);
     this.#turn = {
       ...deps,
@@ -172,7 +167,7 @@ class CompanionImpl implements Companion {
       outbox: this.#outbox,
       retry: this.#retry,
       reflection: this.#reflection,
-      trace: this.#trace,
+      trace: deps.trace,
       startedAt,
       defaultChannel: options.defaultChannel ?? "telegram",
       isClosed: () => this.#closed,
@@ -344,7 +339,7 @@ class CompanionImpl implements Companion {
       return await turn();
     } catch (error) {
       this.#deps.logger.error({ err: error, kind }, "turn failed");
-      await this.#trace({
+      await this.#deps.trace.note({
         kind: `${kind}-error` as const,
         error: error instanceof Error ? error.message : String(error),
       });

@@ -19,7 +19,7 @@ import {
 import type { ExchangeInput } from "../mind/reflection-queue.ts";
 import type { MessageLog } from "../store/messages.ts";
 import { addDecision, type MindState, type MindStore, type OutboxIntent } from "../store/mind.ts";
-import type { QuietTrace } from "./quiet-trace.ts";
+import type { Trace } from "../store/trace.ts";
 
 /**
  * A check-in interrupted by a crash is not sent after a restart once it is this old. A check-in
@@ -70,7 +70,7 @@ export interface OutboxDeps {
   log: MessageLog;
   port: OutboundPort;
   logger: Logger;
-  trace: QuietTrace;
+  trace: Pick<Trace, "note">;
   /** When this process started: a reply to a message logged before it is anchored (it comes after a restart). */
   startedAt: Date;
 }
@@ -83,7 +83,7 @@ export interface OutboxDeps {
  * as they go out, so a failure or a crash half-way is resumed at the next part.
  *
  * A reply the channel refused stays in the outbox as written: the words were generated and
- * passed the leak guard once, so a retry delivers exactly them (see held-reply.ts) instead of
+ * passed the leak guard once, so a retry delivers exactly them (see sendHeldReplies in reply-turn.ts) instead of
  * asking the model again. A check-in or notice the channel refused is dropped.
  *
  * A reply given as a reaction is an entry like any reply (kind "reply", a `reaction` instead of
@@ -169,7 +169,12 @@ export class Outbox {
       const message = logged.get(intent.id);
       if (message) {
         const reflection = await this.#settle(intent, message, afterRecovered(intent));
-        await this.#deps.trace({ kind: "recover", outbox: intent.id, action: "already-sent", reflection });
+        await this.#deps.trace.note({
+          kind: "recover",
+          outbox: intent.id,
+          action: "already-sent",
+          reflection,
+        });
         continue;
       }
       if (intent.kind === "reply") continue;
@@ -178,11 +183,11 @@ export class Outbox {
         (intent.kind === "heartbeat" && now - Date.parse(intent.createdAt) > STALE_CHECKIN_MS);
       if (stale) {
         await this.#clearIntent(intent.id);
-        await this.#deps.trace({ kind: "recover", outbox: intent.id, action: "dropped-stale" });
+        await this.#deps.trace.note({ kind: "recover", outbox: intent.id, action: "dropped-stale" });
         continue;
       }
       const delivered = await this.#send(intent, afterRecovered(intent));
-      await this.#deps.trace({
+      await this.#deps.trace.note({
         kind: "recover",
         outbox: intent.id,
         action: "resent",

@@ -1,10 +1,11 @@
-import { pendingMessages } from "../conversation/pending-messages.ts";
+import { answeredBy, pendingMessages } from "../conversation/pending-messages.ts";
 import { messageRef, replyAnchor } from "../conversation/reply-anchor.ts";
 import type { Message } from "../core/message.ts";
 import { generateReply } from "../mind/generate.ts";
 import { REFLECT_TOOL } from "../mind/reflect.ts";
 import { ModelRequestError, ModelUnavailableError, spentBefore } from "../model/llm.ts";
-import { sendHeldReplies } from "./held-reply.ts";
+import type { OutboxIntent } from "../store/mind.ts";
+import type { AfterSent } from "./outbox.ts";
 import { FAILURE_NOTICE_TEXT } from "./reply-retry.ts";
 import { generateDepsOf, recordSpent, type TurnContext } from "./turn-context.ts";
 import { type Composed, composeTurnPrompt } from "./turn-prompt.ts";
@@ -22,7 +23,7 @@ export type ReplyOutcome =
   | { status: "closed" };
 
 /**
- * One reply turn: a reply the channel refused earlier goes out first, as written (held-reply.ts);
+ * One reply turn: a reply the channel refused earlier goes out first, as written (sendHeldReplies, below);
  * then everything the person said since the last answer is answered at once — compose,
  * generate, send through the outbox (which hands the exchange to reflection) — and when the model or the channel fails, the
  * reply is deferred to the retry instead of being dropped. The answer is text (anchored to the
@@ -84,7 +85,7 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   if (answer === undefined) {
     await context.log.update(last.id, { handledWithoutReply: true });
     context.retry.cancel();
-    await context.trace({
+    await context.trace.note({
       ...base,
       outcome: "empty",
       why: "the leak guard left nothing to send, also after one nudge",
@@ -118,14 +119,14 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
         )
       : await context.outbox.react({ emoji: answer.emoji, to: messageRef(last) }, meta, afterSent);
   if (delivered.status !== "sent") {
-    await context.trace({ ...base, outcome: delivered.status, ...said });
+    await context.trace.note({ ...base, outcome: delivered.status, ...said });
     if (delivered.status === "blocked") return { status: "blocked", answered };
     context.retry.schedule();
     return { status: "deferred", answered, reason: `the channel failed: ${delivered.error}` };
   }
   context.retry.cancel();
   for (const id of answered) context.images.delete(id);
-  await context.trace({
+  await context.trace.note({
     ...base,
     outcome: "sent",
     sent: { id: delivered.message.id, ...said },
@@ -154,13 +155,13 @@ async function replyFailed(
     const notice = await context.retry.noticeIfOverdue(pending);
     const retryInMs = context.retry.schedule();
     context.logger.warn({ status: error.status, retryInMs, notice }, "model unavailable; reply deferred");
-    await context.trace({ ...base, outcome: "deferred", error: error.message, retryInMs, notice });
+    await context.trace.note({ ...base, outcome: "deferred", error: error.message, retryInMs, notice });
     return { status: "deferred", answered, reason: error.message };
   }
   if (error instanceof ModelRequestError) {
     const notice = await context.retry.noticeOnce(pending, FAILURE_NOTICE_TEXT);
     context.logger.error({ status: error.status, setting: error.setting, notice }, error.message);
-    await context.trace({ ...base, outcome: "failed", error: error.message, notice });
+    await context.trace.note({ ...base, outcome: "failed", error: error.message, notice });
     return { status: "failed", answered, error: error.message };
   }
   throw error;
@@ -191,7 +192,7 @@ async function markedRejectedDocuments(
     { messages: refused.length },
     "the model refused the request with documents; retrying without them",
   );
-  await context.trace({
+  await context.trace.note({
     kind: "reply",
     outcome: "documents-dropped",
     messages: refused.map((m) => m.id),
@@ -218,11 +219,67 @@ async function droppedRejectedImages(
     { messages: withImages.length },
     "the model refused the request with photos; retrying as text",
   );
-  await context.trace({
+  await context.trace.note({
     kind: "reply",
     outcome: "images-dropped",
     messages: withImages,
     error: error.message,
   });
   return true;
+}
+
+/**
+ * Delivers the replies the channel refused earlier (or a crash interrupted), before anything
+ * new is written: their words were generated and passed the leak guard once, so the person
+ * reads exactly them, from the part that did not get through, at no further model call. The
+ * rule for what the person wrote meanwhile is the simplest one that stays correct: the held
+ * reply answers what it answered (its `answeredThrough`), and the newer messages stay pending
+ * for a fresh reply right after it, in the same turn.
+ *
+ * Returns the outcome of the last held reply, or undefined when none was held. Anything but
+ * "sent" ends the turn: a failure schedules the background retry, a block drops the reply.
+ */
+export async function sendHeldReplies(context: TurnContext): Promise<ReplyOutcome | undefined> {
+  let outcome: ReplyOutcome | undefined;
+  for (const intent of context.outbox.heldReplies()) {
+    const answered = answeredBy(context.log.recent(), context.clock.now(), intent.answeredThrough).map(
+      (m) => m.id,
+    );
+    const delivered = await context.outbox.resend(intent, reflectOnRecovered(context)(intent));
+    const base = {
+      kind: "reply" as const,
+      held: { outbox: intent.id, partsDelivered: intent.partsDelivered ?? 0 },
+      outcome: delivered.status,
+    };
+    if (delivered.status === "blocked") {
+      await context.trace.note(base);
+      return { status: "blocked", answered };
+    }
+    if (delivered.status === "failed") {
+      const retryInMs = context.retry.schedule();
+      await context.trace.note({ ...base, error: delivered.error, retryInMs });
+      return { status: "deferred", answered, reason: `the channel failed: ${delivered.error}` };
+    }
+    for (const id of answered) context.images.delete(id);
+    await context.trace.note({
+      ...base,
+      sent: { id: delivered.message.id },
+      reflection: delivered.reflection,
+    });
+    outcome = { status: "sent", message: delivered.message, answered };
+  }
+  return outcome;
+}
+
+/**
+ * The follow-up for a message finished after a crash or resent as written: its exchange,
+ * worked out from the intent alone, goes to reflection (a notice has none).
+ */
+export function reflectOnRecovered(
+  context: Pick<TurnContext, "outbox" | "reflection">,
+): (intent: OutboxIntent) => AfterSent | undefined {
+  return (intent) => {
+    if (intent.kind === "notice") return undefined;
+    return context.reflection.afterSent((message) => context.outbox.recoveredExchange(intent, message));
+  };
 }

@@ -8,8 +8,8 @@ import type { GenerateDeps } from "../mind/generate.ts";
 import type { ModelClient } from "../model/llm.ts";
 import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
+import type { Trace } from "../store/trace.ts";
 import type { Outbox } from "./outbox.ts";
-import type { QuietTrace } from "./quiet-trace.ts";
 import type { ReflectionSchedule } from "./reflection-schedule.ts";
 import type { ReplyRetry } from "./reply-retry.ts";
 import type { TurnPromptDeps } from "./turn-prompt.ts";
@@ -31,7 +31,7 @@ export interface TurnContext extends TurnPromptDeps {
   outbox: Outbox;
   retry: ReplyRetry;
   reflection: ReflectionSchedule;
-  trace: QuietTrace;
+  trace: Pick<Trace, "note">;
   /** When this process started (the companion was built): replies to earlier messages are anchored. */
   startedAt: Date;
   /** The channel assistant messages are logged with when the person has not written yet. */

@@ -7,7 +7,7 @@ import {
   noticeCauseSchema,
 } from "../core/checkin-notices.ts";
 import type { HeartbeatSettings, HeartbeatState } from "../core/checkin-settings.ts";
-import type { Decision, DecisionReason } from "../core/decision.ts";
+import { type Decision, type DecisionReason, modelAnsweredReasonSchema } from "../core/decision.ts";
 import { effectiveTimezone, isInQuietHours } from "./checkin-policy.ts";
 
 /**
@@ -16,7 +16,7 @@ import { effectiveTimezone, isInQuietHours } from "./checkin-policy.ts";
  * and again when they resume. Reasons the person chose (a pause, quiet hours, their own silence,
  * the limits they live with) are never announced: the pre-check names those first, so a tick
  * they hold back never reaches these rules. Pure, like the pre-check: the companion applies the
- * plan and says the words through its outbox (companion/checkin-notice.ts).
+ * plan and says the words through its outbox (companion/checkin-turn.ts).
  */
 
 /** Model failures on check-in turns spanning longer than this (by the injected clock) are an outage worth telling. */
@@ -36,15 +36,7 @@ const MODEL_FAILED: ReadonlySet<DecisionReason> = new Set(["model-unavailable", 
  * Check-in turns where the model answered, so the pre-check had passed (no budget hold) and the
  * model is reachable. `blocked` is left out: nothing is said to a person who blocked the bot.
  */
-const MODEL_ANSWERED: ReadonlySet<DecisionReason> = new Set([
-  "invalid-decision",
-  "model-declined",
-  "already-answered",
-  "repeated-topic",
-  "leak-guard-empty",
-  "send-failed",
-  "sent",
-]);
+const MODEL_ANSWERED: ReadonlySet<DecisionReason> = new Set(modelAnsweredReasonSchema.options);
 
 /** What the rule reads from the kept state: what was told, and the person's /tz and /quiet overrides. */
 export interface NoticeRuleState {

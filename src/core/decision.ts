@@ -49,11 +49,11 @@ export const heartbeatDecisionSchema = z.object({
 });
 export type HeartbeatDecision = z.infer<typeof heartbeatDecisionSchema>;
 
-/** The reasons the companion's check-in turn records beyond the pre-check's. */
-export const companionReasonSchema = z.enum([
-  "reply-pending",
-  "model-unavailable",
-  "model-error",
+/**
+ * The check-in turn's outcomes once the model has answered (the pre-check passed and the model
+ * is reachable): what the notices about an outage count as the model being back.
+ */
+export const modelAnsweredReasonSchema = z.enum([
   "invalid-decision",
   "model-declined",
   "already-answered",
@@ -61,6 +61,14 @@ export const companionReasonSchema = z.enum([
   "leak-guard-empty",
   "send-failed",
   "sent",
+]);
+
+/** The reasons the companion's check-in turn records beyond the pre-check's. */
+export const companionReasonSchema = z.enum([
+  "reply-pending",
+  "model-unavailable",
+  "model-error",
+  ...modelAnsweredReasonSchema.options,
 ]);
 export type CompanionReason = z.infer<typeof companionReasonSchema>;
 

@@ -14,7 +14,7 @@ import type { MessageLog } from "../store/messages.ts";
 import type { MindState, MindStore, ReflectionJob } from "../store/mind.ts";
 import { ITEM_FIELDS } from "../store/mind-schema.ts";
 import type { NotesStore } from "../store/notes.ts";
-import type { NewTraceRecord, Trace } from "../store/trace.ts";
+import type { Trace } from "../store/trace.ts";
 import {
   applyReflectionUpdate,
   type Exchange,
@@ -53,7 +53,7 @@ export interface ReflectorDeps {
   timezone: string;
   /** The persona, read per reflection like per turn: reflection keeps IDENTITY consistent with it. */
   persona: PersonaSource;
-  trace?: Pick<Trace, "append">;
+  trace?: Pick<Trace, "note">;
   logger?: Logger;
 }
 
@@ -150,7 +150,12 @@ export class Reflector {
           if (mark) mind.flushedThrough = mark;
         });
       }
-      await this.#trace({ kind: "reflect", mode: "single-phase", exchange: job, ...describe(outcome) });
+      await this.#deps.trace?.note({
+        kind: "reflect",
+        mode: "single-phase",
+        exchange: job,
+        ...describe(outcome),
+      });
       return outcome;
     });
   }
@@ -178,7 +183,7 @@ export class Reflector {
     const messages = await this.#load(job.exchange.messageIds);
     if (messages.length === 0) {
       await this.#remove(job.id);
-      await this.#trace({
+      await this.#deps.trace?.note({
         kind: "reflect",
         job: job.id,
         outcome: "dropped",
@@ -227,7 +232,7 @@ export class Reflector {
     };
     if (!call) {
       await this.#remove(job.id);
-      await this.#trace({
+      await this.#deps.trace?.note({
         kind: "reflect",
         job: job.id,
         exchange: job.exchange,
@@ -243,7 +248,7 @@ export class Reflector {
       this.#logger.info({ job: job.id }, "reflection discarded: its job left the queue while it ran");
       return "dropped";
     }
-    await this.#trace({
+    await this.#deps.trace?.note({
       kind: "reflect",
       job: job.id,
       exchange: job.exchange,
@@ -339,7 +344,7 @@ export class Reflector {
     const message = error instanceof Error ? error.message : String(error);
     if (!transient && attempts >= MAX_FAILED_ATTEMPTS) {
       await this.#remove(job.id);
-      await this.#trace({
+      await this.#deps.trace?.note({
         kind: "reflect",
         job: job.id,
         shown,
@@ -356,7 +361,7 @@ export class Reflector {
       const queued = mind.reflectionQueue.find((j) => j.id === job.id);
       if (queued) Object.assign(queued, { attempts, notBefore, lastError: message });
     });
-    await this.#trace({
+    await this.#deps.trace?.note({
       kind: "reflect",
       job: job.id,
       shown,
@@ -378,14 +383,6 @@ export class Reflector {
     await this.#deps.mind.update((mind) => {
       mind.reflectionQueue = mind.reflectionQueue.filter((j) => j.id !== jobId);
     });
-  }
-
-  async #trace(record: NewTraceRecord): Promise<void> {
-    try {
-      await this.#deps.trace?.append(record);
-    } catch (error) {
-      this.#logger.warn({ err: error }, "could not write the reflection trace");
-    }
   }
 }
 

@@ -215,6 +215,19 @@ export class Trace {
     this.#rotateAtBytes = Math.floor((options.maxBytes ?? 50 * 1024 * 1024) / 2);
   }
 
+  /**
+   * Adds one record and never throws: the trace explains a turn afterwards, so a trace that
+   * cannot be written (a full disk) must not fail the turn or lose its answer. A failure goes
+   * to the process log, without the record.
+   */
+  async note(record: NewTraceRecord): Promise<void> {
+    try {
+      await this.append(record);
+    } catch (error) {
+      this.#logger.warn({ err: error, kind: record.kind }, "could not write the trace");
+    }
+  }
+
   /** Adds one record as one line; resolves once it is written. Records are written in call order. */
   append(record: NewTraceRecord): Promise<TraceRecord> {
     return this.#queue.run(async () => {

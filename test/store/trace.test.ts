@@ -39,6 +39,23 @@ describe("Trace", () => {
     expect(await new Trace({ dataDir, clock }).last(10)).toHaveLength(3);
   });
 
+  it("note never throws: a trace it cannot write is logged once, without the record's words", async () => {
+    const parent = await tempDataDir();
+    // The data directory is a file, so no trace can be written under it.
+    const dataDir = join(parent, "not-a-directory");
+    await mkdir(parent, { recursive: true });
+    await writeFile(dataDir, "");
+    const said: string[] = [];
+    const logger = createLogger("info", false, { write: (line: string) => void said.push(line) });
+    const trace = new Trace({ dataDir, clock: new SettableClock("2026-02-07T08:00:00.000Z"), logger });
+
+    await expect(trace.append(failure("Sister's wedding"))).rejects.toThrow();
+    await expect(trace.note(failure("Sister's wedding"))).resolves.toBeUndefined();
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain("could not write the trace");
+    expect(said[0]).not.toContain("wedding");
+  });
+
   it("keeps records in call order when many are appended at once", async () => {
     const dataDir = await tempDataDir();
     const trace = new Trace({ dataDir, clock: new SettableClock("2026-02-07T08:00:00.000Z") });
