@@ -30,7 +30,8 @@ import { breakpointProblem, cacheBlocks, PromptCache } from "./prompt-cache.ts";
  * `anthropic-version` header, no `temperature`/`top_p`/`top_k` (API version 2026-10-21 rejects them),
  * messages that start with the user and alternate, non-empty text blocks, document blocks holding a
  * real base64 PDF (up to 32 MB) or non-empty plain text, every `tool_use` answered
- * by a `tool_result` with the same id in the next user turn, `tool_choice` naming a defined tool, and
+ * by a `tool_result` with the same id in the next user turn, `tool_choice` naming a defined tool, a
+ * prompt within the model's context window (CONTEXT_WINDOW_TOKENS, estimated: see promptTokens), and
  * a scripted answer that obeys the forced `tool_choice` (a forced tool must be used; `none` must not
  * use tools). A violation is answered with a 400 `invalid_request_error` and listed in `problems`.
  *
@@ -408,7 +409,49 @@ function validateRequest(body: MessagesRequestBody, headers: IncomingMessage["he
   if ((choice?.type === "any" || choice?.type === "tool") && toolNames.size === 0) {
     return "tool_choice requires tools";
   }
-  return breakpointProblem(cacheBlocks(body)) ?? validateTurns(body.messages);
+  return breakpointProblem(cacheBlocks(body)) ?? validateTurns(body.messages) ?? contextProblem(body);
+}
+
+/** The context window of the models the project uses (input and output together). */
+export const CONTEXT_WINDOW_TOKENS = 200_000;
+
+/**
+ * What a PDF page costs in the fake: the middle of the 1,500–3,000 tokens the API documents. The
+ * fake counts on its own (not with the project's estimate), so a test of the project's document
+ * bound is checked against an independent count.
+ */
+const FAKE_PDF_PAGE_TOKENS = 2_000;
+
+/** A prompt that does not fit the context window, as the real API words it; undefined when it fits. */
+function contextProblem(body: MessagesRequestBody): string | undefined {
+  const tokens = promptTokens(body);
+  return tokens + body.max_tokens > CONTEXT_WINDOW_TOKENS
+    ? `prompt is too long: ${tokens} tokens > ${CONTEXT_WINDOW_TOKENS - body.max_tokens} maximum`
+    : undefined;
+}
+
+/**
+ * The prompt's size, estimated: text by the project's estimator, an image as about a megapixel
+ * picture (1,600), a PDF by its page objects (`/Type /Page`, at least one) at FAKE_PDF_PAGE_TOKENS.
+ */
+function promptTokens(body: MessagesRequestBody): number {
+  let tokens =
+    estimateTokens(JSON.stringify(body.system ?? "")) + estimateTokens(JSON.stringify(body.tools ?? []));
+  for (const message of body.messages) {
+    const blocks =
+      typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
+    for (const block of blocks) {
+      const source = (block.source ?? {}) as Record<string, unknown>;
+      if (block.type === "image") tokens += 1_600;
+      else if (block.type === "document" && source.type === "base64" && typeof source.data === "string") {
+        const pages = Buffer.from(source.data, "base64")
+          .toString("latin1")
+          .match(/\/Type\s*\/Page(?![A-Za-z])/g);
+        tokens += Math.max(1, pages?.length ?? 0) * FAKE_PDF_PAGE_TOKENS;
+      } else tokens += estimateTokens(JSON.stringify(block));
+    }
+  }
+  return tokens;
 }
 
 function validateTurns(messages: MessagesRequestBody["messages"]): string | undefined {

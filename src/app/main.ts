@@ -146,7 +146,8 @@ async function copiesForExport(dataDir: string, files: SentFiles): Promise<unkno
     const file = relative(dataDir, copy.path);
     bytes += copy.bytes;
     const fits = bytes <= EXPORT_COPIES_BYTES;
-    const pdf = fits && copy.kind === "document" && file.endsWith(".pdf") ? await files.read(file) : null;
+    const kept = fits && copy.kind === "document" ? await files.read(file) : null;
+    const pdf = kept?.kind === "pdf" ? kept.bytes : null;
     const text = fits && pdf === null ? await readTextIfExists(copy.path) : null;
     copies.push(
       pdf !== null

@@ -197,7 +197,7 @@ class CompanionImpl implements Companion {
   async receive(input: IncomingInput): Promise<Message> {
     // The document first: a crash before the message is logged leaves a file Telegram's redelivery replaces.
     const stored = input.document
-      ? await this.#deps.files.keep(input.document.name, input.document.bytes)
+      ? await this.#deps.files.keep(input.document.name, input.document.kind, input.document.bytes)
       : undefined;
     const media = stored ? { kind: "document" as const, ...input.media, stored } : input.media;
     const message = await this.#deps.log.append({

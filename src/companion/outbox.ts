@@ -3,7 +3,7 @@ import { withNoticeSaid } from "../conversation/checkin-notices.ts";
 import { withCheckinSent } from "../conversation/checkin-policy.ts";
 import { answeredBy } from "../conversation/pending-messages.ts";
 import { replyAnchor } from "../conversation/reply-anchor.ts";
-import type { NoticeSaid } from "../core/checkin-notices.ts";
+import type { NoticeSaid } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Logger } from "../core/log.ts";

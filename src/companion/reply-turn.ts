@@ -43,6 +43,7 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   const answered = pending.map((m) => m.id);
   const mind = context.mind.read();
   const composed = await composeTurnPrompt(context, "reply", now, mind, pending);
+  await markDocumentsLeft(context, pending, composed);
   const stopWorking = context.port.showWorking?.();
   let generation: Awaited<ReturnType<typeof generateReply>>;
   try {
@@ -54,8 +55,7 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   } catch (error) {
     stopWorking?.();
     await recordSpent(context, spentBefore(error));
-    if (await droppedRejectedImages(context, error, pending)) return replyTurn(context);
-    if (await markedRejectedDocuments(context, error, pending, composed)) return replyTurn(context);
+    if (await droppedRejectedAttachments(context, error, pending, composed)) return replyTurn(context);
     return replyFailed(context, error, pending, composed);
   }
   stopWorking?.();
@@ -168,64 +168,83 @@ async function replyFailed(
 }
 
 /**
- * A 400 while documents ride along (and no photo) is most likely the API refusing a document (a
- * password-protected PDF, say). The waiting messages' documents are marked as not read (their
- * files stay, the person's own) and the caller tries once more without them, the model told it
- * could not open them: otherwise the document would fail every reply that shows it.
+ * The waiting documents the turn left out because those shown together would be too large
+ * (compose.ts, DOCUMENT_TURN_TOKENS) are marked not read (`together`) in the log, so every later
+ * turn tells the model the same as this one: it did not read them, and the person can send them
+ * again on their own. Their files stay, the person's own.
  */
-async function markedRejectedDocuments(
+async function markDocumentsLeft(
+  context: TurnContext,
+  pending: readonly Message[],
+  composed: Composed,
+): Promise<void> {
+  const left = pending.filter((m) => composed.prompt.documentsLeft.includes(m.id));
+  if (left.length === 0) return;
+  for (const message of left) {
+    await context.log.update(message.id, {
+      media: { ...message.media, kind: "document", notRead: "together" },
+    });
+  }
+  context.logger.warn(
+    { messages: left.length, shownTokens: composed.prompt.sections.documentTokens },
+    "documents too large to read together; the newest are read, the rest marked not read",
+  );
+}
+
+/**
+ * A 400 while attachments ride along is most likely the API refusing one of them; the caller
+ * tries once more without them, so the attachment does not fail every later reply that shows it.
+ * Photos go first (a photo rides along with every reply until it is answered): the waiting
+ * messages' photos are dropped, their captions stay in the log. With no photo, the waiting
+ * messages' documents (a password-protected PDF, say) are marked not read, their files kept (the
+ * person's own), and the model is told it could not open them. A second 400 with documents
+ * still shown comes back here and drops those.
+ */
+async function droppedRejectedAttachments(
   context: TurnContext,
   error: unknown,
   pending: readonly Message[],
   composed: Composed,
 ): Promise<boolean> {
   if (!(error instanceof ModelRequestError && error.status === 400)) return false;
-  if (composed.prompt.sections.documents === 0) return false;
-  const refused = pending.filter((m) => m.media?.stored && !m.media.notRead);
-  if (refused.length === 0) return false;
-  for (const message of refused) {
-    await context.log.update(message.id, {
-      media: { ...message.media, kind: "document", notRead: "content" },
-    });
-  }
+  const dropped = await dropAttachments(context, pending, composed);
+  if (dropped === undefined) return false;
   context.logger.warn(
-    { messages: refused.length },
-    "the model refused the request with documents; retrying without them",
+    { messages: dropped.messages.length },
+    `the model refused the request with ${dropped.what}; retrying without them`,
   );
   await context.trace.note({
     kind: "reply",
-    outcome: "documents-dropped",
-    messages: refused.map((m) => m.id),
+    outcome: dropped.outcome,
+    messages: dropped.messages,
     error: error.message,
   });
   return true;
 }
 
-/**
- * A 400 while photos ride along is most likely the API refusing a photo. The photos of the
- * waiting messages are dropped (their captions stay in the log) and the caller tries once
- * more as text: otherwise the photo would go with every later reply and fail each one.
- */
-async function droppedRejectedImages(
+/** Drops the waiting photos, or else marks the waiting documents not read; undefined when neither rode along. */
+async function dropAttachments(
   context: TurnContext,
-  error: unknown,
   pending: readonly Message[],
-): Promise<boolean> {
-  if (!(error instanceof ModelRequestError && error.status === 400)) return false;
+  composed: Composed,
+): Promise<
+  | { what: "photos" | "documents"; outcome: "images-dropped" | "documents-dropped"; messages: string[] }
+  | undefined
+> {
   const withImages = pending.filter((m) => context.images.has(m.id)).map((m) => m.id);
-  if (withImages.length === 0) return false;
-  for (const id of withImages) context.images.delete(id);
-  context.logger.warn(
-    { messages: withImages.length },
-    "the model refused the request with photos; retrying as text",
-  );
-  await context.trace.note({
-    kind: "reply",
-    outcome: "images-dropped",
-    messages: withImages,
-    error: error.message,
-  });
-  return true;
+  if (withImages.length > 0) {
+    for (const id of withImages) context.images.delete(id);
+    return { what: "photos", outcome: "images-dropped", messages: withImages };
+  }
+  if (composed.prompt.sections.documents === 0) return undefined;
+  const refused = pending.filter((m) => m.media?.stored && !m.media.notRead);
+  if (refused.length === 0) return undefined;
+  for (const message of refused) {
+    await context.log.update(message.id, {
+      media: { ...message.media, kind: "document", notRead: "content" },
+    });
+  }
+  return { what: "documents", outcome: "documents-dropped", messages: refused.map((m) => m.id) };
 }
 
 /**

@@ -11,6 +11,7 @@ import { detectTopics } from "../conversation/awareness/topics.ts";
 import { effectiveTimezone, heartbeatSettingsFromConfig } from "../conversation/checkin-policy.ts";
 import type { HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Message } from "../core/message.ts";
+import { pdfPageCount } from "../core/pdf.ts";
 import {
   type ComposedPrompt,
   composePrompt,
@@ -124,14 +125,14 @@ async function documentsToShow(
   for (const message of [...pending, ...recent]) {
     const stored = message.media?.stored;
     if (!stored || message.media?.notRead || documents.has(message.id)) continue;
-    const bytes = await files.read(stored);
+    const kept = await files.read(stored);
     documents.set(
       message.id,
-      bytes === null
+      kept === null
         ? { kind: "missing" }
-        : stored.endsWith(".pdf")
-          ? { kind: "pdf", base64: bytes.toString("base64") }
-          : { kind: "text", text: bytes.toString("utf8") },
+        : kept.kind === "pdf"
+          ? { kind: "pdf", base64: kept.bytes.toString("base64"), pages: pdfPageCount(kept.bytes) }
+          : { kind: "text", text: kept.bytes.toString("utf8") },
     );
   }
   return documents;

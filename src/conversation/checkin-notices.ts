@@ -1,12 +1,13 @@
 import { DateTime } from "luxon";
 import {
   type CheckinNoticeState,
+  type HeartbeatSettings,
+  type HeartbeatState,
   type NoticeCause,
   type NoticeCauseState,
   type NoticeSaid,
   noticeCauseSchema,
-} from "../core/checkin-notices.ts";
-import type { HeartbeatSettings, HeartbeatState } from "../core/checkin-settings.ts";
+} from "../core/checkin-settings.ts";
 import { type Decision, type DecisionReason, modelAnsweredReasonSchema } from "../core/decision.ts";
 import { effectiveTimezone, isInQuietHours } from "./checkin-policy.ts";
 
@@ -20,7 +21,7 @@ import { effectiveTimezone, isInQuietHours } from "./checkin-policy.ts";
  */
 
 /** Model failures on check-in turns spanning longer than this (by the injected clock) are an outage worth telling. */
-export const MODEL_OUTAGE_MS = 60 * 60_000;
+const MODEL_OUTAGE_MS = 60 * 60_000;
 
 /** The fixed words, never generated: warm, short, and true whatever the model is doing. */
 export const CHECKIN_NOTICE_TEXT = {

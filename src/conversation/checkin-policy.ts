@@ -28,7 +28,7 @@ import { formatHourRanges, type LearnedTiming, momentOutlook } from "./timing.ts
 export type PreCheckState = HeartbeatState & { budgetExceeded?: boolean; timing?: LearnedTiming };
 
 /** However unlikely the hour, a check-in may go out once none has for this long. */
-export const UNLIKELY_MOMENT_OVERRIDE_HOURS = 24;
+const UNLIKELY_MOMENT_OVERRIDE_HOURS = 24;
 
 /** The pre-check's settings out of the configuration (CoreConfig holds them among others). */
 export function heartbeatSettingsFromConfig(core: HeartbeatSettings): HeartbeatSettings {

@@ -13,7 +13,7 @@ import type { MessageRef } from "../core/port.ts";
 export const ANCHOR_AFTER_MS = 2 * 60_000;
 
 /** What the decision looks at: the person's messages a reply answers, when it goes out, and when this process started. */
-export interface AnchorInput {
+interface AnchorInput {
   /** The person's messages the reply answers, oldest first. */
   answered: readonly Message[];
   /** When the reply is handed to the channel. */

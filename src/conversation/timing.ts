@@ -1,4 +1,6 @@
 import { DateTime } from "luxon";
+import type { z } from "zod";
+import type { hourRangeSchema } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
 import { isNotice } from "./pending-messages.ts";
 
@@ -78,15 +80,10 @@ export interface LearnedTiming {
 }
 
 /** A run of hours [from, to), local, `to` possibly 24. */
-export interface HourRange {
-  from: number;
-  to: number;
-}
+export type HourRange = z.infer<typeof hourRangeSchema>;
 
 /** What the learned timing says about one moment. */
 export interface MomentOutlook {
-  /** Local hour of the moment, 0..23. */
-  hour: number;
   kind: DayKind;
   /** The smoothed answer rate at that hour. */
   rate: number;
@@ -179,7 +176,7 @@ export function learnTiming(messages: readonly Message[], now: Date, zone: strin
   };
 }
 
-/** What the learned timing says about `now`: its hour, its rate, whether it is unlikely, the best hours. */
+/** What the learned timing says about `now`: its kind of day, its rate, whether it is unlikely, the best hours. */
 export function momentOutlook(timing: LearnedTiming, now: Date): MomentOutlook {
   const local = DateTime.fromJSDate(now, { zone: timing.zone });
   const kind = kindOf(local.weekday);
@@ -187,7 +184,6 @@ export function momentOutlook(timing: LearnedTiming, now: Date): MomentOutlook {
   const best = bestHours(timing, kind);
   const trusted = timing.checkins >= MIN_CHECKINS && (timing.evidence[local.hour] as number) >= MIN_EVIDENCE;
   return {
-    hour: local.hour,
     kind,
     rate,
     unlikely: trusted && rate < UNLIKELY_RATE && best.length > 0,

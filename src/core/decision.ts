@@ -29,14 +29,17 @@ export const heartbeatReasonSchema = z.enum([
 ]);
 export type HeartbeatReason = z.infer<typeof heartbeatReasonSchema>;
 
+/** A run of learned best hours [from, to), local, `to` possibly 24: kept in a decision, shown by /why and /status. */
+export const hourRangeSchema = z.object({ from: z.number().int(), to: z.number().int() });
+
 /**
- * For `unlikely-moment`: the moment's local time and kind of day and the learned best hours
- * ([from, to) local hours), so /why can tell the person in their own terms.
+ * For `unlikely-moment`: the moment's local time and kind of day and the learned best hours,
+ * so /why can tell the person in their own terms.
  */
-export const momentSchema = z.object({
+const momentSchema = z.object({
   local: z.string(),
   weekend: z.boolean(),
-  bestHours: z.array(z.object({ from: z.number().int(), to: z.number().int() })),
+  bestHours: z.array(hourRangeSchema),
 });
 export type Moment = z.infer<typeof momentSchema>;
 

@@ -32,8 +32,11 @@ export const mediaSchema = z.looseObject({
   fileName: z.string().optional(),
   /** A document the model reads: where its bytes are kept, relative to the data directory (files/…). */
   stored: z.string().optional(),
-  /** A document the model could not read, and why: its type, its size, the download, or its bytes. */
-  notRead: z.enum(["type", "size", "download", "content"]).optional(),
+  /**
+   * A document the model could not read, and why: its type, its size, the download, its bytes, or
+   * (`together`) that it came with other documents too large to read in the same turn.
+   */
+  notRead: z.enum(["type", "size", "download", "content", "together"]).optional(),
   latitude: z.number().optional(),
   longitude: z.number().optional(),
   /** A venue's name and address. */

@@ -72,6 +72,9 @@ export class RecipientBlockedError extends Error {
   override readonly name = "RecipientBlockedError";
 }
 
+/** What kind of document the model can read: the channel decides it, the store keeps it with the file. */
+export type DocumentKind = "pdf" | "text";
+
 /** A message from the person as a channel hands it to the companion, before it is logged. */
 export interface IncomingInput {
   text: string;
@@ -80,10 +83,10 @@ export interface IncomingInput {
   /** An image the model may see (base64), for photos. */
   image?: { mediaType: "image/jpeg" | "image/png" | "image/gif" | "image/webp"; base64: string };
   /**
-   * A document the model may read (a PDF, or text as UTF-8), kept as files/<name> before the
-   * message is logged; the message's media then says where (media.stored).
+   * A document the model may read (a PDF, or text as UTF-8), kept under files/ by its name and
+   * kind before the message is logged; the message's media then says where (media.stored).
    */
-  document?: { name: string; bytes: Uint8Array };
+  document?: { name: string; kind: DocumentKind; bytes: Uint8Array };
   telegram?: { chatId: number; messageId: number; updateId?: number };
   replyTo?: string;
 }

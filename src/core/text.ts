@@ -16,6 +16,19 @@ export function mentionMatcher(text: string): (candidate: string) => boolean {
   return (candidate) => needle !== "" && normalizeSpacing(candidate).includes(needle);
 }
 
+/**
+ * Text on one line (each run of whitespace one space), cut to at most `max` characters at a word
+ * boundary when one is near, its trailing punctuation dropped, and "…" added when it was cut:
+ * how a message is quoted inside a line of its own.
+ */
+export function clipLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(0, max);
+  const atWord = cut.lastIndexOf(" ") > max * 0.6 ? cut.slice(0, cut.lastIndexOf(" ")) : cut;
+  return `${atWord.replace(/[\s,.;:!?—-]+$/u, "")}…`;
+}
+
 /** Lower case, each run of whitespace one space, trimmed: how two texts are compared as "the same words". */
 export function normalizeSpacing(text: string): string {
   return text.toLowerCase().replace(/\s+/g, " ").trim();

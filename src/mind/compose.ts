@@ -22,12 +22,12 @@ import { workingMessages } from "./threads.ts";
 export type PendingImage = NonNullable<IncomingInput["image"]>;
 
 /**
- * A document the person sent (media.stored), read from files/ for this turn: a PDF as base64,
- * text as text, or `missing` when the file is gone (/forget or /wipe deleted it), which the model
- * is told rather than left to guess.
+ * A document the person sent (media.stored), read from files/ for this turn: a PDF as base64 with
+ * its page count when it can be read (core/pdf.ts), text as text, or `missing` when the file is
+ * gone (/forget or /wipe deleted it), which the model is told rather than left to guess.
  */
 export type ShownDocument =
-  | { kind: "pdf"; base64: string }
+  | { kind: "pdf"; base64: string; pages: number | null }
   | { kind: "text"; text: string }
   | { kind: "missing" };
 
@@ -39,6 +39,22 @@ export type ShownDocument =
  * replies and in what reflection kept.
  */
 export const DOCUMENT_SHOWN_MS = 30 * 60_000;
+
+/**
+ * What the documents shown in one turn may cost together (tokens), however many came at once:
+ * as much as one PDF at the channel's page limit (50 pages at PDF_PAGE_TOKENS). They come on top
+ * of PRESENCE_PROMPT_CEILING, so without a total two large PDFs would overflow the model's
+ * context and the API would refuse the turn. The newest come first; the newest is always shown
+ * (it passed the per-file limits); a waiting document that does not fit is not read, and the
+ * model is told so (documentsThatFit). The README states this bound beside the per-file limits.
+ */
+export const DOCUMENT_TURN_TOKENS = 150_000;
+
+/** A PDF page as the API reads it: its text and an image of it, 1,500–3,000 tokens; counted high. */
+export const PDF_PAGE_TOKENS = 3_000;
+
+/** A PDF whose pages cannot be counted (compressed objects) is counted a page per this many bytes. */
+const UNCOUNTED_PDF_PAGE_BYTES = 50 * 1024;
 
 /** Everything the prompt is made of, already read from the stores. */
 export interface ComposeInput {
@@ -88,6 +104,10 @@ export interface SectionSizes {
   workingMessages: number;
   /** Documents shown in full (their tokens are not in the sizes above: see ComposeInput.documents). */
   documents: number;
+  /** What those documents cost by the estimate DOCUMENT_TURN_TOKENS bounds. */
+  documentTokens: number;
+  /** Documents of the messages being answered left unread because they did not fit that bound (documentsLeft). */
+  documentsLeft: number;
   memoryItems: number;
   threadNotes: number;
   /** Parts cut to fit their budget. */
@@ -102,6 +122,12 @@ export interface ComposedPrompt {
   evicting: Message[];
   /** Ids of the messages shown as working messages. */
   workingIds: string[];
+  /**
+   * Ids of the messages being answered whose documents were not read in this turn because the
+   * documents shown together would exceed DOCUMENT_TURN_TOKENS: the caller marks them not read
+   * (`together`), so later turns say the same.
+   */
+  documentsLeft: string[];
 }
 
 /** The ceiling is too small to hold even the fixed parts: the setting must change. */
@@ -145,8 +171,6 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
   const episodic = episodicText(input.threadNotes, input.memory, budgets.episodic);
   if (episodic.truncated) truncated.push("episodic");
 
-  const newInput =
-    input.kind === "reply" ? replyInput(input, budgets.input, truncated) : heartbeatInput(input);
   const pendingIds = new Set((input.pending ?? []).map((m) => m.id));
   const history = input.log.filter((m) => !pendingIds.has(m.id));
   const window = workingMessages(
@@ -154,8 +178,16 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
     { threads: input.threads, flushedThrough: input.flushedThrough },
     budgets.working,
   );
+  const fitted = documentsThatFit(input.pending ?? [], window.kept, input.documents);
+  const pending = (input.pending ?? []).map((m) =>
+    fitted.left.includes(m.id) && m.media ? { ...m, media: { ...m.media, notRead: "together" as const } } : m,
+  );
+  const newInput =
+    input.kind === "reply"
+      ? replyInput({ ...input, pending, documents: fitted.shown }, budgets.input, truncated)
+      : heartbeatInput(input);
 
-  const turns = toTurns(window.kept, input.documents);
+  const turns = toTurns(window.kept, fitted.shown);
   turns.push({ role: "user", content: newInput.blocks });
   const messages = mergeSameRole(turns);
   if (messages[0]?.role === "assistant") messages.unshift({ role: "user", content: EARLIER_NOT_SHOWN });
@@ -204,13 +236,55 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
       ceiling: input.ceiling,
       workingMessages: window.kept.length,
       documents: shownDocuments,
+      documentTokens: fitted.tokens,
+      documentsLeft: fitted.left.length,
       memoryItems: episodic.memoryItems,
       threadNotes: episodic.threadNotes,
       truncated,
     },
     evicting: window.evicting,
     workingIds: window.kept.map((m) => m.id),
+    documentsLeft: fitted.left,
   };
+}
+
+/**
+ * The documents shown in this turn, newest first within DOCUMENT_TURN_TOKENS: those of the
+ * messages being answered before those of the messages shown around them. The first is always
+ * shown; one that would pass the bound is left out, and an older, smaller one may still fit.
+ * A waiting message's document left out is named in `left` (not read: `together`); a shown
+ * message's was read when it arrived, which the model is told as it is for any older document.
+ */
+function documentsThatFit(
+  pending: readonly Message[],
+  shown: readonly Message[],
+  documents: ReadonlyMap<string, ShownDocument> | undefined,
+): { shown: Map<string, ShownDocument>; left: string[]; tokens: number } {
+  const fitting = new Map<string, ShownDocument>();
+  const left: string[] = [];
+  let tokens = 0;
+  const waiting = new Set(pending.map((m) => m.id));
+  for (const message of [...[...pending].reverse(), ...[...shown].reverse()]) {
+    const document = message.media?.stored && !message.media.notRead ? documents?.get(message.id) : undefined;
+    if (!document) continue;
+    const cost = documentTokens(document);
+    if (fitting.size > 0 && tokens + cost > DOCUMENT_TURN_TOKENS) {
+      if (waiting.has(message.id)) left.push(message.id);
+      continue;
+    }
+    fitting.set(message.id, document);
+    tokens += cost;
+  }
+  return { shown: fitting, left, tokens };
+}
+
+/** What a document costs the model, estimated: a PDF by its pages (by its size when they cannot be counted), text by its words. */
+function documentTokens(document: ShownDocument): number {
+  if (document.kind === "missing") return 0;
+  if (document.kind === "text") return estimateTokens(document.text);
+  const bytes = Math.floor((document.base64.length * 3) / 4);
+  const pages = document.pages ?? Math.max(1, Math.ceil(bytes / UNCOUNTED_PDF_PAGE_BYTES));
+  return pages * PDF_PAGE_TOKENS;
 }
 
 /** The budgets of the variable parts for a prefix and a ceiling; scaled down together when the ceiling is tight. */
@@ -372,11 +446,14 @@ export function describeMessage(message: Message, note?: string): string {
 
 const DOCUMENT_READ_EARLIER = "you read it when it arrived; it is not shown again";
 const DOCUMENT_REFUSED = "you could not open this file: the model's API refused it";
+const DOCUMENT_TOO_MUCH =
+  "you did not read this file: it came with other documents, too large to read together; they can send it again on its own";
 const DOCUMENT_GONE = "the file is no longer kept (deleted), so you cannot read it now";
 
 /** What a message with a stored document says when the document itself is not shown. */
 function documentNote(message: Message): string | undefined {
   if (!message.media?.stored) return undefined;
+  if (message.media.notRead === "together") return DOCUMENT_TOO_MUCH;
   return message.media.notRead ? DOCUMENT_REFUSED : DOCUMENT_READ_EARLIER;
 }
 

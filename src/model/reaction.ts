@@ -19,7 +19,7 @@ import { toolInputSchema } from "./tool-schema.ts";
 export const REACTION_EMOJI = ["👍", "❤", "😁", "🙏", "👌", "🤗", "😴", "🎉", "😢", "🔥"] as const;
 
 /** One of the reactions offered. */
-export const reactionEmojiSchema = z.enum(REACTION_EMOJI);
+const reactionEmojiSchema = z.enum(REACTION_EMOJI);
 export type ReactionEmoji = z.infer<typeof reactionEmojiSchema>;
 
 /** What the react tool takes: the one emoji. */

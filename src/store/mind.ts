@@ -5,9 +5,10 @@ import { z } from "zod";
 import {
   checkinNoticeStateSchema,
   emptyCheckinNoticeState,
+  emptyHeartbeatState,
+  heartbeatStateSchema,
   noticeSaidSchema,
-} from "../core/checkin-notices.ts";
-import { emptyHeartbeatState, heartbeatStateSchema } from "../core/checkin-settings.ts";
+} from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { type Decision, decisionSchema } from "../core/decision.ts";
 import { annotationsSchema, isoUtc } from "../core/message.ts";

@@ -1,10 +1,20 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { DocumentKind } from "../core/port.ts";
 import { DataFileError, ensurePrivateDir, isErrnoCode, writeFileDurable } from "./files.ts";
 import { PERSON_FILES } from "./person-files.ts";
 
 /** A name the store accepts: one plain file name, nothing that could point outside files/. */
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** The ending a kept document's file has, by kind: how its kind is known again when it is read. */
+const EXTENSIONS: Record<DocumentKind, string> = { pdf: ".pdf", text: ".txt" };
+
+/** A kept document as read back: its kind (from the ending keep gave it) and its bytes. */
+export interface KeptDocument {
+  kind: DocumentKind;
+  bytes: Buffer;
+}
 
 /** A name for a kept document that is not one plain file name: a bug in the caller. */
 export class SentFileNameError extends Error {
@@ -26,30 +36,33 @@ export class SentFiles {
   }
 
   /**
-   * Keeps `bytes` as files/<name> (0600, in a 0700 folder), durably: the message that points at
-   * it is logged after this resolves. Writing the same name again replaces the file, so a message
-   * Telegram delivers again after a crash leaves one copy. Returns the path for `media.stored`.
+   * Keeps `bytes` as files/<name> with the ending of its kind (0600, in a 0700 folder), durably:
+   * the message that points at it is logged after this resolves. Writing the same name again
+   * replaces the file, so a message Telegram delivers again after a crash leaves one copy.
+   * Returns the path for `media.stored`.
    */
-  async keep(name: string, bytes: Uint8Array): Promise<string> {
+  async keep(name: string, kind: DocumentKind, bytes: Uint8Array): Promise<string> {
     if (!SAFE_NAME.test(name)) throw new SentFileNameError(`not a plain file name for files/: ${name}`);
+    const file = `${name}${EXTENSIONS[kind]}`;
     const dir = join(this.#dataDir, PERSON_FILES.files);
     await ensurePrivateDir(dir);
-    await writeFileDurable(join(dir, name), bytes);
-    return `${PERSON_FILES.files}/${name}`;
+    await writeFileDurable(join(dir, file), bytes);
+    return `${PERSON_FILES.files}/${file}`;
   }
 
   /**
-   * The bytes of a kept document, or null when there is none to read: it is gone (/forget or
-   * /wipe deleted it) or the path is not one of this store's (a log edited by hand). Any other
+   * A kept document, its kind and bytes, or null when there is none to read: it is gone (/forget
+   * or /wipe deleted it) or the path is not one of this store's (a log edited by hand). Any other
    * failure names the file.
    */
-  async read(stored: string): Promise<Buffer | null> {
+  async read(stored: string): Promise<KeptDocument | null> {
     const [dir, name, ...rest] = stored.split("/");
     if (dir !== PERSON_FILES.files || name === undefined || rest.length > 0 || !SAFE_NAME.test(name))
       return null;
     const path = join(this.#dataDir, stored);
     try {
-      return await readFile(path);
+      const bytes = await readFile(path);
+      return { kind: name.endsWith(EXTENSIONS.pdf) ? "pdf" : "text", bytes };
     } catch (error) {
       if (isErrnoCode(error, "ENOENT")) return null;
       throw new DataFileError(

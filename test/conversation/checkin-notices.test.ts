@@ -9,8 +9,9 @@ import {
   type CheckinNoticeState,
   checkinNoticeStateSchema,
   emptyCheckinNoticeState,
-} from "../../src/core/checkin-notices.ts";
-import { emptyHeartbeatState, type HeartbeatSettings } from "../../src/core/checkin-settings.ts";
+  emptyHeartbeatState,
+  type HeartbeatSettings,
+} from "../../src/core/checkin-settings.ts";
 import { type DecisionReason, heartbeatReasonSchema } from "../../src/core/decision.ts";
 
 const settings: HeartbeatSettings = {

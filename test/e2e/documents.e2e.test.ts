@@ -37,6 +37,11 @@ function replyRequests(): MessagesRequestBody[] {
     .filter((b) => !JSON.stringify(b.tool_choice ?? null).includes("reflect"));
 }
 
+/** What the API would have refused about documents or the prompt's size (reflection's plain answers aside). */
+function documentProblems(): string[] {
+  return presence.world.model.problems.filter((p) => p.includes("document") || p.includes("too long"));
+}
+
 const count = (haystack: string, needle: string) => haystack.split(needle).length - 1;
 
 async function filesDir(): Promise<string[]> {
@@ -222,5 +227,63 @@ describe("documents the person sends", () => {
       "[document: locked.pdf (you could not open this file: the model's API refused it)] can you read this?",
     );
     await waitFor(async () => (await filesDir()).length === 1, 1_000);
+  });
+
+  it("reads two large PDFs sent together newest first within the per-turn bound, and says which it did not read", async () => {
+    await start();
+    const { bot, model, dataDir } = presence.world;
+    const owner = bot.user(OWNER_ID, "Ada");
+    // Each at the per-file page limit: together they pass the model's context window.
+    const pdf = await fixture("fifty-pages.pdf");
+    // The model is overloaded for the first one (its three tries), so both wait for the same turn.
+    model.failNext("529", 3, { retryAfterMs: 1 });
+    bot.message(owner, { document: { fileName: "report.pdf", caption: "both of these", bytes: pdf } });
+    await waitFor(() => model.requests.length === 3, 15_000);
+    await new Promise((r) => setTimeout(r, 300));
+    bot.message(owner, { document: { fileName: "appendix.pdf", bytes: pdf } });
+    await bot.waitForSent(1, 15_000);
+    expect(documentProblems()).toEqual([]);
+    const answered = replyRequests().at(-1);
+    if (!answered) throw new Error("no reply request");
+    const documents = blocksOf(answered).filter((b) => b.type === "document");
+    expect(documents).toEqual([expect.objectContaining({ title: "appendix.pdf" })]);
+    expect(JSON.stringify(answered.messages)).toContain(
+      "[document: report.pdf (you did not read this file: it came with other documents, too large to read together; they can send it again on its own)] both of these",
+    );
+    expect(bot.sent.map((s) => s.text)).toEqual(["Answer 1."]);
+    // Marked in the log, so later turns say the same; the file stays, the person's own.
+    const log = JSON.parse(await readFile(join(dataDir, "messages.json"), "utf8"));
+    const report = (log.messages as { media?: { fileName?: string; notRead?: string } }[]).find(
+      (m) => m.media?.fileName === "report.pdf",
+    );
+    expect(report?.media?.notRead).toBe("together");
+    expect(await filesDir()).toHaveLength(2);
+
+    bot.message(owner, { text: "what did the appendix say?" });
+    await bot.waitForSent(2, 15_000);
+    const later = replyRequests().at(-1);
+    expect(JSON.stringify(later?.messages)).toContain("[document: report.pdf (you did not read this file");
+    expect(blocksOf(later as MessagesRequestBody).filter((b) => b.type === "document")).toHaveLength(1);
+    expect(documentProblems()).toEqual([]);
+  });
+
+  it("shows a large PDF sent soon after another without the earlier one, which it read when it came", async () => {
+    await start();
+    const { bot } = presence.world;
+    const owner = bot.user(OWNER_ID, "Ada");
+    const pdf = await fixture("fifty-pages.pdf");
+    bot.message(owner, { document: { fileName: "report.pdf", bytes: pdf } });
+    await bot.waitForSent(1, 15_000);
+    bot.message(owner, { document: { fileName: "appendix.pdf", bytes: pdf } });
+    await bot.waitForSent(2, 15_000);
+    expect(documentProblems()).toEqual([]);
+    expect(bot.sent).toHaveLength(2);
+    const second = replyRequests().at(-1) as MessagesRequestBody;
+    expect(blocksOf(second).filter((b) => b.type === "document")).toEqual([
+      expect.objectContaining({ title: "appendix.pdf" }),
+    ]);
+    expect(JSON.stringify(second.messages)).toContain(
+      "[document: report.pdf (you read it when it arrived; it is not shown again)]",
+    );
   });
 });

@@ -4,6 +4,8 @@ import type { Message } from "../../src/core/message.ts";
 import {
   type ComposeInput,
   composePrompt,
+  DOCUMENT_TURN_TOKENS,
+  PDF_PAGE_TOKENS,
   PromptCeilingError,
   type ShownDocument,
 } from "../../src/mind/compose.ts";
@@ -327,7 +329,7 @@ describe("composePrompt: captions and documents", () => {
       media: { kind: "document", fileName: "list.md", stored: "files/b.txt" },
     };
     const documents = new Map<string, ShownDocument>([
-      [pdf.id, { kind: "pdf", base64: "JVBERi0xLjQ=" }],
+      [pdf.id, { kind: "pdf", base64: "JVBERi0xLjQ=", pages: 1 }],
       [text.id, { kind: "text", text: "- Middlemarch" }],
     ]);
     const { params, sections } = composePrompt(input({ log: [pdf, text], pending: [pdf, text], documents }));
@@ -393,5 +395,32 @@ describe("composePrompt: captions and documents", () => {
     expect(textOf(params.messages[0] as Anthropic.MessageParam)).toBe("[document]|[document: list.md]");
     expect(sections.documents).toBe(1);
     expect(sections.working).toBeLessThan(100);
+  });
+
+  it("shows the documents of one turn newest first within DOCUMENT_TURN_TOKENS and names the waiting ones left out", () => {
+    const doc = (i: number, name: string): Message => ({
+      ...message(i, "user", `[document: ${name}]`),
+      media: { kind: "document", fileName: name, stored: `files/${i}.pdf` },
+    });
+    const [report, notes, appendix] = [doc(0, "report.pdf"), doc(1, "notes.txt"), doc(2, "appendix.pdf")];
+    const pages = DOCUMENT_TURN_TOKENS / PDF_PAGE_TOKENS - 5;
+    const documents = new Map<string, ShownDocument>([
+      [report.id, { kind: "pdf", base64: "JVBERi0xLjQ=", pages }],
+      [notes.id, { kind: "text", text: "a short list" }],
+      [appendix.id, { kind: "pdf", base64: "JVBERi0xLjQ=", pages }],
+    ]);
+    const pending = [report, notes, appendix] as Message[];
+    const { params, sections, documentsLeft } = composePrompt(input({ log: pending, pending, documents }));
+    const titles = params.messages.flatMap((m) =>
+      typeof m.content === "string" ? [] : m.content.flatMap((b) => (b.type === "document" ? [b.title] : [])),
+    );
+    // The newest, then the older one that still fits; the large older one is left, and said so.
+    expect(titles).toEqual(["notes.txt", "appendix.pdf"]);
+    expect(documentsLeft).toEqual([report.id]);
+    expect(sections.documentsLeft).toBe(1);
+    expect(sections.documentTokens).toBeLessThanOrEqual(DOCUMENT_TURN_TOKENS);
+    expect(params.messages.map(textOf).join("|")).toContain(
+      "[document: report.pdf (you did not read this file: it came with other documents, too large to read together; they can send it again on its own)]",
+    );
   });
 });

@@ -353,7 +353,7 @@ export class TelegramChannel {
   async #readDocument(
     message: TelegramMessage,
     document: Document,
-  ): Promise<{ document: { name: string; bytes: Uint8Array } } | { notRead: NotRead }> {
+  ): Promise<{ document: NonNullable<IncomingInput["document"]> } | { notRead: NotRead }> {
     const kind = documentKind(document.file_name, document.mime_type);
     const refused = refusedBeforeDownload(kind, document);
     if (refused || kind === null) return { notRead: refused ?? "type" };
@@ -372,7 +372,9 @@ export class TelegramChannel {
     }
     const checked = checkDocument(kind, bytes);
     if (!checked.ok) return { notRead: checked.notRead };
-    return { document: { name: keptName(message.chat.id, message.message_id, kind), bytes: checked.bytes } };
+    return {
+      document: { name: keptName(message.chat.id, message.message_id), kind, bytes: checked.bytes },
+    };
   }
 
   /** The bytes of a file Telegram holds (`file_path` from getFile), through the transport's limits for files. */

@@ -1,5 +1,7 @@
 import type { Document } from "grammy/types";
 import type { Media } from "../../core/message.ts";
+import { pdfPageCount } from "../../core/pdf.ts";
+import type { DocumentKind } from "../../core/port.ts";
 
 /**
  * Documents the person sends on Telegram, read rather than named: a PDF or a plain-text file
@@ -22,9 +24,6 @@ export const DOCUMENT_LIMITS = {
   /** UTF-8 takes up to 4 bytes a character: more bytes than this cannot be within textChars. */
   textBytes: 400_000,
 } as const;
-
-/** What kind of document the model can read. */
-export type DocumentKind = "pdf" | "text";
 
 /** Why a document was not read (media.notRead). */
 export type NotRead = NonNullable<Media["notRead"]>;
@@ -89,7 +88,8 @@ export function refusedBeforeDownload(kind: DocumentKind | null, document: Docum
 
 /**
  * Checks the downloaded bytes are what the name promised and within the limits: a PDF starts
- * with its `%PDF-` header and has at most pdfPages pages when they can be counted; a text file
+ * with its `%PDF-` header and has at most pdfPages pages when they can be counted (core/pdf.ts;
+ * a PDF whose pages cannot be counted is limited by its size only); a text file
  * decodes as UTF-8 (a byte-order mark is dropped), is not blank and has no NUL bytes, in at most textChars
  * characters. Returns what the model is given (the text, decoded), or why not.
  */
@@ -117,21 +117,9 @@ export function checkDocument(
   return { ok: true, bytes: new TextEncoder().encode(text) };
 }
 
-/**
- * A PDF's page count read from its page objects (`/Type /Page`), without parsing the file; null
- * when none are visible, as in PDFs that keep their objects in compressed streams: those are
- * limited by their size only.
- */
-export function pdfPageCount(bytes: Uint8Array): number | null {
-  const matches = Buffer.from(bytes)
-    .toString("latin1")
-    .match(/\/Type\s*\/Page(?![A-Za-z])/g);
-  return matches ? matches.length : null;
-}
-
-/** The name a document is kept under (files/…): one per Telegram message, so a redelivery replaces it. */
-export function keptName(chatId: number, messageId: number, kind: DocumentKind): string {
-  return `telegram-${Math.abs(chatId)}-${messageId}.${kind === "pdf" ? "pdf" : "txt"}`;
+/** The name a document is kept under (files/…, the store adds its kind's ending): one per Telegram message, so a redelivery replaces it. */
+export function keptName(chatId: number, messageId: number): string {
+  return `telegram-${Math.abs(chatId)}-${messageId}`;
 }
 
 /** What the log says about a document not read, inside its `[document: …]` line: the model reads it too. */
@@ -145,6 +133,8 @@ export function notReadNote(notRead: NotRead): string {
       return "not read: it could not be downloaded from Telegram";
     case "content":
       return "not read: it is empty or its contents could not be read";
+    case "together":
+      return "not read: it came with other documents, too large to read together";
   }
 }
 
@@ -165,5 +155,7 @@ export function notReadReply(fileName: string, notRead: NotRead): string {
       return `I couldn't download ${fileName} from Telegram just now. Could you send it again?`;
     case "content":
       return `I couldn't read ${fileName}: it's empty, or not a PDF or plain text I can make sense of. Could you paste the part that matters?`;
+    case "together":
+      return `${fileName} came with other documents, too much for me to read together, so I didn't read it. Could you send it again on its own?`;
   }
 }

@@ -1,4 +1,4 @@
-import type { Document, Message as TelegramMessage } from "grammy/types";
+import type { Message as TelegramMessage } from "grammy/types";
 import type { Media } from "../../core/message.ts";
 import type { IncomingInput } from "../../core/port.ts";
 import { type NotRead, notReadNote, notReadReply } from "./documents.ts";
@@ -19,8 +19,6 @@ export interface DescribedMessage {
   photoFileId?: string;
   /** Sound with no words of the person's alongside: nothing here a model could answer. */
   unheard?: true;
-  /** A document, for the channel to read (documents.ts). */
-  document?: Document;
   /** A document not read with no words of the person's alongside: the fixed words that answer it. */
   unreadReply?: string;
 }
@@ -74,7 +72,6 @@ export function describeMessage(message: TelegramMessage, notRead?: NotRead): De
         ...(caption ? { caption } : {}),
         ...(notRead ? { notRead } : {}),
       },
-      document: message.document,
       ...(notRead && !caption ? { unreadReply: notReadReply(name, notRead) } : {}),
     };
   }

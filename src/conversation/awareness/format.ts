@@ -1,5 +1,5 @@
 import type { Message } from "../../core/message.ts";
-import { formatDuration, messageAsRead, plural } from "../../core/text.ts";
+import { clipLine, formatDuration, messageAsRead, plural } from "../../core/text.ts";
 import { isReaction } from "../pending-messages.ts";
 import type { AwarenessContext, Trigger } from "./context.ts";
 import { inZone, localStamp } from "./time.ts";
@@ -16,13 +16,9 @@ const MAX_THEIR_EARLIER = 2;
 /** Messages shown in the slim block: about three exchanges. */
 const SLIM_MESSAGES = 6;
 
-/** A message in one line, cut at a word boundary, with its media described. */
+/** A message in one line, in quotes, cut at a word boundary, with its media described. */
 function quote(message: Message, max: number): string {
-  const flat = messageAsRead(message).replace(/\s+/g, " ").trim();
-  if (flat.length <= max) return `"${flat}"`;
-  const cut = flat.slice(0, max);
-  const atWord = cut.lastIndexOf(" ") > max * 0.6 ? cut.slice(0, cut.lastIndexOf(" ")) : cut;
-  return `"${atWord.replace(/[\s,.;:!?—-]+$/u, "")}…"`;
+  return `"${clipLine(messageAsRead(message), max)}"`;
 }
 
 function topicList(topics: readonly string[]): string {

@@ -542,7 +542,8 @@ describe("TelegramChannel", () => {
       ["[location: 38.72230, -9.13930]", "location"],
     ]);
     expect(companion.received[2]?.document).toEqual({
-      name: expect.stringMatching(/^telegram-1001-\d+\.pdf$/),
+      name: expect.stringMatching(/^telegram-1001-\d+$/),
+      kind: "pdf",
       bytes: pdf,
     });
   });

@@ -7,9 +7,9 @@ import {
   DOCUMENT_LIMITS,
   documentKind,
   notReadReply,
-  pdfPageCount,
   refusedBeforeDownload,
 } from "../../../src/channels/telegram/documents.ts";
+import { pdfPageCount } from "../../../src/core/pdf.ts";
 
 const FIXTURES = join(import.meta.dirname, "..", "..", "fixtures", "documents");
 const fixture = (name: string) => readFile(join(FIXTURES, name));
