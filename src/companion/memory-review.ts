@@ -48,7 +48,7 @@ export interface MemoryReviewDeps {
   exclusive<T>(work: () => Promise<T>): Promise<T>;
 }
 
-/** The memory commands as the channels call them (the companion implements them through MemoryReview). */
+/** The memory commands as the channels call them (Companion.memory). */
 export type MemoryCommands = Pick<MemoryReview, "listMemory" | "forgetListed" | "forgetText" | "fixListed">;
 
 /**

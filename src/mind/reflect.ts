@@ -23,6 +23,7 @@ import {
   fieldPath,
   oversizedField,
   renderScratchpad,
+  type ScratchpadResult,
   WORKSPACE_INPUT_MAX_CHARS,
   type WorkspaceArchive,
   workspaceEditSchema,
@@ -354,7 +355,7 @@ export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): R
  */
 function forgottenFieldWrites(
   before: MindState["scratchpad"],
-  after: Extract<ReturnType<typeof applyScratchpadUpdate>, { ok: true }>,
+  after: Extract<ScratchpadResult, { ok: true }>,
   forgotten: ReadonlySet<string>,
 ): TextFieldKey[] {
   if (forgotten.size === 0) return [];
@@ -375,6 +376,7 @@ const FIELD_DIRECTIVE = /^(?:APPEND|REPLACE):[ \t]?/;
  */
 export function withoutForgotten(value: unknown, forgotten: ReadonlySet<string>): unknown {
   if (typeof value === "string") {
+    if (isForgotten(value, forgotten)) return "(words the person deleted)";
     return value
       .split("\n")
       .map((line) =>
