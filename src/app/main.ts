@@ -3,12 +3,7 @@ import { CommandHandlers } from "../channels/command-handlers.ts";
 import { TelegramChannel } from "../channels/telegram/bot.ts";
 import { TelegramConnection } from "../channels/telegram/connection.ts";
 import { TelegramUpdatesState } from "../channels/telegram/updates-state.ts";
-import {
-  type Companion,
-  type CompanionOptions,
-  createCompanion,
-  type MemoryCommands,
-} from "../companion/companion.ts";
+import { type Companion, type CompanionOptions, createCompanion } from "../companion/companion.ts";
 import type { Clock, Timers } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { OutboundPort } from "../core/port.ts";
@@ -178,13 +173,13 @@ export interface CommandHooks {
  */
 export function buildCommandHandlers(
   runtime: Runtime,
-  memory: MemoryCommands,
+  companion: Pick<Companion, "memory">,
   hooks: CommandHooks = {},
 ): CommandHandlers {
   const { core, model, clock, messages, mind, notes, files, trace } = runtime;
   return new CommandHandlers({
     ...hooks,
-    memory,
+    memory: companion.memory,
     mind,
     clock,
     settings: { timezone: core.timezone, quietHours: core.quietHours },

@@ -1,6 +1,11 @@
 import { DateTime } from "luxon";
-import type { MemoryCommands } from "../companion/companion.ts";
-import type { ForgottenCopies, MemoryEntry, ReviewGroup } from "../companion/memory-review.ts";
+import type {
+  ForgottenCopies,
+  MemoryCommands,
+  MemoryEntry,
+  NotListed,
+  ReviewGroup,
+} from "../companion/memory-review.ts";
 import { formatQuietHours, type QuietHours } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { plural } from "../core/text.ts";
@@ -19,6 +24,7 @@ import {
   WIPE_CONFIRMATION,
 } from "./commands.ts";
 import { decisionSentence } from "./reasons.ts";
+import { TELEGRAM_TEXT_LIMIT } from "./telegram/split.ts";
 
 /**
  * What each slash command does, apart from Telegram: it reads and changes the mind's state
@@ -91,8 +97,8 @@ const WIPE_QUESTION = [
   `To go ahead, send /wipe ${WIPE_CONFIRMATION}. /wipe no cancels.`,
 ].join("\n");
 
-/** Room /memory leaves on each page for its header and footer, under Telegram's 4096 characters. */
-const MEMORY_PAGE_CHARS = 4096 - 300;
+/** A /memory page's items: room is left for its header and footer under Telegram's limit. */
+const MEMORY_PAGE_CHARS = TELEGRAM_TEXT_LIMIT - 300;
 
 /** The headings of /memory's groups. */
 const GROUP_HEADINGS: Record<ReviewGroup, string> = {
@@ -129,27 +135,28 @@ function quote(text: string, max = 60): string {
   return line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line;
 }
 
-/** Why a /memory number names nothing now, and what to do. */
-function notInListing(
-  number: number,
-  outcome: { status: "not-listed"; count: number } | { status: "gone" },
-): string {
+/**
+ * Why a /memory number names nothing now, and what to do. For /forget, digits the person meant
+ * as words are one step away: the answer says how to ask for them as text.
+ */
+function notInListing(number: number, outcome: NotListed, command: "forget" | "fix"): string {
   if (outcome.status === "gone") {
     return `Number ${number} in your last /memory list is gone already (forgotten or changed since). Send /memory to see the list as it is now.`;
   }
+  const asText = command === "forget" ? ` To forget the words "${number}", send /forget "${number}".` : "";
   if (outcome.count === 0)
-    return `There is no list to take ${number} from yet. Send /memory to see the list.`;
-  return `There is no ${number} in your last /memory list (it had ${outcome.count}). Send /memory to see the list.`;
+    return `There is no list to take ${number} from yet. Send /memory to see the list.${asText}`;
+  return `There is no ${number} in your last /memory list (it had ${outcome.count}). Send /memory to see the list.${asText}`;
 }
 
 /** "Also deleted where it was mentioned: 2 turn records.", or null when nothing was. */
-function copiesSentence(copies: ForgottenCopies): string | null {
+function copiesSentence(copies: ForgottenCopies, what = "it was"): string | null {
   const elsewhere = [
     copies.notes > 0 ? plural(copies.notes, "note") : "",
     copies.traceRecords > 0 ? plural(copies.traceRecords, "turn record") : "",
     copies.otherFiles > 0 ? plural(copies.otherFiles, "other file") : "",
   ].filter(Boolean);
-  return elsewhere.length > 0 ? `Also deleted where it was mentioned: ${elsewhere.join(", ")}.` : null;
+  return elsewhere.length > 0 ? `Also deleted where ${what} mentioned: ${elsewhere.join(", ")}.` : null;
 }
 
 /** Runs one command; `args` is the text after the command name. */
@@ -305,8 +312,12 @@ export class CommandHandlers {
     const request = parsed.value;
     if (request.kind === "number") {
       const outcome = await this.#deps.memory.forgetListed(request.number);
-      if (outcome.status !== "done") return { text: notInListing(request.number, outcome) };
-      const lines = [`Forgotten: "${outcome.text}".`];
+      if (outcome.status !== "done") return { text: notInListing(request.number, outcome, "forget") };
+      const earlier =
+        outcome.earlierVersions > 0
+          ? ` (with ${plural(outcome.earlierVersions, "earlier version")} of it)`
+          : "";
+      const lines = [`Forgotten: "${outcome.text}"${earlier}.`];
       const elsewhere = copiesSentence(outcome.copies);
       if (elsewhere) lines.push(elsewhere);
       lines.push(`The other numbers stay as they were until you send /memory again. ${LOG_KEEPS_IT}`);
@@ -335,10 +346,13 @@ export class CommandHandlers {
     if (!parsed.ok) return { text: parsed.problem };
     const { number, text } = parsed.value;
     const outcome = await this.#deps.memory.fixListed(number, text);
-    if (outcome.status !== "done") return { text: notInListing(number, outcome) };
-    return {
-      text: `Corrected ${number}: "${outcome.after}" (it said "${outcome.before}"). I'll keep it as you wrote it.`,
-    };
+    if (outcome.status !== "done") return { text: notInListing(number, outcome, "fix") };
+    const lines = [
+      `Corrected ${number}: "${outcome.after}" (it said "${outcome.before}"). I'll keep it as you wrote it.`,
+    ];
+    const elsewhere = copiesSentence(outcome.copies, "the old words were");
+    if (elsewhere) lines.push(elsewhere);
+    return { text: lines.join("\n\n") };
   }
 
   #exclusive<T>(work: () => Promise<T>): Promise<T> {

@@ -22,7 +22,11 @@ export const BOT_COMMANDS = [
   { command: "quiet", description: "Set quiet hours: /quiet 22:00-08:00" },
   { command: "tz", description: "Set your time zone while travelling: /tz Europe/Lisbon" },
   { command: "memory", description: "What I remember about you, numbered: /memory, /memory 2 for page 2" },
-  { command: "forget", description: "Delete one thing: /forget 3 (its /memory number), or /forget TEXT" },
+  {
+    command: "forget",
+    description:
+      'Delete one thing: /forget 3 (its /memory number), or /forget TEXT (digits in quotes: /forget "1234")',
+  },
   { command: "fix", description: "Correct one thing in your own words: /fix 3 the right words" },
   { command: "export", description: "Everything I keep about you, as a file" },
   { command: "wipe", description: "Delete everything about you (asks first)" },
@@ -129,29 +133,41 @@ export function parseTimezoneArgs(args: string): Parsed<string | null> {
   return problem(`I don't know the zone "${text}"; zones look like Europe/Lisbon or Asia/Tokyo.`);
 }
 
+/** A number of the /memory listing (an item or a page) as typed, up to six digits; null when it is not one. */
+function listNumber(text: string): number | null {
+  return /^\d{1,6}$/.test(text) ? Number(text) : null;
+}
+
 /** `/memory` (a new listing) or `/memory 2` (that page of the last listing). */
 export function parseMemoryArgs(args: string): Parsed<number> {
   const text = args.trim();
   if (text === "") return ok(1);
-  if (!/^\d{1,4}$/.test(text) || Number(text) < 1) {
+  const page = listNumber(text);
+  if (page === null || page < 1) {
     return problem(`"${args}" is not a page number; try /memory, or /memory 2 for the second page.`);
   }
-  return ok(Number(text));
+  return ok(page);
 }
 
 /** What /forget is asked to delete: one item by its /memory number, or everything mentioning a text. */
-export type ForgetRequest = { kind: "number"; number: number } | { kind: "text"; text: string };
+type ForgetRequest = { kind: "number"; number: number } | { kind: "text"; text: string };
+
+/** Text in straight or curly double quotes, as phones type them: what is inside. */
+const QUOTED = /^["“”„]([\s\S]*)["“”]$/;
 
 /**
  * `/forget 3` (number 3 of the last /memory list) or `/forget TEXT` (at least two characters,
- * so one letter cannot erase everything).
+ * so one letter cannot erase everything). Text in quotes is always text, without its quotes:
+ * `/forget "1234"` forgets the digits, which bare would be a list number.
  */
 export function parseForgetArgs(args: string): Parsed<ForgetRequest> {
-  const text = args.trim();
-  if (/^\d{1,6}$/.test(text)) return ok({ kind: "number", number: Number(text) });
+  const typed = args.trim();
+  const number = listNumber(typed);
+  if (number !== null) return ok({ kind: "number", number });
+  const text = (QUOTED.exec(typed)?.[1] ?? typed).trim();
   if (text.length < 2) {
     return problem(
-      "Tell me what to forget: its number in /memory (/forget 3), or words it mentions (/forget my sister's wedding).",
+      'Tell me what to forget: its number in /memory (/forget 3), or words it mentions (/forget my sister\'s wedding; digits in quotes: /forget "1234").',
     );
   }
   return ok({ kind: "text", text });
@@ -159,9 +175,10 @@ export function parseForgetArgs(args: string): Parsed<ForgetRequest> {
 
 /** `/fix 3 the right words`: the /memory number and the item's new words (one sentence). */
 export function parseFixArgs(args: string): Parsed<{ number: number; text: string }> {
-  const match = /^(\d{1,6})\s+([\s\S]+)$/.exec(args.trim());
+  const match = /^(\S+)\s+([\s\S]+)$/.exec(args.trim());
+  const number = listNumber(match?.[1] ?? "");
   const text = match?.[2]?.replace(/\s+/g, " ").trim() ?? "";
-  if (!match || text === "") {
+  if (number === null || text === "") {
     return problem(
       "Tell me the number from /memory and the right words, for example /fix 3 I work days now.",
     );
@@ -171,7 +188,7 @@ export function parseFixArgs(args: string): Parsed<{ number: number; text: strin
       `That's ${text.length} characters; one thing I remember is at most ${ITEM_TEXT_MAX_CHARS}. Say it in a sentence.`,
     );
   }
-  return ok({ number: Number(match[1]), text });
+  return ok({ number, text });
 }
 
 /** The word that confirms /wipe. */

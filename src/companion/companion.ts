@@ -26,7 +26,6 @@ import type { TurnContext } from "./turn-context.ts";
 
 export { pendingMessages } from "../conversation/pending-messages.ts";
 export type { HeartbeatOutcome } from "./checkin-turn.ts";
-export type { MemoryCommands } from "./memory-review.ts";
 export { STALE_CHECKIN_MS } from "./outbox.ts";
 export {
   DEFAULT_NOTICE_AFTER_MS,
@@ -83,11 +82,10 @@ export interface CompanionOptions extends ReplyRetryOptions {
 /** How answerFixed went: the fixed words answered the message, went out as a notice, or were not needed. */
 export type FixedAnswer = "answered" | "noticed" | "already";
 
-/**
- * The companion's interface to channels, the scheduler and the command line; the person's
- * review of memory (/memory, /forget, /fix) is MemoryCommands, run with nothing else writing.
- */
-export interface Companion extends MemoryCommands {
+/** The companion's interface to channels, the scheduler and the command line. */
+export interface Companion {
+  /** The person's review of memory (/memory, /forget, /fix); its changes run with nothing else writing (exclusive). */
+  readonly memory: MemoryCommands;
   /** Logs the person's message at once (outside the turn lock) and returns it as logged. */
   receive(input: IncomingInput): Promise<Message>;
   /**
@@ -142,7 +140,7 @@ class CompanionImpl implements Companion {
   readonly #retry: ReplyRetry;
   readonly #reflection: ReflectionSchedule;
   readonly #turn: TurnContext;
-  readonly #review: MemoryReview;
+  readonly memory: MemoryReview;
   /** The background attempt at a reply the retry asked for, waiting for its time. */
   #retryTimer: Timer | undefined;
   #closed = false;
@@ -172,26 +170,10 @@ class CompanionImpl implements Companion {
       defaultChannel: options.defaultChannel ?? "telegram",
       isClosed: () => this.#closed,
     };
-    this.#review = new MemoryReview({
+    this.memory = new MemoryReview({
       ...deps,
       exclusive: (work) => this.exclusive(work),
     });
-  }
-
-  listMemory(options: { fresh: boolean }): ReturnType<MemoryCommands["listMemory"]> {
-    return this.#review.listMemory(options);
-  }
-
-  forgetListed(number: number): ReturnType<MemoryCommands["forgetListed"]> {
-    return this.#review.forgetListed(number);
-  }
-
-  forgetText(text: string): ReturnType<MemoryCommands["forgetText"]> {
-    return this.#review.forgetText(text);
-  }
-
-  fixListed(number: number, text: string): ReturnType<MemoryCommands["fixListed"]> {
-    return this.#review.fixListed(number, text);
   }
 
   async receive(input: IncomingInput): Promise<Message> {

@@ -1,15 +1,14 @@
-import type { Clock } from "../core/clock.ts";
 import type { Message } from "../core/message.ts";
+import { sameWords } from "../core/text.ts";
 import { type ForgottenCopies, forgetCopies } from "../mind/forget.ts";
-import { listed, listingIds, lookupListed, type ReviewGroup } from "../mind/review.ts";
+import { listed, listingIds, lookupListed, type NotListed, type ReviewGroup } from "../mind/review.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { ForgetResult, MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { Trace } from "../store/trace.ts";
 
 export type { ForgottenCopies } from "../mind/forget.ts";
-export type { ReviewGroup } from "../mind/review.ts";
-export type { ForgetResult } from "../store/mind.ts";
+export type { NotListed, ReviewGroup } from "../mind/review.ts";
 
 /**
  * The person's side of memory, as the slash commands use it: the numbered listing (/memory),
@@ -18,7 +17,7 @@ export type { ForgetResult } from "../store/mind.ts";
  */
 
 /** Where an item came from, as /memory shows it. */
-export type ItemSource =
+type ItemSource =
   /** The first message it was learned from (the person's, when one of them is). */
   | { kind: "message"; text: string; ts: string; byPerson: boolean }
   /** Learned before items kept their sources. */
@@ -36,32 +35,26 @@ export interface MemoryEntry {
   source: ItemSource;
 }
 
-/** How /forget N or /fix N went. */
-export type ListedChange<T> =
-  | ({ status: "done" } & T)
-  /** The number is not in the last listing (`count` numbers; 0 when there was none). */
-  | { status: "not-listed"; count: number }
-  /** The item was deleted or retired since the listing. */
-  | { status: "gone" };
+/** How /forget N or /fix N went: done, or why the number names nothing now. */
+export type ListedChange<T> = ({ status: "done" } & T) | NotListed;
 
 /** What the review needs from the companion's stores. */
 export interface MemoryReviewDeps {
-  clock: Clock;
   log: Pick<MessageLog, "get">;
   mind: MindStore;
   notes: NotesStore;
   trace: Trace;
-  /** Runs work with nothing else writing (Companion.exclusive). */
-  exclusive?<T>(work: () => Promise<T>): Promise<T>;
+  /** Runs work with nothing else writing (Companion.exclusive; a test without turns passes `(work) => work()`). */
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
 }
 
-/** The memory commands as the channels call them (the companion implements them through MemoryReview). */
+/** The memory commands as the channels call them (Companion.memory). */
 export type MemoryCommands = Pick<MemoryReview, "listMemory" | "forgetListed" | "forgetText" | "fixListed">;
 
 /**
  * The memory commands' effects over the stores. Deleting and correcting run through
  * `exclusive` (the companion's turn lock), so no turn or reflection in flight writes back what
- * they change; without it they run at once.
+ * they change.
  */
 export class MemoryReview {
   readonly #deps: MemoryReviewDeps;
@@ -75,10 +68,10 @@ export class MemoryReview {
    * saved in mind.json before it is shown so later numbers mean what the person saw.
    */
   async listMemory(options: { fresh: boolean }): Promise<MemoryEntry[]> {
-    const { mind, clock, log } = this.#deps;
+    const { mind, log } = this.#deps;
     const ids = listingIds(mind.read(), options.fresh);
     await mind.update((draft) => {
-      draft.memoryListing = { at: clock.now().toISOString(), ids };
+      draft.memoryListing = { ids };
     });
     const entries: MemoryEntry[] = [];
     for (const { number, item } of listed(mind.read(), ids)) {
@@ -94,43 +87,62 @@ export class MemoryReview {
     return entries;
   }
 
-  /** Deletes the item numbered `number` in the last listing, and every copy of its words beside the mind. */
-  forgetListed(number: number): Promise<ListedChange<{ text: string; copies: ForgottenCopies }>> {
-    return this.#exclusive(async () => {
+  /**
+   * Deletes the item numbered `number` in the last listing with its earlier versions
+   * (MindStore.forgetItem), and every copy of their words beside the mind. `earlierVersions`
+   * counts the versions; their words are not repeated back.
+   */
+  forgetListed(
+    number: number,
+  ): Promise<ListedChange<{ text: string; earlierVersions: number; copies: ForgottenCopies }>> {
+    return this.#deps.exclusive(async () => {
       const found = lookupListed(this.#deps.mind.read(), number);
       if (found.status !== "found") return found;
       const removed = await this.#deps.mind.forgetItem(found.item.id);
       if (!removed) return { status: "gone" };
-      return { status: "done", text: removed.text, copies: await copiesOf(this.#deps, removed.text) };
+      return {
+        status: "done",
+        text: removed.text,
+        earlierVersions: removed.earlier.length,
+        copies: await copiesOf(this.#deps, [removed.text, ...removed.earlier]),
+      };
     });
   }
 
   /** Deletes everything that mentions `text` in the mind and beside it (/forget TEXT). */
   forgetText(text: string): Promise<{ removed: ForgetResult; copies: ForgottenCopies }> {
-    return this.#exclusive(async () => ({
+    return this.#deps.exclusive(async () => ({
       removed: await this.#deps.mind.forget(text),
-      copies: await copiesOf(this.#deps, text),
+      copies: await copiesOf(this.#deps, [text]),
     }));
   }
 
-  /** Replaces the words of the item numbered `number` in the last listing with the person's own. */
-  fixListed(number: number, text: string): Promise<ListedChange<{ before: string; after: string }>> {
-    return this.#exclusive(async () => {
+  /**
+   * Replaces the words of the item numbered `number` in the last listing with the person's own,
+   * and deletes the copies of the old words beside the mind, as /forget does: the person said
+   * they were wrong, so no trace record, note or kept file goes on holding them.
+   */
+  fixListed(
+    number: number,
+    text: string,
+  ): Promise<ListedChange<{ before: string; after: string; copies: ForgottenCopies }>> {
+    return this.#deps.exclusive(async () => {
       const found = lookupListed(this.#deps.mind.read(), number);
       if (found.status !== "found") return found;
       const fixed = await this.#deps.mind.fixItem(found.item.id, text);
       if (!fixed) return { status: "gone" };
-      return { status: "done", before: fixed.before, after: text };
+      // Only punctuation or case changed: the old words are the ones kept, nothing to delete.
+      const copies =
+        sameWords(fixed.before) === sameWords(text) ? NO_COPIES : await copiesOf(this.#deps, [fixed.before]);
+      return { status: "done", before: fixed.before, after: text, copies };
     });
-  }
-
-  #exclusive<T>(work: () => Promise<T>): Promise<T> {
-    return this.#deps.exclusive ? this.#deps.exclusive(work) : work();
   }
 }
 
-function copiesOf(deps: MemoryReviewDeps, text: string): Promise<ForgottenCopies> {
-  return forgetCopies(text, { trace: deps.trace, notes: deps.notes, dataDir: deps.mind.dataDir });
+const NO_COPIES: ForgottenCopies = { traceRecords: 0, notes: 0, otherFiles: 0 };
+
+function copiesOf(deps: MemoryReviewDeps, texts: readonly string[]): Promise<ForgottenCopies> {
+  return forgetCopies(texts, { trace: deps.trace, notes: deps.notes, dataDir: deps.mind.dataDir });
 }
 
 async function sourceOf(log: Pick<MessageLog, "get">, ids: readonly string[]): Promise<ItemSource> {

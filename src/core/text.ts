@@ -29,9 +29,22 @@ export function clipLine(text: string, max: number): string {
   return `${atWord.replace(/[\s,.;:!?—-]+$/u, "")}…`;
 }
 
-/** Lower case, each run of whitespace one space, trimmed: how two texts are compared as "the same words". */
+/** Lower case, each run of whitespace one space, trimmed: how a text is searched for (mentionMatcher). */
 export function normalizeSpacing(text: string): string {
   return text.toLowerCase().replace(/\s+/g, " ").trim();
+}
+
+/**
+ * A remembered line reduced to its words: normalizeSpacing, without a leading bullet or the
+ * punctuation that ends it. Two items are the same words when this is equal — for reflection's
+ * duplicate checks and for the hash of what the person forgot (store/mind-schema.ts
+ * forgottenHash) alike, so "- (User) works nights." is both a duplicate of "(user) works
+ * nights" and refused once those words were forgotten.
+ */
+export function sameWords(text: string): string {
+  return normalizeSpacing(text)
+    .replace(/^[-•*]\s*/, "")
+    .replace(/[.!;\s]+$/, "");
 }
 
 /** "1 message", "3 messages", "2 memories": the count with the word in the form it takes. */

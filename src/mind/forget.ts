@@ -24,16 +24,21 @@ export interface ForgottenCopies {
   otherFiles: number;
 }
 
-/** Deletes trace records, note lines and kept copies that mention `text` (case- and spacing-insensitive). */
+/**
+ * Deletes trace records, note lines and kept copies that mention any of `texts` (case- and
+ * spacing-insensitive): one pass over each store, however many texts (an item and its earlier
+ * versions are forgotten together).
+ */
 export async function forgetCopies(
-  text: string,
+  texts: readonly string[],
   stores: {
     trace: Pick<Trace, "deleteWhere">;
     notes: Pick<NotesStore, "deleteLines">;
     dataDir: string;
   },
 ): Promise<ForgottenCopies> {
-  const mentions = mentionMatcher(text);
+  const matchers = texts.map(mentionMatcher);
+  const mentions = (candidate: string) => matchers.some((matches) => matches(candidate));
   return {
     traceRecords: await stores.trace.deleteWhere((record) => quotes(record, mentions)),
     notes: await stores.notes.deleteLines(mentions),

@@ -2,7 +2,7 @@ import { stemmer } from "stemmer";
 import { z } from "zod";
 import type { PriorMemory } from "../conversation/awareness/context.ts";
 import { canonicalTopic } from "../conversation/awareness/topics.ts";
-import { normalizeSpacing, STOP_WORDS } from "../core/text.ts";
+import { STOP_WORDS, sameWords } from "../core/text.ts";
 import { estimateTokens } from "../model/tokens.ts";
 import {
   ITEM_TEXT_MAX_CHARS,
@@ -10,7 +10,7 @@ import {
   type MemoryKind,
   memoryKindSchema,
 } from "../store/mind-schema.ts";
-import { CORRECTED_REFUSAL, FORGOTTEN_REFUSAL, isForgotten } from "./understanding.ts";
+import { refusalFor } from "./refusals.ts";
 
 /**
  * Episodic memory: what the companion learned over weeks that the scratchpad is too small
@@ -88,15 +88,14 @@ export function applyMemoryOps(
     if (op.op === "add") {
       if (!op.kind || !op.text) return { ok: false, reason: `${where}: needs kind and text` };
       const text = op.text.trim();
-      if (isForgotten(text, ctx.forgotten)) {
-        refused.push(`${where}: ${FORGOTTEN_REFUSAL}`);
+      const refusal = refusalFor(null, text, ctx.forgotten);
+      if (refusal !== null) {
+        refused.push(`${where}: ${refusal}`);
         continue;
       }
       const same = next.find(
         (item) =>
-          item.retiredAt === undefined &&
-          item.kind === op.kind &&
-          normalizeSpacing(item.text) === normalizeSpacing(text),
+          item.retiredAt === undefined && item.kind === op.kind && sameWords(item.text) === sameWords(text),
       );
       if (same) {
         same.reinforcedAt = at;
@@ -110,8 +109,9 @@ export function applyMemoryOps(
     } else if (op.op === "close") {
       const item = active(op.id);
       if (!item) return { ok: false, reason: `${where}: no open item with id "${op.id ?? ""}"` };
-      if (item.correctedAt !== undefined) {
-        refused.push(`${where} ${item.id}: ${CORRECTED_REFUSAL}`);
+      const refusal = refusalFor(item, undefined, ctx.forgotten);
+      if (refusal !== null) {
+        refused.push(`${where} ${item.id}: ${refusal}`);
         continue;
       }
       if (item.kind !== "open_loop")
@@ -126,12 +126,9 @@ export function applyMemoryOps(
       const item = active(op.id);
       if (!item) return { ok: false, reason: `${where}: no current item with id "${op.id ?? ""}"` };
       if (!op.text) return { ok: false, reason: `${where}: needs the text that replaces ${item.id}` };
-      if (item.correctedAt !== undefined) {
-        refused.push(`${where} ${item.id}: ${CORRECTED_REFUSAL}`);
-        continue;
-      }
-      if (isForgotten(op.text, ctx.forgotten)) {
-        refused.push(`${where} ${item.id}: ${FORGOTTEN_REFUSAL}`);
+      const refusal = refusalFor(item, op.text, ctx.forgotten);
+      if (refusal !== null) {
+        refused.push(`${where} ${item.id}: ${refusal}`);
         continue;
       }
       const replacement = newItem(

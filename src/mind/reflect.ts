@@ -3,6 +3,7 @@ import { DateTime } from "luxon";
 import { z } from "zod";
 import { messageTopics } from "../conversation/awareness/topics.ts";
 import { type Annotations, type Message, toneSchema } from "../core/message.ts";
+import { sameWords } from "../core/text.ts";
 import type { Persona } from "../model/persona.ts";
 import { estimateTokens } from "../model/tokens.ts";
 import { toolInputSchema } from "../model/tool-schema.ts";
@@ -15,18 +16,20 @@ import {
   type TextFieldKey,
 } from "../store/mind-schema.ts";
 import { activeMemory, applyMemoryOps, memoryLineTokens, memoryOpSchema, rankMemory } from "./memory.ts";
+import { CORRECTED_MARK, FORGOTTEN_REFUSAL, isForgotten } from "./refusals.ts";
 import {
   applyScratchpadUpdate,
   FIELD_MAX_CHARS,
   fieldPath,
   oversizedField,
   renderScratchpad,
+  type ScratchpadResult,
   WORKSPACE_INPUT_MAX_CHARS,
   type WorkspaceArchive,
   workspaceEditSchema,
 } from "./scratchpad.ts";
 import { applyThreadOps, recentThreadNotes, threadOpSchema } from "./threads.ts";
-import { applyUnderstandingOps, isForgotten, understandingOpSchema } from "./understanding.ts";
+import { applyUnderstandingOps, understandingOpSchema } from "./understanding.ts";
 
 /**
  * Reflection: after an exchange, the cheaper model looks at what the companion understood
@@ -189,7 +192,7 @@ export function reflectionPrompt(
   const hidden = activeMemory(mind.memory).length - shown.length;
   const memory = shown.map(
     (m) =>
-      `- [${m.id}] ${m.kind.replace("_", " ")} (importance ${m.importance}): ${m.text}${m.correctedAt ? " (corrected by the person: keep as is)" : ""}`,
+      `- [${m.id}] ${m.kind.replace("_", " ")} (importance ${m.importance}): ${m.text}${m.correctedAt ? CORRECTED_MARK : ""}`,
   );
   if (hidden > 0) memory.push(`(${hidden} less relevant items not shown)`);
   const others = mind.threads.list.map((t) => t.name).filter((name) => name !== mind.threads.current);
@@ -270,12 +273,20 @@ export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): R
   const fields = Object.fromEntries(
     TEXT_FIELDS.flatMap((key) => (update[key] === undefined ? [] : [[key, update[key]]])),
   ) as Partial<Record<FieldKey, string>>;
-  const pad = applyScratchpadUpdate(
+  let pad = applyScratchpadUpdate(
     items.pad,
     { fields, workspaceEdits: update.workspace_edits ?? [] },
     ctx.now,
   );
   if (!pad.ok) return { ok: false, reason: pad.reason };
+  // A text field given words the person forgot keeps its old value; the rest of the update applies.
+  const writesForgotten = forgottenFieldWrites(items.pad, pad, forgotten);
+  if (writesForgotten.length > 0) {
+    for (const key of writesForgotten) delete fields[key];
+    const workspaceEdits = writesForgotten.includes("workspace") ? [] : (update.workspace_edits ?? []);
+    pad = applyScratchpadUpdate(items.pad, { fields, workspaceEdits }, ctx.now);
+    if (!pad.ok) return { ok: false, reason: pad.reason };
+  }
   const oversized = oversizedField(ctx.mind.scratchpad, pad.pad);
   if (oversized !== null) return { ok: false, reason: oversized };
 
@@ -329,16 +340,50 @@ export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): R
     annotations,
     archive: pad.archive,
     changes,
-    refused: [...items.refused, ...memory.refused],
+    refused: [
+      ...items.refused,
+      ...writesForgotten.map((key) => `${fieldPath(key)}: ${FORGOTTEN_REFUSAL}`),
+      ...memory.refused,
+    ],
   };
 }
 
 /**
- * The model's answer as the trace keeps it: a string that is words the person had deleted
- * (an operation refused for writing them again) is replaced, so the trace does not keep them.
+ * The text fields an applied update gives a line of words the person forgot (compared as
+ * sameWords, by hash) that the field did not already hold. WORKSPACE is read before any archive,
+ * so words moved into an archive note count too.
+ */
+function forgottenFieldWrites(
+  before: MindState["scratchpad"],
+  after: Extract<ScratchpadResult, { ok: true }>,
+  forgotten: ReadonlySet<string>,
+): TextFieldKey[] {
+  if (forgotten.size === 0) return [];
+  return TEXT_FIELDS.filter((key) => {
+    const text = key === "workspace" ? (after.archive?.content ?? after.pad.workspace) : after.pad[key];
+    const held = new Set(before[key].split("\n").map(sameWords));
+    return text.split("\n").some((line) => !held.has(sameWords(line)) && isForgotten(line, forgotten));
+  });
+}
+
+/** How a field value may start ("APPEND: …", "REPLACE: …", read in scratchpad.ts): not part of its words. */
+const FIELD_DIRECTIVE = /^(?:APPEND|REPLACE):[ \t]?/;
+
+/**
+ * The model's answer as the trace keeps it: each line of a string that is words the person had
+ * deleted (an operation or field refused for writing them again) is replaced, so the trace does
+ * not keep them — a field value's "APPEND:" or "REPLACE:" before the words included.
  */
 export function withoutForgotten(value: unknown, forgotten: ReadonlySet<string>): unknown {
-  if (typeof value === "string") return isForgotten(value, forgotten) ? "(words the person deleted)" : value;
+  if (typeof value === "string") {
+    if (isForgotten(value, forgotten)) return "(words the person deleted)";
+    return value
+      .split("\n")
+      .map((line) =>
+        isForgotten(line.replace(FIELD_DIRECTIVE, ""), forgotten) ? "(words the person deleted)" : line,
+      )
+      .join("\n");
+  }
   if (Array.isArray(value)) return value.map((item) => withoutForgotten(item, forgotten));
   if (value !== null && typeof value === "object") {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutForgotten(v, forgotten)]));

@@ -81,13 +81,15 @@ export function listed(mind: MindState, ids: readonly string[]): ListedItem[] {
   });
 }
 
-/** What a number from the last listing names. */
-export type ListedLookup =
-  | { status: "found"; item: ReviewItem }
+/** Why a number names nothing now: what /forget N and /fix N answer with instead of an item. */
+export type NotListed =
   /** No such number in the last listing (which had `count`), or no listing yet (count 0). */
   | { status: "not-listed"; count: number }
   /** The item was there and has since been deleted or retired. */
   | { status: "gone" };
+
+/** What a number from the last listing names. */
+type ListedLookup = { status: "found"; item: ReviewItem } | NotListed;
 
 /** The item the person means by `number` in their last /memory listing. */
 export function lookupListed(mind: MindState, number: number): ListedLookup {

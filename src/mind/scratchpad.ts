@@ -8,6 +8,7 @@ import {
   SCRATCHPAD_SECTIONS,
   type Scratchpad,
 } from "../store/mind-schema.ts";
+import { CORRECTED_MARK } from "./refusals.ts";
 import { itemsFromText, itemsText, newItemId } from "./understanding.ts";
 
 /**
@@ -175,10 +176,7 @@ export function renderScratchpad(pad: Scratchpad, options: { ids?: boolean } = {
       if (options.ids && isItemField(key) && pad[key].length > 0) {
         lines.push(
           `${field.label}:`,
-          ...pad[key].map(
-            (item) =>
-              `[${item.id}] ${item.text}${item.correctedAt ? " (corrected by the person: keep as is)" : ""}`,
-          ),
+          ...pad[key].map((item) => `[${item.id}] ${item.text}${item.correctedAt ? CORRECTED_MARK : ""}`),
         );
         continue;
       }

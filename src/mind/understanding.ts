@@ -1,14 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { normalizeSpacing } from "../core/text.ts";
+import { sameWords } from "../core/text.ts";
 import {
-  forgottenHash,
   ITEM_FIELDS,
   ITEM_TEXT_MAX_CHARS,
   type ItemFieldKey,
+  itemPrefix,
   type Scratchpad,
   type UnderstandingItem,
 } from "../store/mind-schema.ts";
+import { refusalFor } from "./refusals.ts";
 
 /**
  * UNDERSTANDING as items: each line of Known, Believed and Unknown is an item with an id, when
@@ -18,7 +19,7 @@ import {
  */
 
 /** The three lists by the names reflection uses. */
-export const UNDERSTANDING_LISTS = {
+const UNDERSTANDING_LISTS = {
   known: "understanding_known",
   believed: "understanding_believed",
   unknown: "understanding_unknown",
@@ -63,24 +64,9 @@ export type ItemOpsResult =
   | { ok: true; pad: Scratchpad; changes: string[]; refused: string[] }
   | { ok: false; reason: string };
 
-/** Why an edit of a corrected item is refused; said to reflection so it learns. */
-export const CORRECTED_REFUSAL = "the person corrected it themselves (/fix): leave it as they wrote it";
-/** Why adding forgotten words is refused; says nothing of the words. */
-export const FORGOTTEN_REFUSAL = "the person asked me to forget those words: they stay forgotten";
-
 /** A field's items as the model reads them: one line each. */
 export function itemsText(items: readonly UnderstandingItem[]): string {
   return items.map((item) => item.text).join("\n");
-}
-
-/** Whether these words are ones the person had deleted or corrected. */
-export function isForgotten(text: string, forgotten: ReadonlySet<string>): boolean {
-  return forgotten.has(forgottenHash(text));
-}
-
-/** The id prefix of a list's new items: k, b, u. */
-function itemPrefix(key: ItemFieldKey): string {
-  return key.slice("understanding_".length, "understanding_".length + 1);
 }
 
 /**
@@ -99,7 +85,7 @@ export function itemsFromText(
     .map((line) => line.trim())
     .filter((line) => line !== "")
     .map((line) => {
-      const at = unused.findIndex((item) => normalizeSpacing(item.text) === normalizeSpacing(line));
+      const at = unused.findIndex((item) => sameWords(item.text) === sameWords(line));
       if (at >= 0) return unused.splice(at, 1)[0] as UnderstandingItem;
       return {
         id: ctx.newId(itemPrefix(key)),
@@ -134,12 +120,13 @@ export function applyUnderstandingOps(
     const text = op.text?.trim();
     if (op.op === "add") {
       if (!op.list || !text) return { ok: false, reason: `${where}: needs list and text` };
-      if (isForgotten(text, ctx.forgotten)) {
-        refused.push(`${where}: ${FORGOTTEN_REFUSAL}`);
+      const refusal = refusalFor(null, text, ctx.forgotten);
+      if (refusal !== null) {
+        refused.push(`${where}: ${refusal}`);
         continue;
       }
       const key = UNDERSTANDING_LISTS[op.list];
-      if (next[key].some((item) => normalizeSpacing(item.text) === normalizeSpacing(text))) continue;
+      if (next[key].some((item) => sameWords(item.text) === sameWords(text))) continue;
       const item = {
         id: ctx.newId(itemPrefix(key)),
         text,
@@ -153,8 +140,9 @@ export function applyUnderstandingOps(
     const found = find(op.id);
     if (!found) return { ok: false, reason: `${where}: no UNDERSTANDING line with id "${op.id ?? ""}"` };
     const { key, item } = found;
-    if (item.correctedAt !== undefined) {
-      refused.push(`${where}: ${CORRECTED_REFUSAL}`);
+    const refusal = refusalFor(item, op.op === "retire" ? undefined : text, ctx.forgotten);
+    if (refusal !== null) {
+      refused.push(`${where}: ${refusal}`);
       continue;
     }
     if (op.op === "retire") {
@@ -163,10 +151,6 @@ export function applyUnderstandingOps(
       continue;
     }
     if (!text && !op.list) return { ok: false, reason: `${where}: needs text or list` };
-    if (text && isForgotten(text, ctx.forgotten)) {
-      refused.push(`${where}: ${FORGOTTEN_REFUSAL}`);
-      continue;
-    }
     const changed: UnderstandingItem = {
       ...item,
       ...(text ? { text } : {}),

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { isoUtc } from "../core/message.ts";
-import { normalizeSpacing } from "../core/text.ts";
+import { sameWords } from "../core/text.ts";
 
 /**
  * The shape of the mind as mind.json keeps it: the scratchpad's fields, episodic memory items
@@ -42,6 +42,10 @@ export const ITEM_FIELDS = [
   "understanding_unknown",
 ] as const;
 export type ItemFieldKey = (typeof ITEM_FIELDS)[number];
+/** The id prefix of a field's items: k, b, u (new ones add random hex; migrated ones "-1", "-2"…). */
+export function itemPrefix(key: ItemFieldKey): string {
+  return key.slice("understanding_".length, "understanding_".length + 1);
+}
 /** The fields kept as text. */
 export type TextFieldKey = Exclude<FieldKey, ItemFieldKey>;
 
@@ -65,7 +69,7 @@ const provenance = {
 };
 
 /** One line of an UNDERSTANDING field. */
-export const understandingItemSchema = z.looseObject({
+const understandingItemSchema = z.looseObject({
   id: z.string().min(1),
   text: z.string().min(1),
   /** Absent for lines written before the pad kept items (migrated from the text of version 1). */
@@ -146,10 +150,7 @@ export type MemoryItem = z.infer<typeof memoryItemSchema>;
  * nothing readable remains.
  */
 export function forgottenHash(text: string): string {
-  const words = normalizeSpacing(text)
-    .replace(/^[-•*]\s*/, "")
-    .replace(/[.!;\s]+$/, "");
-  return createHash("sha256").update(words).digest("hex");
+  return createHash("sha256").update(sameWords(text)).digest("hex");
 }
 
 /** The thread every conversation starts in. */

@@ -22,6 +22,7 @@ import {
   initialScratchpad,
   initialThreads,
   isItemField,
+  itemPrefix,
   type MemoryItem,
   memoryItemSchema,
   SCRATCHPAD_FIELDS,
@@ -154,7 +155,7 @@ export const mindStateSchema = z.looseObject({
    * The person's last /memory listing: the item id behind each number (index 0 is number 1), so
    * "/forget 3" means the item they saw as 3, after a restart too.
    */
-  memoryListing: z.object({ at: isoUtc, ids: z.array(z.string()) }).optional(),
+  memoryListing: z.object({ ids: z.array(z.string()) }).optional(),
   /** Why parts of the last reflection were refused (ids only, no words): the next reflection is told. */
   refusedLastTime: z.array(z.string()).default([]),
 });
@@ -366,22 +367,32 @@ export class MindStore {
 
   /**
    * Deletes one reviewable item for real (/forget N), by id: an UNDERSTANDING line or a memory
-   * item (retired or not). Returns what was deleted, or null when no item has that id.
+   * item (retired or not). A memory item goes with its earlier versions — the retired items it
+   * superseded, directly or through others — whose words are mostly its own. Returns the words
+   * deleted (the item's, then its earlier versions'), or null when no item has that id.
    */
-  forgetItem(id: string): Promise<{ text: string } | null> {
+  forgetItem(id: string): Promise<{ text: string; earlier: string[] } | null> {
     return this.update((mind) => {
       for (const key of ITEM_FIELDS) {
         const item = mind.scratchpad[key].find((i) => i.id === id);
         if (!item) continue;
         mind.scratchpad[key] = mind.scratchpad[key].filter((i) => i.id !== id);
         rememberForgotten(mind, [item]);
-        return { text: item.text };
+        return { text: item.text, earlier: [] };
       }
       const item = mind.memory.find((i) => i.id === id);
       if (!item) return null;
-      mind.memory = mind.memory.filter((i) => i.id !== id);
-      rememberForgotten(mind, [item]);
-      return { text: item.text };
+      const gone = new Set([id]);
+      for (let size = 0; gone.size > size; ) {
+        size = gone.size;
+        for (const older of mind.memory) {
+          if (older.supersededBy !== undefined && gone.has(older.supersededBy)) gone.add(older.id);
+        }
+      }
+      const earlier = mind.memory.filter((i) => i.id !== id && gone.has(i.id));
+      mind.memory = mind.memory.filter((i) => !gone.has(i.id));
+      rememberForgotten(mind, [item, ...earlier]);
+      return { text: item.text, earlier: earlier.map((i) => i.text) };
     });
   }
 
@@ -478,7 +489,7 @@ function migrateFromV1(data: Record<string, unknown>): Record<string, unknown> {
   for (const key of ITEM_FIELDS) {
     const text = migrated[key];
     if (typeof text !== "string") continue;
-    const prefix = key.slice("understanding_".length, "understanding_".length + 1);
+    const prefix = itemPrefix(key);
     migrated[key] = text
       .split("\n")
       .map((line) => line.trim())

@@ -278,6 +278,74 @@ describe("/memory, /forget N and /fix N over the real wiring", () => {
   });
 });
 
+describe("/forget N and /fix N leave no copy of the old words", () => {
+  it("/forget N deletes a memory item with the earlier versions reflection superseded, from every file but the log and from /export", async () => {
+    const w = await world();
+    let reflections = 0;
+    w.api.setHandler(async (body) => {
+      if (!isReflection(body)) return textReply("Noted.");
+      reflections += 1;
+      if (reflections === 1) {
+        return toolReply("update_mind", {
+          memory: [{ op: "add", kind: "open_loop", text: "Visit her sister Ana in Porto in May" }],
+        });
+      }
+      const id = w.runtime.mind.read().memory[0]?.id;
+      return toolReply("update_mind", {
+        memory: [{ op: "supersede", id, text: "Visit her sister Ana in Porto in June" }],
+      });
+    });
+    await w.companion.reply({ text: "I'm off to see my sister in May.", channel: "telegram" });
+    await w.companion.idle();
+    await w.companion.reply({ text: "Actually, it moved to June.", channel: "telegram" });
+    await w.companion.idle();
+    expect(w.runtime.mind.read().memory.map((i) => [i.text, i.retiredWhy])).toEqual([
+      ["Visit her sister Ana in Porto in May", "superseded"],
+      ["Visit her sister Ana in Porto in June", undefined],
+    ]);
+
+    const listing = text(await w.commands.run("memory", ""));
+    expect(listing).not.toContain("in May");
+    const number = /(\d+)\. Visit her sister Ana in Porto in June/.exec(listing)?.[1] ?? "";
+    const reply = text(await w.commands.run("forget", number));
+
+    expect(reply).toContain(
+      'Forgotten: "Visit her sister Ana in Porto in June" (with 1 earlier version of it).',
+    );
+    expect(w.runtime.mind.read().memory).toEqual([]);
+    expect(w.runtime.mind.read().forgottenHashes).toHaveLength(2);
+    expect(await filesMentioning(w.dataDir, "sister Ana")).toEqual([]);
+    const exported = await w.commands.run("export", "");
+    if (!("document" in exported)) throw new Error("expected a document");
+    expect(new TextDecoder().decode(exported.document.contents)).not.toContain("sister Ana");
+  });
+
+  it("/fix N deletes the copies of the old words beside the mind, as /forget N does, and says so", async () => {
+    const w = await world();
+    w.api.setHandler(async (body) =>
+      isReflection(body)
+        ? toolReply("update_mind", {
+            understanding: [{ op: "add", list: "known", text: "- (user) runs on Sundays" }],
+          })
+        : textReply("Noted."),
+    );
+    await w.companion.reply({ text: "Sunday is my running day.", channel: "telegram" });
+    await w.companion.idle();
+    expect(await filesMentioning(w.dataDir, "runs on Sundays")).toEqual(["mind.json", "trace.jsonl"]);
+
+    const listing = text(await w.commands.run("memory", ""));
+    const number = /(\d+)\. - \(user\) runs on Sundays/.exec(listing)?.[1] ?? "";
+    const reply = text(await w.commands.run("fix", `${number} I run on Saturdays now`));
+
+    expect(reply).toContain(
+      `Corrected ${number}: "I run on Saturdays now" (it said "- (user) runs on Sundays").`,
+    );
+    expect(reply).toMatch(/Also deleted where the old words were mentioned: \d+ turn records?\./);
+    expect(await filesMentioning(w.dataDir, "runs on Sundays")).toEqual([]);
+    expect(await filesMentioning(w.dataDir, "I run on Saturdays now")).toEqual(["mind.json"]);
+  });
+});
+
 describe("/export", () => {
   it("carries only the newest turn records within its byte budget, and says so", async () => {
     const w = await world();

@@ -206,13 +206,30 @@ describe("CommandHandlers", () => {
       "Number 3 in your last /memory list is gone already (forgotten or changed since). Send /memory to see the list as it is now.",
     );
     expect(text(await again.run("forget", "7"))).toBe(
-      "There is no 7 in your last /memory list (it had 3). Send /memory to see the list.",
+      'There is no 7 in your last /memory list (it had 3). Send /memory to see the list. To forget the words "7", send /forget "7".',
     );
+  });
+
+  it('/forget "1234" forgets the digits as words; bare digits are a list number, and the answer says how to ask for the words', async () => {
+    await mind.update((m) => {
+      m.scratchpad.understanding_known = lines("- (user) locker code is 4711\n- (user) works nights");
+      m.scratchpad.understanding_unknown = [];
+    });
+    await handlers.run("memory", "");
+    expect(text(await handlers.run("forget", "4711"))).toBe(
+      'There is no 4711 in your last /memory list (it had 2). Send /memory to see the list. To forget the words "4711", send /forget "4711".',
+    );
+    expect(mind.read().scratchpad.understanding_known).toHaveLength(2);
+    const reply = text(await handlers.run("forget", '"4711"'));
+    expect(reply).toContain('Forgotten: "4711" (1 memory).');
+    expect(reply).toContain("• - (user) locker code is 4711");
+    expect(mind.read().scratchpad.understanding_known.map((i) => i.text)).toEqual(["- (user) works nights"]);
+    expect(await readFile(mind.file, "utf8")).not.toContain("4711");
   });
 
   it("/forget N before any /memory says where the numbers come from", async () => {
     expect(text(await handlers.run("forget", "2"))).toBe(
-      "There is no list to take 2 from yet. Send /memory to see the list.",
+      'There is no list to take 2 from yet. Send /memory to see the list. To forget the words "2", send /forget "2".',
     );
   });
 

@@ -108,6 +108,19 @@ describe("parseForgetArgs and parseWipeArgs", () => {
     expect(parseForgetArgs("a").ok).toBe(false);
   });
 
+  it("reads text in quotes as text, without the quotes, so digits can be forgotten as words", () => {
+    expect(parseForgetArgs('"1234"')).toEqual({ ok: true, value: { kind: "text", text: "1234" } });
+    expect(parseForgetArgs("“1234”")).toEqual({ ok: true, value: { kind: "text", text: "1234" } });
+    expect(parseForgetArgs(' " my sister " ')).toEqual({
+      ok: true,
+      value: { kind: "text", text: "my sister" },
+    });
+    expect(parseForgetArgs('"7"')).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('/forget "1234"'),
+    });
+  });
+
   it("confirms a wipe only with the word; any other answer cancels", () => {
     expect(parseWipeArgs("")).toBe("ask");
     expect(parseWipeArgs("YES")).toBe("confirm");

@@ -13,10 +13,11 @@ export async function memoryReviewFor(
   log?: MessageLog,
 ): Promise<MemoryReview> {
   return new MemoryReview({
-    clock,
     mind,
     log: log ?? (await MessageLog.open({ dataDir, clock, timeZone: "UTC" })),
     notes: new NotesStore({ dataDir }),
     trace: new Trace({ dataDir, clock }),
+    // No turns run in these tests: nothing else writes meanwhile.
+    exclusive: (work) => work(),
   });
 }

@@ -825,7 +825,7 @@ describe("the companion checking in", () => {
       exportAll: async () => ({}),
       wipeAll: async () => undefined,
       onTimezoneChange: () => undefined,
-      memory: h.companion,
+      memory: h.companion.memory,
     });
     const reply: CommandReply = await why.run("why", "");
     expect("text" in reply && reply.text).toBe(

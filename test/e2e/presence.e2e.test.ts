@@ -374,7 +374,9 @@ describe("commands on Telegram, end to end", () => {
     expect(await stopPresence(second)).toMatchObject({ code: 0 });
     const [, forgot, unknown] = world.bot.sent.map((s) => s.text);
     expect(forgot).toContain('Forgotten: "- (inferred) trains for a half marathon".');
-    expect(unknown).toBe("There is no 9 in your last /memory list (it had 5). Send /memory to see the list.");
+    expect(unknown).toBe(
+      'There is no 9 in your last /memory list (it had 5). Send /memory to see the list. To forget the words "9", send /forget "9".',
+    );
     const data = await dataDirText(world.dataDir);
     expect(data).not.toContain("(inferred) trains for a half marathon");
     expect(data).toContain("- (user) runs on Sundays");

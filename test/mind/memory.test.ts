@@ -137,7 +137,8 @@ describe("memory operations", () => {
   it("adding what is already known reinforces it instead of duplicating", () => {
     const r = applyMemoryOps(
       [weekends],
-      [{ op: "add", kind: "pattern", text: "weekends are  LOOSE: no plans before noon" }],
+      // The same words as the forgotten-words check compares them: case, spacing, a bullet and the final full stop aside.
+      [{ op: "add", kind: "pattern", text: "- weekends are  LOOSE: no plans before noon." }],
       ctx(),
     );
     if (!r.ok) throw new Error(r.reason);

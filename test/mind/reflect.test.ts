@@ -426,7 +426,7 @@ describe("UNDERSTANDING lines as items, edited by id", () => {
 
   it("refuses to write back what the person deleted or to touch what they corrected, applies the rest, and says why next time", async () => {
     const { w, ids } = await seeded();
-    expect(await w.mind.forgetItem("k-1")).toEqual({ text: "- (user) sees dr alvarez monthly" });
+    expect(await w.mind.forgetItem("k-1")).toEqual({ text: "- (user) sees dr alvarez monthly", earlier: [] });
     await w.mind.fixItem("k-2", "I work days now");
     await w.mind.fixItem("m1", "Hear back from the clinic about the knee");
     await w.reflector.enqueue({ messageIds: ids, trigger: "reply" });
@@ -491,6 +491,51 @@ describe("UNDERSTANDING lines as items, edited by id", () => {
       "- [m1] open loop (importance 3): Hear back from the clinic about the knee (corrected by the person: keep as is)",
     );
     expect(w.mind.read().refusedLastTime).toEqual([]);
+  });
+});
+
+describe("forgotten words in the text fields", () => {
+  it("refuses a field's edit that writes words the person deleted, applies the rest, and keeps the words out of the trace", async () => {
+    const exchange = await converse();
+    const w = await world();
+    await w.mind.update((m) => {
+      m.scratchpad.understanding_known = [
+        { id: "k-1", text: "- (user) sees dr alvarez monthly", sourceMessageIds: [] },
+      ];
+      m.scratchpad.workspace = "Plan: ask how the interview went";
+      m.scratchpad.identity_user = "Ada, 34, a night nurse";
+    });
+    await w.mind.forgetItem("k-1");
+    const before = w.mind.read().scratchpad;
+    await w.reflector.enqueue({ messageIds: exchange.map((m) => m.id), trigger: "reply" });
+    // A model that tries: the deleted line appended to TRAJECTORY.Now (other case, a full stop),
+    // as one line among others in IDENTITY.User, and into WORKSPACE through an edit.
+    api.enqueue(
+      toolReply("update_mind", {
+        identity_user: "Ada, 34, a night nurse\n- (user) sees Dr Alvarez monthly",
+        trajectory_now: "APPEND: - (User) sees dr alvarez  monthly.",
+        workspace: "Plan: ask when the interview result comes",
+        workspace_edits: [{ op: "append", text: "(user) sees Dr Alvarez monthly" }],
+        self_attention: "The interview result",
+      }),
+    );
+    expect(await w.reflector.runPending()).toMatchObject({ applied: 1, refused: 0 });
+
+    const pad = w.mind.read().scratchpad;
+    expect(pad.self_attention).toBe("The interview result");
+    expect(pad.identity_user).toBe(before.identity_user);
+    expect(pad.trajectory_now).toBe(before.trajectory_now);
+    expect(pad.workspace).toBe(before.workspace);
+    const refusals = [
+      "IDENTITY.User: the person asked me to forget those words: they stay forgotten",
+      "TRAJECTORY.Now: the person asked me to forget those words: they stay forgotten",
+      "WORKSPACE: the person asked me to forget those words: they stay forgotten",
+    ];
+    expect(w.mind.read().refusedLastTime).toEqual(refusals);
+    const [record] = await w.trace.last(1);
+    expect(record).toMatchObject({ kind: "reflect", outcome: "applied", refusedOps: refusals });
+    expect((await readFile(w.mind.file, "utf8")).toLowerCase()).not.toContain("alvarez");
+    expect(JSON.stringify(record).toLowerCase()).not.toContain("alvarez");
   });
 });
 

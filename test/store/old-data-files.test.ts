@@ -153,11 +153,11 @@ describe("mind.json version 1: UNDERSTANDING as text becomes items", () => {
     expect((await MindStore.open(dataDir, clock)).read().scratchpad).toEqual(pad);
 
     const review = new MemoryReview({
-      clock,
       mind,
       log: await MessageLog.open({ dataDir, clock, timeZone: "UTC" }),
       notes: new NotesStore({ dataDir }),
       trace: new Trace({ dataDir, clock }),
+      exclusive: (work) => work(),
     });
     const listed = await review.listMemory({ fresh: true });
     expect(listed.map((e) => [e.number, e.text, e.learnedAt, e.source.kind])).toEqual([

@@ -625,11 +625,23 @@ describe("TelegramChannel", () => {
     fake.message(owner, { text: "/forget 7" });
     await fake.waitForSent(4);
     expect(fake.sent[3]?.text).toBe(
-      "There is no 7 in your last /memory list (it had 2). Send /memory to see the list.",
+      'There is no 7 in your last /memory list (it had 2). Send /memory to see the list. To forget the words "7", send /forget "7".',
     );
     expect(mind.read().scratchpad.understanding_known).toMatchObject([
       { id: "k-2", text: "I work days now", correctedAt: clock.now().toISOString() },
     ]);
+    // Digits in quotes are words to forget, not a list number.
+    await mind.update((m) => {
+      m.scratchpad.understanding_known.push({
+        id: "k-3",
+        text: "- (user) locker 4711",
+        sourceMessageIds: [],
+      });
+    });
+    fake.message(owner, { text: '/forget "4711"' });
+    await fake.waitForSent(5);
+    expect(fake.sent[4]?.text).toContain('Forgotten: "4711" (1 memory).');
+    expect(mind.read().scratchpad.understanding_known.map((i) => i.id)).toEqual(["k-2"]);
   });
 
   it("sends /export as a JSON file", async () => {
