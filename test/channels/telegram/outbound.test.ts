@@ -2,10 +2,11 @@ import { Api } from "grammy";
 import { afterEach, describe, expect, it } from "vitest";
 import { TelegramOutbound } from "../../../src/channels/telegram/outbound.ts";
 import { type RetryPolicy, retryTransformer } from "../../../src/channels/telegram/retry.ts";
-import { systemTimers } from "../../../src/core/clock.ts";
+import { SettableClock, systemTimers, type Timers, VirtualTimers } from "../../../src/core/clock.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 import { RecipientBlockedError } from "../../../src/core/port.ts";
 import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
+import { waitFor } from "../../e2e/harness.ts";
 
 const OWNER = 1001;
 let fake: BotApiFake;
@@ -15,7 +16,11 @@ afterEach(async () => {
   await fake?.close();
 });
 
-async function setup(policy: Partial<RetryPolicy> = {}, typingRefreshMs?: number): Promise<TelegramOutbound> {
+async function setup(
+  policy: Partial<RetryPolicy> = {},
+  typingRefreshMs?: number,
+  timers: Timers = systemTimers,
+): Promise<TelegramOutbound> {
   fake = await startBotApiFake({ knownChats: [OWNER] });
   waits = [];
   const api = new Api(fake.token, { apiRoot: fake.apiRoot });
@@ -34,7 +39,7 @@ async function setup(policy: Partial<RetryPolicy> = {}, typingRefreshMs?: number
   return new TelegramOutbound({
     api,
     chatId: OWNER,
-    timers: systemTimers,
+    timers,
     logger: silentLogger,
     ...(typingRefreshMs ? { typingRefreshMs } : {}),
   });
@@ -181,14 +186,17 @@ describe("TelegramOutbound", () => {
   });
 
   it("shows typing until stopped", async () => {
-    const outbound = await setup({}, 20);
+    const clock = new SettableClock("2026-02-07T08:00:00.000Z");
+    const timers = new VirtualTimers(clock);
+    const outbound = await setup({}, 20, timers);
     const stop = outbound.showWorking();
-    await new Promise((r) => setTimeout(r, 90));
+    // At once, then every 20 ms: at 0, 20, 40, 60 and 80 within 90 ms.
+    await timers.advanceTo(new Date(clock.now().getTime() + 90));
     stop();
-    const shown = fake.actions.length;
-    expect(shown).toBeGreaterThanOrEqual(2);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(fake.actions.length).toBe(shown);
+    await waitFor(() => fake.actions.length === 5, 10_000);
+    await timers.advanceTo(new Date(clock.now().getTime() + 60));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fake.actions).toHaveLength(5);
     expect(fake.actions.every((a) => a.action === "typing" && a.chatId === OWNER)).toBe(true);
   });
 
