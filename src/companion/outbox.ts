@@ -7,10 +7,9 @@ import type { NoticeSaid } from "../core/checkin-notices.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Logger } from "../core/log.ts";
-import type { Annotations, Channel, Message } from "../core/message.ts";
+import type { Annotations, Channel, Message, MessageRef } from "../core/message.ts";
 import {
   type Delivery,
-  type MessageRef,
   type OutboundPort,
   type OutgoingMessage,
   type OutgoingReaction,
@@ -260,8 +259,10 @@ export class Outbox {
     let delivery: Delivery;
     try {
       if (intent.reaction !== undefined) {
-        // The entry's schema requires the message a reaction is put on.
-        const to = intent.anchor as MessageRef;
+        // The entry's schema requires the message a reaction is put on; an entry without one is not sent.
+        const to = intent.anchor;
+        if (to === undefined)
+          throw new Error(`outbox entry ${intent.id} has a reaction but no message to put it on`);
         delivery = await this.#deps.port.react({ emoji: intent.reaction, to });
       } else {
         const anchor = this.#anchorAtSend(intent);

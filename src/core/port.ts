@@ -1,4 +1,4 @@
-import type { Media } from "./message.ts";
+import type { Media, MessageRef } from "./message.ts";
 
 /**
  * The outbound port: how the companion speaks to the person without knowing which
@@ -41,12 +41,6 @@ export interface OutgoingMessage {
   anchor?: MessageRef;
 }
 
-/** One of the person's messages as a channel can point at it: its log id and, on Telegram, its ids there. */
-export interface MessageRef {
-  id: string;
-  telegram?: { chatId: number; messageId: number };
-}
-
 /** A reaction the companion gives instead of a message. */
 export interface OutgoingReaction {
   /** One emoji from the set Telegram allows (model/reaction.ts). */
@@ -84,6 +78,7 @@ export interface IncomingInput {
    * message is logged; the message's media then says where (media.stored).
    */
   document?: { name: string; bytes: Uint8Array };
-  telegram?: { chatId: number; messageId: number; updateId?: number };
+  /** Telegram's ids, and when Telegram says the person sent it (ISO UTC, from the message's `date`). */
+  telegram?: { chatId: number; messageId: number; updateId?: number; sentAt?: string };
   replyTo?: string;
 }

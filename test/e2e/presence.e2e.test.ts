@@ -167,6 +167,23 @@ describe("presence start, end to end", () => {
     expect(world.bot.pendingUpdates()).toBe(0);
   });
 
+  it("anchors its answer to a message sent while it was not running, though it answers at once", async () => {
+    // Sent ten minutes ago, while presence was down: Telegram hands it over once presence starts.
+    const question = world.bot.message(
+      world.bot.user(OWNER_ID, "Ada"),
+      { text: "Did you get my note?" },
+      { sentAt: new Date(Date.now() - 10 * 60_000) },
+    );
+    const presence = await start();
+    await world.bot.waitForSent(1, 15_000);
+    await stopPresence(presence);
+    expect(world.bot.sent[0]?.replyTo).toEqual({
+      messageId: question.messageId,
+      allowSendingWithoutReply: true,
+    });
+    expect(world.model.problems).toEqual([]);
+  });
+
   it("delivers every reply through 429s, 5xx and dropped connections, in order, none twice", async () => {
     const presence = await start();
     const owner = world.bot.user(OWNER_ID, "Ada");
