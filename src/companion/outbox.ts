@@ -56,11 +56,17 @@ export interface SentFollowUp {
 /** The follow-up for a message, given the message as logged. */
 export type AfterSent = (message: Message) => SentFollowUp;
 
-/** How a send ended; a turn decides from it whether to retry or hold. `reflection` says what reflection does with it, for the trace. */
+/**
+ * How a send ended; a turn decides from it whether to retry or hold. `reflection` says what
+ * reflection does with it, for the trace. Only a reaction ends "refused": the channel will never
+ * show it, so nothing is logged as said and the person's messages it answered stop waiting
+ * (handled without a reply) instead of being retried for ever.
+ */
 export type Delivered =
   | { status: "sent"; message: Message; reflection: string }
   | { status: "blocked" }
-  | { status: "failed"; error: string };
+  | { status: "failed"; error: string }
+  | { status: "refused"; error: string };
 
 /** The stores and the channel the outbox writes through. */
 export interface OutboxDeps {
@@ -295,6 +301,7 @@ export class Outbox {
       );
       return { status: "failed", error: error instanceof Error ? error.message : String(error) };
     }
+    if (delivery.refused !== undefined) return this.#refused(intent, delivery.refused);
     const telegram = progress.telegram ?? delivery.telegram;
     const message = await this.#deps.log.append({
       role: "assistant",
@@ -312,6 +319,19 @@ export class Outbox {
     });
     const reflection = await this.#settle(intent, message, afterSent);
     return { status: "sent", message, reflection };
+  }
+
+  /**
+   * A reaction the channel refused for good: nothing is logged as said (awareness must not say
+   * "you reacted"), the person's newest message it answered is marked handled without a reply
+   * (it and those before it stop waiting, as when the leak guard leaves nothing to send), then
+   * the entry goes. A crash between the two sends the reaction again and gets the same refusal.
+   */
+  async #refused(intent: OutboxIntent, reason: string): Promise<Delivered> {
+    const handled = intent.answeredThrough ?? intent.replyTo;
+    if (handled !== undefined) await this.#deps.log.update(handled, { handledWithoutReply: true });
+    await this.#clearIntent(intent.id);
+    return { status: "refused", error: reason };
   }
 
   /**

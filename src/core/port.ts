@@ -17,8 +17,8 @@ export interface OutboundPort {
   send(message: OutgoingMessage, progress?: SendProgress): Promise<Delivery>;
   /**
    * Reacts with one emoji to the person's message instead of writing (Telegram: a message
-   * reaction); resolves once the channel accepted it. Setting the same reaction again changes
-   * nothing the person sees, so a retry after a crash is harmless.
+   * reaction); resolves once the channel accepted it, or with `refused` when it never will.
+   * Setting the same reaction again changes nothing the person sees, so a retry after a crash is harmless.
    */
   react(reaction: OutgoingReaction): Promise<Delivery>;
   /** Shows that the companion is working on a reply (e.g. "typing…"); returns a stop function. */
@@ -59,6 +59,11 @@ export type SendProgress = (partsDelivered: number, part: Delivery) => Promise<v
 export interface Delivery {
   /** Telegram's identifiers, when the channel is Telegram. */
   telegram?: { chatId: number; messageId: number };
+  /**
+   * Set when a reaction was refused for good (Telegram's 400: the message was deleted, the emoji
+   * is not allowed there): nothing appeared, and trying again cannot change that. The channel's reason.
+   */
+  refused?: string;
 }
 
 /** The channel refused because the person blocked the bot: stop checking in until they write. */

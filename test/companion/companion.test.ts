@@ -72,6 +72,8 @@ interface Harness {
 /** How the fake channel misbehaves: every send fails, or the send of one part fails once. */
 interface PortState {
   fail?: Error;
+  /** Reactions are refused for good with this reason, as Telegram's 400 for a deleted message. */
+  refuseReactions?: string;
   failPart?: { index: number; error: Error };
 }
 
@@ -144,6 +146,7 @@ async function harness(
       },
       async react(reaction) {
         if (portState.fail) throw portState.fail;
+        if (portState.refuseReactions) return { refused: portState.refuseReactions };
         reactions.push(reaction);
         return {};
       },
@@ -1608,6 +1611,24 @@ describe("Telegram manners: a reaction instead of a message", () => {
     expect(h.sent).toEqual([]);
     expect(h.api.requests).toHaveLength(1);
     expect(h.mind.read().outbox).toEqual([]);
+  });
+
+  it("logs no reaction the channel refused for good: the message counts as handled, and nothing is retried", async () => {
+    const h = await harness();
+    h.api.enqueue(toolReply("react", { emoji: "👍" }));
+    h.port.refuseReactions = "Bad Request: MESSAGE_ID_INVALID";
+    const thanks = await h.companion.receive(onTelegram("ok thanks", 7));
+    expect(await h.companion.reply()).toMatchObject({ status: "refused", answered: [thanks.id] });
+    expect(h.log.recent().map((m) => [m.role, m.reaction, m.handledWithoutReply])).toEqual([
+      ["user", undefined, true],
+    ]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+    expect(h.mind.read().outbox).toEqual([]);
+    const [turn] = await h.trace.last(1);
+    expect(turn).toMatchObject({ outcome: "refused", reaction: "👍", handledWithoutReply: thanks.id });
+    await h.companion.idle();
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.sent).toEqual([]);
   });
 
   it("after a crash before the reaction went out, recovery reacts once and writes nothing", async () => {
