@@ -51,6 +51,7 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
     generation = await generateReply(composed.prompt.params, generateDepsOf(context), {
       promptTokens: composed.prompt.sections.total,
       ceiling: context.model.promptCeiling,
+      waiting: pending.length,
       ...(context.model.reflectMode === "single-phase" ? { reflectToolName: REFLECT_TOOL.name } : {}),
     });
   } catch (error) {

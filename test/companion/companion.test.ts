@@ -24,6 +24,7 @@ import {
   RecipientBlockedError,
 } from "../../src/core/port.ts";
 import { type UsageRecord, usageTotal } from "../../src/core/usage.ts";
+import { REACTION_ANSWERS_ONE } from "../../src/mind/generate.ts";
 import { RETRY_BACKOFF_MS } from "../../src/mind/reflection-queue.ts";
 import { ModelClient } from "../../src/model/llm.ts";
 import { loadPersona, personaFromDir } from "../../src/model/persona.ts";
@@ -1541,6 +1542,28 @@ describe("Telegram manners: a reaction instead of a message", () => {
     );
     expect(h.reactions.map((r) => r.emoji)).toEqual(["👌"]);
     expect(h.sent).toEqual([]);
+  });
+
+  it("does not let one reaction answer several messages: the model is told to write, and its words go out", async () => {
+    const h = await harness();
+    h.api.enqueue(toolReply("react", { emoji: "👍" }), textReply("Yes, Thursday works — and thanks!"));
+    await h.companion.receive(onTelegram("Can we move the call to Thursday?", 7));
+    const newest = await h.companion.receive(onTelegram("thanks for yesterday btw", 8));
+    expect(await h.companion.reply()).toMatchObject({ status: "sent" });
+    expect(h.reactions).toEqual([]);
+    expect(h.api.requests).toHaveLength(2);
+    const second = h.api.requests[1]?.body as MessagesRequestBody;
+    expect(lastUserText(second)).toBe(REACTION_ANSWERS_ONE);
+    expect(second.tool_choice).toEqual({ type: "none" });
+    expect(h.sent.map((m) => [m.text, m.anchor?.id])).toEqual([
+      ["Yes, Thursday works — and thanks!", newest.id],
+    ]);
+    expect(
+      h.log
+        .recent()
+        .filter((m) => m.role === "assistant")
+        .map((m) => m.reaction),
+    ).toEqual([undefined]);
   });
 
   it("sends the text, and no reaction, when the model both writes and reacts", async () => {
