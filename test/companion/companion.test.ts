@@ -1654,6 +1654,29 @@ describe("Telegram manners: a reaction instead of a message", () => {
     expect(h.sent).toEqual([]);
   });
 
+  it("drops a held reaction the channel then refuses for good, and still answers what came meanwhile", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [20] } });
+    h.api.enqueue(toolReply("react", { emoji: "👍" }), textReply("Sure, tomorrow at 9."));
+    h.port.fail = new Error("Call to 'setMessageReaction' failed! (502: Bad Gateway)");
+    await h.companion.receive(onTelegram("ok thanks", 7));
+    expect(await h.companion.reply()).toMatchObject({ status: "deferred" });
+    delete h.port.fail;
+    h.port.refuseReactions = "Bad Request: MESSAGE_ID_INVALID";
+    await h.companion.receive(onTelegram("oh, and can we talk tomorrow?", 8));
+    await vi.waitFor(() => expect(h.sent.map((m) => m.text)).toEqual(["Sure, tomorrow at 9."]), {
+      timeout: 3_000,
+    });
+    await h.companion.idle();
+    expect(h.reactions).toEqual([]);
+    expect(h.mind.read().outbox).toEqual([]);
+    expect(h.log.recent().map((m) => [m.role, m.text, m.reaction, m.handledWithoutReply])).toEqual([
+      ["user", "ok thanks", undefined, true],
+      ["user", "oh, and can we talk tomorrow?", undefined, undefined],
+      ["assistant", "Sure, tomorrow at 9.", undefined, undefined],
+    ]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+  });
+
   it("after a crash before the reaction went out, recovery reacts once and writes nothing", async () => {
     const dataDir = await tempDataDir();
     const api = await startMessagesApiFake();
