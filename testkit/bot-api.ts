@@ -143,8 +143,15 @@ export interface BotApiFake {
   readonly commands: { command: string; description: string }[];
   /** Creates (or returns) a user; their private chat becomes known to the bot once they write. */
   user(id: number, firstName: string, username?: string): FakeUser;
-  /** Queues a message from a user as an update for getUpdates. */
-  message(from: FakeUser, content: MessageContent, options?: { chat?: FakeChat }): ScriptedMessage;
+  /**
+   * Queues a message from a user as an update for getUpdates; `sentAt` dates it earlier than now
+   * (Telegram's `date`, whole seconds), as a message sent while the bot was not running.
+   */
+  message(
+    from: FakeUser,
+    content: MessageContent,
+    options?: { chat?: FakeChat; sentAt?: Date },
+  ): ScriptedMessage;
   /** Queues an `edited_message` update changing a scripted text message. */
   edit(original: ScriptedMessage, text: string): number;
   /** Stores a file for getFile and download; returns its file_id. */
@@ -603,7 +610,8 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
       const messageId = nextMessageId++;
       const updateId = nextUpdateId++;
       chatMessages.add(`${chat.id}:${messageId}`);
-      const message: Record<string, unknown> = { message_id: messageId, date: now(), chat, from };
+      const date = opts.sentAt ? Math.floor(opts.sentAt.getTime() / 1000) : now();
+      const message: Record<string, unknown> = { message_id: messageId, date, chat, from };
       if ("text" in content) {
         message.text = content.text;
         scriptedTexts.set(messageId, { message, chatId: chat.id });

@@ -1,7 +1,8 @@
 import { DateTime } from "luxon";
 import { decisionSentence } from "../channels/reasons.ts";
+import { isWeekend } from "../conversation/awareness/time.ts";
 import { checkinsToday, isInQuietHours, unlikelyMoment } from "../conversation/checkin-policy.ts";
-import { isNotice, isReaction } from "../conversation/pending-messages.ts";
+import { isMessageSent } from "../conversation/pending-messages.ts";
 import { type HeartbeatCron, nextFireTime } from "../conversation/schedule.ts";
 import {
   bestHours,
@@ -187,7 +188,7 @@ export function buildStatus(input: StatusInput): Status {
 
 /** When the last message of `role` (not a notice or a reaction) plus `minutes` ends, in ms; null when there is none in view. */
 function lastAt(messages: readonly Message[], role: Message["role"], minutes: number): number | null {
-  const last = messages.findLast((m) => m.role === role && !isNotice(m) && !isReaction(m));
+  const last = messages.findLast((m) => (role === "user" ? m.role === "user" : isMessageSent(m)));
   return last === undefined || minutes === 0 ? null : Date.parse(last.ts) + minutes * 60_000;
 }
 
@@ -212,7 +213,7 @@ export function unansweredCount(messages: readonly Message[]): number {
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i] as Message;
     if (message.role === "user") break;
-    if (!isNotice(message) && !isReaction(message)) count += 1;
+    if (isMessageSent(message)) count += 1;
   }
   return count;
 }
@@ -241,7 +242,7 @@ function nextCheckin(options: {
     if (options.notBefore !== null && next < options.notBefore) after = justBefore(options.notBefore);
     else if (options.skipToday && local.toISODate() === today)
       after = justBefore(local.startOf("day").plus({ days: 1 }));
-    else if (options.skipWeekend && local.weekday >= 6)
+    else if (options.skipWeekend && isWeekend(local))
       after = justBefore(local.startOf("week").plus({ weeks: 1 }));
     else if (isInQuietHours(next, options.timezone, options.quiet))
       after = justBefore(quietEnd(local, options.quiet));

@@ -7,10 +7,9 @@ import type { NoticeSaid } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Logger } from "../core/log.ts";
-import type { Annotations, Channel, Message } from "../core/message.ts";
+import type { Annotations, Channel, Message, MessageRef } from "../core/message.ts";
 import {
   type Delivery,
-  type MessageRef,
   type OutboundPort,
   type OutgoingMessage,
   type OutgoingReaction,
@@ -57,11 +56,17 @@ export interface SentFollowUp {
 /** The follow-up for a message, given the message as logged. */
 export type AfterSent = (message: Message) => SentFollowUp;
 
-/** How a send ended; a turn decides from it whether to retry or hold. `reflection` says what reflection does with it, for the trace. */
+/**
+ * How a send ended; a turn decides from it whether to retry or hold. `reflection` says what
+ * reflection does with it, for the trace. Only a reaction ends "refused": the channel will never
+ * show it, so nothing is logged as said and the person's messages it answered stop waiting
+ * (handled without a reply) instead of being retried for ever.
+ */
 export type Delivered =
   | { status: "sent"; message: Message; reflection: string }
   | { status: "blocked" }
-  | { status: "failed"; error: string };
+  | { status: "failed"; error: string }
+  | { status: "refused"; error: string };
 
 /** The stores and the channel the outbox writes through. */
 export interface OutboxDeps {
@@ -260,8 +265,10 @@ export class Outbox {
     let delivery: Delivery;
     try {
       if (intent.reaction !== undefined) {
-        // The entry's schema requires the message a reaction is put on.
-        const to = intent.anchor as MessageRef;
+        // The entry's schema requires the message a reaction is put on; an entry without one is not sent.
+        const to = intent.anchor;
+        if (to === undefined)
+          throw new Error(`outbox entry ${intent.id} has a reaction but no message to put it on`);
         delivery = await this.#deps.port.react({ emoji: intent.reaction, to });
       } else {
         const anchor = this.#anchorAtSend(intent);
@@ -294,6 +301,7 @@ export class Outbox {
       );
       return { status: "failed", error: error instanceof Error ? error.message : String(error) };
     }
+    if (delivery.refused !== undefined) return this.#refused(intent, delivery.refused);
     const telegram = progress.telegram ?? delivery.telegram;
     const message = await this.#deps.log.append({
       role: "assistant",
@@ -311,6 +319,19 @@ export class Outbox {
     });
     const reflection = await this.#settle(intent, message, afterSent);
     return { status: "sent", message, reflection };
+  }
+
+  /**
+   * A reaction the channel refused for good: nothing is logged as said (awareness must not say
+   * "you reacted"), the person's newest message it answered is marked handled without a reply
+   * (it and those before it stop waiting, as when the leak guard leaves nothing to send), then
+   * the entry goes. A crash between the two sends the reaction again and gets the same refusal.
+   */
+  async #refused(intent: OutboxIntent, reason: string): Promise<Delivered> {
+    const handled = intent.answeredThrough ?? intent.replyTo;
+    if (handled !== undefined) await this.#deps.log.update(handled, { handledWithoutReply: true });
+    await this.#clearIntent(intent.id);
+    return { status: "refused", error: reason };
   }
 
   /**

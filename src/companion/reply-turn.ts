@@ -20,6 +20,8 @@ export type ReplyOutcome =
   | { status: "empty"; answered: string[]; removed: string[] }
   | { status: "blocked"; answered: string[] }
   | { status: "failed"; answered: string[]; error: string }
+  /** The model reacted and the channel refused the reaction for good: nothing was shown, the messages count as handled. */
+  | { status: "refused"; answered: string[]; error: string }
   | { status: "closed" };
 
 /**
@@ -33,7 +35,7 @@ export type ReplyOutcome =
 export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   if (context.isClosed()) return { status: "closed" };
   const held = await sendHeldReplies(context);
-  if (held && held.status !== "sent") return held;
+  if (held && held.status !== "sent" && held.status !== "refused") return held;
   const now = context.clock.now();
   const pending = pendingMessages(context.log.recent(), now);
   if (pending.length === 0) {
@@ -50,6 +52,7 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
     generation = await generateReply(composed.prompt.params, generateDepsOf(context), {
       promptTokens: composed.prompt.sections.total,
       ceiling: context.model.promptCeiling,
+      waiting: pending.length,
       ...(context.model.reflectMode === "single-phase" ? { reflectToolName: REFLECT_TOOL.name } : {}),
     });
   } catch (error) {
@@ -119,6 +122,17 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
         )
       : await context.outbox.react({ emoji: answer.emoji, to: messageRef(last) }, meta, afterSent);
   if (delivered.status !== "sent") {
+    if (delivered.status === "refused") {
+      context.retry.cancel();
+      await context.trace.note({
+        ...base,
+        outcome: "refused",
+        ...said,
+        error: delivered.error,
+        handledWithoutReply: last.id,
+      });
+      return { status: "refused", answered, error: delivered.error };
+    }
     await context.trace.note({ ...base, outcome: delivered.status, ...said });
     if (delivered.status === "blocked") return { status: "blocked", answered };
     context.retry.schedule();
@@ -255,8 +269,9 @@ async function dropAttachments(
  * reply answers what it answered (its `answeredThrough`), and the newer messages stay pending
  * for a fresh reply right after it, in the same turn.
  *
- * Returns the outcome of the last held reply, or undefined when none was held. Anything but
- * "sent" ends the turn: a failure schedules the background retry, a block drops the reply.
+ * Returns the outcome of the last held reply, or undefined when none was held. A failure or a
+ * block ends the turn (a failure schedules the background retry, a block drops the reply); a
+ * reaction refused for good does not: nothing more can be done with it.
  */
 export async function sendHeldReplies(context: TurnContext): Promise<ReplyOutcome | undefined> {
   let outcome: ReplyOutcome | undefined;
@@ -278,6 +293,12 @@ export async function sendHeldReplies(context: TurnContext): Promise<ReplyOutcom
       const retryInMs = context.retry.schedule();
       await context.trace.note({ ...base, error: delivered.error, retryInMs });
       return { status: "deferred", answered, reason: `the channel failed: ${delivered.error}` };
+    }
+    if (delivered.status === "refused") {
+      // A held reaction Telegram will never show: its messages stop waiting, and the turn goes on.
+      await context.trace.note({ ...base, error: delivered.error });
+      outcome = { status: "refused", answered, error: delivered.error };
+      continue;
     }
     for (const id of answered) context.images.delete(id);
     await context.trace.note({

@@ -8,6 +8,7 @@ import {
 import type { HeartbeatDecision, HeartbeatReason } from "../core/decision.ts";
 import { plural } from "../core/text.ts";
 import type { AwarenessContext } from "./awareness/context.ts";
+import { isWeekend } from "./awareness/time.ts";
 import { formatHourRanges, type LearnedTiming, momentOutlook } from "./timing.ts";
 
 /**
@@ -120,7 +121,7 @@ export function shouldFireHeartbeat(
       `${plural(unanswered, "message is", "messages are")} unanswered (limit ${settings.maxUnanswered}).`,
     );
   }
-  const weekend = local.weekday >= 6;
+  const weekend = isWeekend(local);
   if (weekend && unanswered >= settings.weekendMaxUnanswered) {
     return hold(
       "weekend-limit",

@@ -13,9 +13,18 @@ export function isReaction(message: Message): boolean {
   return message.role === "assistant" && message.reaction !== undefined;
 }
 
-/** An assistant message after which earlier messages count as seen: a reply or a check-in, not a notice. */
-function isAnswer(message: Message): boolean {
+/** An assistant message after which earlier messages count as seen: a reply, a check-in or a reaction, not a notice. */
+export function isAnswer(message: Message): boolean {
   return message.role === "assistant" && !isNotice(message);
+}
+
+/**
+ * The companion's own message that counts as sent: a reply or a check-in, not a notice nor a
+ * reaction. What the unanswered count counts and the minimum gap runs from, wherever they are
+ * worked out (awareness, /status, the timing learner).
+ */
+export function isMessageSent(message: Message): boolean {
+  return isAnswer(message) && !isReaction(message);
 }
 
 /**

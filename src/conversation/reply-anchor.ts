@@ -1,5 +1,4 @@
-import type { Message } from "../core/message.ts";
-import type { MessageRef } from "../core/port.ts";
+import type { Message, MessageRef } from "../core/message.ts";
 
 /**
  * When a reply is shown as answering a particular message (Telegram's quoted reply). An
@@ -25,17 +24,22 @@ interface AnchorInput {
 /**
  * The message a reply is anchored to (the newest it answers), or undefined when it is an
  * immediate answer to one message. Anchored when it answers more than one message, when the
- * newest waited more than ANCHOR_AFTER_MS by `sendAt`, or when the newest was logged before this
- * process started (the reply is sent after a restart).
+ * newest waited more than ANCHOR_AFTER_MS by `sendAt`, or when the newest was written before this
+ * process started (the reply is sent after a restart). A message's wait starts when it was
+ * written: the earlier of when it was logged and when Telegram says it was sent (`sentAt`), so a
+ * message sent while presence was down and logged only after the restart has waited all along.
  */
 export function replyAnchor(input: AnchorInput): MessageRef | undefined {
   const newest = input.answered.at(-1);
   if (newest === undefined) return undefined;
   const loggedAt = Date.parse(newest.ts);
+  const sentAt = newest.telegram?.sentAt === undefined ? loggedAt : Date.parse(newest.telegram.sentAt);
   const anchored =
     input.answered.length > 1 ||
-    input.sendAt.getTime() - loggedAt > ANCHOR_AFTER_MS ||
-    loggedAt < input.startedAt.getTime();
+    input.sendAt.getTime() - Math.min(loggedAt, sentAt) > ANCHOR_AFTER_MS ||
+    loggedAt < input.startedAt.getTime() ||
+    // Telegram's time is whole seconds: only a message sent a full second before the start surely was.
+    sentAt + 1_000 <= input.startedAt.getTime();
   return anchored ? messageRef(newest) : undefined;
 }
 

@@ -2,7 +2,8 @@ import { DateTime } from "luxon";
 import type { z } from "zod";
 import type { hourRangeSchema } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
-import { isNotice } from "./pending-messages.ts";
+import { isWeekend } from "./awareness/time.ts";
+import { isMessageSent } from "./pending-messages.ts";
 
 /**
  * When in the week the person tends to answer: learned from the message log alone (pure, no
@@ -95,12 +96,7 @@ export interface MomentOutlook {
 
 /** A check-in for the learner: the companion's own heartbeat message, not a notice nor a reaction. */
 export function isCheckin(message: Message): boolean {
-  return (
-    message.role === "assistant" &&
-    message.trigger === "heartbeat" &&
-    !isNotice(message) &&
-    message.reaction === undefined
-  );
+  return isMessageSent(message) && message.trigger === "heartbeat";
 }
 
 /** The first instant the learner reads from, for a caller bounding its read of the log. */
@@ -120,7 +116,7 @@ export function learnTiming(messages: readonly Message[], now: Date, zone: strin
   const counts: Record<DayKind, Counts[]> = { weekday: emptyDay(), weekend: emptyDay() };
   const observe = (ms: number, answered: boolean) => {
     const local = DateTime.fromMillis(ms, { zone });
-    const bucket = (counts[kindOf(local.weekday)] as Counts[])[local.hour] as Counts;
+    const bucket = (counts[kindOf(local)] as Counts[])[local.hour] as Counts;
     bucket.trials += 1;
     if (answered) bucket.answered += 1;
   };
@@ -179,7 +175,7 @@ export function learnTiming(messages: readonly Message[], now: Date, zone: strin
 /** What the learned timing says about `now`: its kind of day, its rate, whether it is unlikely, the best hours. */
 export function momentOutlook(timing: LearnedTiming, now: Date): MomentOutlook {
   const local = DateTime.fromJSDate(now, { zone: timing.zone });
-  const kind = kindOf(local.weekday);
+  const kind = kindOf(local);
   const rate = (timing.rates[kind] as number[])[local.hour] as number;
   const best = bestHours(timing, kind);
   const trusted = timing.checkins >= MIN_CHECKINS && (timing.evidence[local.hour] as number) >= MIN_EVIDENCE;
@@ -218,8 +214,8 @@ export function formatHourRanges(ranges: readonly HourRange[]): string {
   return words.length <= 1 ? (words[0] ?? "") : `${words.slice(0, -1).join(", ")} and ${words.at(-1)}`;
 }
 
-function kindOf(weekday: number): DayKind {
-  return weekday >= 6 ? "weekend" : "weekday";
+function kindOf(local: DateTime): DayKind {
+  return isWeekend(local) ? "weekend" : "weekday";
 }
 
 function emptyDay(): Counts[] {

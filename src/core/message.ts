@@ -44,6 +44,17 @@ export const mediaSchema = z.looseObject({
 });
 export type Media = z.infer<typeof mediaSchema>;
 
+/** A message's identifiers on Telegram: the chat, and the message in it. */
+export const telegramIdsSchema = z.object({ chatId: z.number().int(), messageId: z.number().int() });
+
+/**
+ * One of the person's messages as a channel points at it: its log id and, on Telegram, its ids
+ * there. The outbound port takes it (an anchored reply, a reaction) and the outbox keeps it in
+ * its entries (store/mind.ts), so both read the one shape.
+ */
+export const messageRefSchema = z.object({ id: z.string().min(1), telegram: telegramIdsSchema.optional() });
+export type MessageRef = z.infer<typeof messageRefSchema>;
+
 /** Fields only the companion's own messages carry, and fields only the person's carry. */
 const ASSISTANT_ONLY = ["trigger", "answeredThrough", "notice", "outboxId", "reaction"] as const;
 const USER_ONLY = ["handledWithoutReply"] as const;
@@ -70,6 +81,11 @@ export const messageSchema = z
         chatId: z.number().int(),
         messageId: z.number().int(),
         updateId: z.number().int().optional(),
+        /**
+         * When Telegram says the person sent it (its `date`, whole seconds): earlier than `ts` when
+         * it waited in Telegram while presence was not running. Absent in logs from before it was kept.
+         */
+        sentAt: isoUtc.optional(),
       })
       .optional(),
     annotations: annotationsSchema.optional(),

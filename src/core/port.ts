@@ -1,4 +1,4 @@
-import type { Media } from "./message.ts";
+import type { Media, MessageRef } from "./message.ts";
 
 /**
  * The outbound port: how the companion speaks to the person without knowing which
@@ -17,8 +17,8 @@ export interface OutboundPort {
   send(message: OutgoingMessage, progress?: SendProgress): Promise<Delivery>;
   /**
    * Reacts with one emoji to the person's message instead of writing (Telegram: a message
-   * reaction); resolves once the channel accepted it. Setting the same reaction again changes
-   * nothing the person sees, so a retry after a crash is harmless.
+   * reaction); resolves once the channel accepted it, or with `refused` when it never will.
+   * Setting the same reaction again changes nothing the person sees, so a retry after a crash is harmless.
    */
   react(reaction: OutgoingReaction): Promise<Delivery>;
   /** Shows that the companion is working on a reply (e.g. "typing…"); returns a stop function. */
@@ -41,12 +41,6 @@ export interface OutgoingMessage {
   anchor?: MessageRef;
 }
 
-/** One of the person's messages as a channel can point at it: its log id and, on Telegram, its ids there. */
-export interface MessageRef {
-  id: string;
-  telegram?: { chatId: number; messageId: number };
-}
-
 /** A reaction the companion gives instead of a message. */
 export interface OutgoingReaction {
   /** One emoji from the set Telegram allows (model/reaction.ts). */
@@ -65,6 +59,11 @@ export type SendProgress = (partsDelivered: number, part: Delivery) => Promise<v
 export interface Delivery {
   /** Telegram's identifiers, when the channel is Telegram. */
   telegram?: { chatId: number; messageId: number };
+  /**
+   * Set when a reaction was refused for good (Telegram's 400: the message was deleted, the emoji
+   * is not allowed there): nothing appeared, and trying again cannot change that. The channel's reason.
+   */
+  refused?: string;
 }
 
 /** The channel refused because the person blocked the bot: stop checking in until they write. */
@@ -87,6 +86,7 @@ export interface IncomingInput {
    * kind before the message is logged; the message's media then says where (media.stored).
    */
   document?: { name: string; kind: DocumentKind; bytes: Uint8Array };
-  telegram?: { chatId: number; messageId: number; updateId?: number };
+  /** Telegram's ids, and when Telegram says the person sent it (ISO UTC, from the message's `date`). */
+  telegram?: { chatId: number; messageId: number; updateId?: number; sentAt?: string };
   replyTo?: string;
 }

@@ -84,8 +84,11 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
  * its caption; a voice note's or document's text starts with its own `[…]` description). A
  * caption is part of the text (channels/telegram/incoming.ts), so it appears exactly once:
  * media.caption is never added. `note` goes inside the label, e.g. "[photo (image not shown)]".
+ * A reaction the companion gave instead of writing reads "[you reacted 👍]" wherever the model
+ * sees it (the conversation, reflection), the wording the react tool announces.
  */
-export function messageAsRead(message: Pick<Message, "text" | "media">, note?: string): string {
+export function messageAsRead(message: Pick<Message, "text" | "media" | "reaction">, note?: string): string {
+  if (message.reaction !== undefined) return `[you reacted ${message.reaction}]`;
   const kind = message.media?.kind;
   const text = message.text.trim();
   const noted = note ? ` (${note})` : "";

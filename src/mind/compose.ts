@@ -439,7 +439,6 @@ function heartbeatInput(input: ComposeInput): { blocks: Anthropic.ContentBlockPa
  * reaction of the companion's as one), never an empty block; `note` is said inside its label.
  */
 export function describeMessage(message: Message, note?: string): string {
-  if (message.reaction !== undefined) return `[you reacted ${message.reaction}]`;
   const text = messageAsRead(message, note);
   return text === "" ? "(empty message)" : text;
 }

@@ -80,6 +80,11 @@ export interface ReplyOptions {
   ceiling: number;
   /** The reflect tool's name in single-phase mode. */
   reflectToolName?: string;
+  /**
+   * How many of the person's messages the answer covers. A reaction answers one message: with
+   * more waiting, a react call is refused and the model told to write.
+   */
+  waiting: number;
 }
 
 /**
@@ -91,7 +96,10 @@ export interface ReplyOptions {
  * round of its own); one with another emoji is answered with the allowed list. When the model
  * both writes text and reacts, the text wins: words say more than an emoji, and the person
  * must never get both for one message. The reaction is used only when nothing sendable was
- * written (no text, or text the leak guard emptied), which also spares that nudge.
+ * written (no text, or text the leak guard emptied), which also spares that nudge. A reaction
+ * sits on one message, so it answers only when one message waits: with several (an earlier
+ * question among them) a react call without words is answered with REACTION_ANSWERS_ONE and
+ * the next call may not use tools, so the model writes.
  */
 export async function generateReply(
   params: Anthropic.MessageCreateParamsNonStreaming,
@@ -105,9 +113,11 @@ export async function generateReply(
   let reaction: ReactionEmoji | undefined;
   let room = options.ceiling - options.promptTokens;
   let raw = "";
+  const reactionAnswers = options.waiting === 1;
+  let mustWrite = false;
 
   for (let round = 0; ; round++) {
-    const lastRound = round >= MAX_TOOL_ROUNDS;
+    const lastRound = round >= MAX_TOOL_ROUNDS || mustWrite;
     const response = await call(
       deps,
       usage,
@@ -119,22 +129,24 @@ export async function generateReply(
     const reflectUse = uses.find((u) => u.name === options.reflectToolName);
     if (reflectUse) reflection = reflectUse.input;
     const reacted = uses
-      .map((u) => (u.name === REACT_TOOL.name ? parseReaction(u.input) : null))
+      .map((u) => (u.name === REACT_TOOL.name && reactionAnswers ? parseReaction(u.input) : null))
       .findLast(Boolean);
     if (reacted) reaction = reacted;
+    // A react call ends the answer when its reaction answers; one refused (several messages wait)
+    // ends it only when words were written too: they are the answer.
     const ends = (u: Anthropic.ToolUseBlock) =>
-      u.name === options.reflectToolName || (u.name === REACT_TOOL.name && parseReaction(u.input) !== null);
+      u.name === options.reflectToolName ||
+      (u.name === REACT_TOOL.name && (reactionAnswers ? parseReaction(u.input) !== null : raw.trim() !== ""));
     const needsRound = uses.some((u) => !ends(u)) || (raw.trim() === "" && reflectUse && !reaction);
     if (!needsRound || lastRound) break;
 
     const results: Anthropic.ToolResultBlockParam[] = [];
     for (const use of uses) {
-      const result = await runTool(
-        use,
-        deps.notes,
-        options.reflectToolName,
-        Math.min(TOOL_RESULT_MAX_TOKENS, room),
-      );
+      const refused = use.name === REACT_TOOL.name && !reactionAnswers;
+      if (refused) mustWrite = true;
+      const result = refused
+        ? { content: REACTION_ANSWERS_ONE, isError: true, tokens: estimateTokens(REACTION_ANSWERS_ONE) }
+        : await runTool(use, deps.notes, options.reflectToolName, Math.min(TOOL_RESULT_MAX_TOKENS, room));
       room -= result.tokens;
       toolCalls.push({
         name: use.name,
@@ -179,6 +191,10 @@ export async function generateReply(
     nudged: { raw },
   };
 }
+
+/** What a react call is told when several of the person's messages wait: one emoji cannot answer them all. */
+export const REACTION_ANSWERS_ONE =
+  "Not sent: a reaction answers one message, and several of theirs are waiting for you. Write your reply to them.";
 
 /** What a reply whose answer the leak guard emptied is told before its one more try. */
 export const EMPTY_REPLY_NUDGE =

@@ -3,7 +3,7 @@ import { DateTime } from "luxon";
 import { z } from "zod";
 import { messageTopics } from "../conversation/awareness/topics.ts";
 import { type Annotations, type Message, toneSchema } from "../core/message.ts";
-import { sameWords } from "../core/text.ts";
+import { messageAsRead, sameWords } from "../core/text.ts";
 import type { Persona } from "../model/persona.ts";
 import { estimateTokens } from "../model/tokens.ts";
 import { toolInputSchema } from "../model/tool-schema.ts";
@@ -180,7 +180,7 @@ export function reflectionPrompt(
     return { name, text, tokens: estimateTokens(text) };
   };
   const line = (m: Message) =>
-    `[${m.id}] ${DateTime.fromISO(m.ts, { zone }).toFormat("ccc d LLL HH:mm")} ${m.role === "user" ? "person" : "you"}: ${m.reaction === undefined ? m.text : `[reacted ${m.reaction}]`}`;
+    `[${m.id}] ${DateTime.fromISO(m.ts, { zone }).toFormat("ccc d LLL HH:mm")} ${m.role === "user" ? "person" : "you"}: ${messageAsRead(m)}`;
   const query = { text: exchange.map((m) => m.text).join("\n"), topics: exchange.flatMap(messageTopics) };
   const shown: MemoryItem[] = [];
   let used = 0;

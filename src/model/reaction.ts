@@ -31,7 +31,7 @@ export const reactInputSchema = z.object({
 export const REACT_TOOL: Anthropic.Tool = {
   name: "react",
   description:
-    'React with one emoji instead of writing, when their message needs no answer ("ok thanks"). Text wins. Shown to you as [you reacted 👍].',
+    'React with one emoji instead of writing, when their one waiting message needs no answer ("ok thanks"); with several waiting, write. Text wins. Shown to you as [you reacted 👍].',
   input_schema: toolInputSchema(reactInputSchema),
 };
 

@@ -11,7 +11,7 @@ import {
 } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { type Decision, decisionSchema } from "../core/decision.ts";
-import { annotationsSchema, isoUtc } from "../core/message.ts";
+import { annotationsSchema, isoUtc, messageRefSchema, telegramIdsSchema } from "../core/message.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
 import { mentionMatcher } from "../core/text.ts";
 import { type UsageRecord, usageTotal } from "../core/usage.ts";
@@ -86,8 +86,6 @@ export const reflectionJobSchema = z.looseObject({
 });
 export type ReflectionJob = z.infer<typeof reflectionJobSchema>;
 
-const telegramIdsSchema = z.object({ chatId: z.number(), messageId: z.number() });
-
 /**
  * An outgoing message recorded before it is handed to the channel (companion/outbox.ts). Its
  * shape is checked when mind.json is read, like everything else in it: an entry presence could
@@ -105,7 +103,7 @@ const outboxIntentFields = z.looseObject({
    * (conversation/reply-anchor.ts), with the Telegram ids the channel needs, so a crash between
    * the decision and the send still anchors it; for a reaction, the message it is put on.
    */
-  anchor: z.object({ id: z.string().min(1), telegram: telegramIdsSchema.optional() }).optional(),
+  anchor: messageRefSchema.optional(),
   trigger: z.enum(["reply", "heartbeat"]),
   channel: z.enum(["telegram", "cli", "simulation"]),
   createdAt: isoUtc,

@@ -45,13 +45,22 @@ const sentSchema = z.strictObject({ id: z.string(), text: z.string().optional(),
 /** Tokens one reflection call used. */
 const tokensSchema = z.strictObject({ input: count, output: count, cacheWrite: count, cacheRead: count });
 /** What a delivery ended as (companion/outbox.ts). */
-const deliverySchema = z.enum(["sent", "failed", "blocked"]);
+const deliverySchema = z.enum(["sent", "failed", "blocked", "refused"]);
 
 /** A reply turn: what came in, what the model was shown and returned, what went out or why not. */
 const replyRecordSchema = z.strictObject({
   ts,
   kind: z.literal("reply"),
-  outcome: z.enum(["sent", "failed", "blocked", "deferred", "empty", "images-dropped", "documents-dropped"]),
+  outcome: z.enum([
+    "sent",
+    "failed",
+    "blocked",
+    "refused",
+    "deferred",
+    "empty",
+    "images-dropped",
+    "documents-dropped",
+  ]),
   input: inputSchema.optional(),
   shown: asGiven,
   awareness: z.enum(["full", "slim"]).optional(),

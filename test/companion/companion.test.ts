@@ -24,6 +24,7 @@ import {
   RecipientBlockedError,
 } from "../../src/core/port.ts";
 import { type UsageRecord, usageTotal } from "../../src/core/usage.ts";
+import { REACTION_ANSWERS_ONE } from "../../src/mind/generate.ts";
 import { RETRY_BACKOFF_MS } from "../../src/mind/reflection-queue.ts";
 import { ModelClient } from "../../src/model/llm.ts";
 import { loadPersona, personaFromDir } from "../../src/model/persona.ts";
@@ -72,6 +73,8 @@ interface Harness {
 /** How the fake channel misbehaves: every send fails, or the send of one part fails once. */
 interface PortState {
   fail?: Error;
+  /** Reactions are refused for good with this reason, as Telegram's 400 for a deleted message. */
+  refuseReactions?: string;
   failPart?: { index: number; error: Error };
 }
 
@@ -144,6 +147,7 @@ async function harness(
       },
       async react(reaction) {
         if (portState.fail) throw portState.fail;
+        if (portState.refuseReactions) return { refused: portState.refuseReactions };
         reactions.push(reaction);
         return {};
       },
@@ -1540,6 +1544,28 @@ describe("Telegram manners: a reaction instead of a message", () => {
     expect(h.sent).toEqual([]);
   });
 
+  it("does not let one reaction answer several messages: the model is told to write, and its words go out", async () => {
+    const h = await harness();
+    h.api.enqueue(toolReply("react", { emoji: "👍" }), textReply("Yes, Thursday works — and thanks!"));
+    await h.companion.receive(onTelegram("Can we move the call to Thursday?", 7));
+    const newest = await h.companion.receive(onTelegram("thanks for yesterday btw", 8));
+    expect(await h.companion.reply()).toMatchObject({ status: "sent" });
+    expect(h.reactions).toEqual([]);
+    expect(h.api.requests).toHaveLength(2);
+    const second = h.api.requests[1]?.body as MessagesRequestBody;
+    expect(lastUserText(second)).toBe(REACTION_ANSWERS_ONE);
+    expect(second.tool_choice).toEqual({ type: "none" });
+    expect(h.sent.map((m) => [m.text, m.anchor?.id])).toEqual([
+      ["Yes, Thursday works — and thanks!", newest.id],
+    ]);
+    expect(
+      h.log
+        .recent()
+        .filter((m) => m.role === "assistant")
+        .map((m) => m.reaction),
+    ).toEqual([undefined]);
+  });
+
   it("sends the text, and no reaction, when the model both writes and reacts", async () => {
     const h = await harness();
     h.api.enqueue(toolReply("react", { emoji: "👍" }, { text: "Anytime!" }));
@@ -1608,6 +1634,47 @@ describe("Telegram manners: a reaction instead of a message", () => {
     expect(h.sent).toEqual([]);
     expect(h.api.requests).toHaveLength(1);
     expect(h.mind.read().outbox).toEqual([]);
+  });
+
+  it("logs no reaction the channel refused for good: the message counts as handled, and nothing is retried", async () => {
+    const h = await harness();
+    h.api.enqueue(toolReply("react", { emoji: "👍" }));
+    h.port.refuseReactions = "Bad Request: MESSAGE_ID_INVALID";
+    const thanks = await h.companion.receive(onTelegram("ok thanks", 7));
+    expect(await h.companion.reply()).toMatchObject({ status: "refused", answered: [thanks.id] });
+    expect(h.log.recent().map((m) => [m.role, m.reaction, m.handledWithoutReply])).toEqual([
+      ["user", undefined, true],
+    ]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
+    expect(h.mind.read().outbox).toEqual([]);
+    const [turn] = await h.trace.last(1);
+    expect(turn).toMatchObject({ outcome: "refused", reaction: "👍", handledWithoutReply: thanks.id });
+    await h.companion.idle();
+    expect(h.api.requests).toHaveLength(1);
+    expect(h.sent).toEqual([]);
+  });
+
+  it("drops a held reaction the channel then refuses for good, and still answers what came meanwhile", async () => {
+    const h = await harness({ companion: { retryDelaysMs: [20] } });
+    h.api.enqueue(toolReply("react", { emoji: "👍" }), textReply("Sure, tomorrow at 9."));
+    h.port.fail = new Error("Call to 'setMessageReaction' failed! (502: Bad Gateway)");
+    await h.companion.receive(onTelegram("ok thanks", 7));
+    expect(await h.companion.reply()).toMatchObject({ status: "deferred" });
+    delete h.port.fail;
+    h.port.refuseReactions = "Bad Request: MESSAGE_ID_INVALID";
+    await h.companion.receive(onTelegram("oh, and can we talk tomorrow?", 8));
+    await vi.waitFor(() => expect(h.sent.map((m) => m.text)).toEqual(["Sure, tomorrow at 9."]), {
+      timeout: 3_000,
+    });
+    await h.companion.idle();
+    expect(h.reactions).toEqual([]);
+    expect(h.mind.read().outbox).toEqual([]);
+    expect(h.log.recent().map((m) => [m.role, m.text, m.reaction, m.handledWithoutReply])).toEqual([
+      ["user", "ok thanks", undefined, true],
+      ["user", "oh, and can we talk tomorrow?", undefined, undefined],
+      ["assistant", "Sure, tomorrow at 9.", undefined, undefined],
+    ]);
+    expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
   });
 
   it("after a crash before the reaction went out, recovery reacts once and writes nothing", async () => {

@@ -59,6 +59,36 @@ describe("replyAnchor", () => {
     });
   });
 
+  /** A message Telegram says was sent at `sentAt`, logged (received) at `ts`. */
+  const sentEarlier = (ts: string, sentAt: string): Message => {
+    const message = said("a", ts, 7);
+    return { ...message, telegram: { chatId: 1001, messageId: 7, sentAt } };
+  };
+
+  it("counts the wait from when Telegram says the message was sent, when that is before it was logged", () => {
+    // Sent at 08:50 while presence was down, logged at 09:00:01 after the restart, answered at once.
+    const answered = [sentEarlier("2026-03-04T09:00:01.000Z", "2026-03-04T08:50:00.000Z")];
+    expect(replyAnchor({ answered, sendAt: at("2026-03-04T09:00:05.000Z"), startedAt: STARTED })).toEqual({
+      id: "a",
+      telegram: { chatId: 1001, messageId: 7 },
+    });
+  });
+
+  it("anchors a message sent a little before the start, though logged after it and answered at once", () => {
+    const answered = [sentEarlier("2026-03-04T09:00:01.000Z", "2026-03-04T08:59:40.000Z")];
+    expect(replyAnchor({ answered, sendAt: at("2026-03-04T09:00:05.000Z"), startedAt: STARTED })?.id).toBe(
+      "a",
+    );
+  });
+
+  it("does not anchor a message Telegram dates in the second the process started (its date is whole seconds)", () => {
+    const startedMidSecond = new Date("2026-03-04T09:00:00.700Z");
+    const answered = [sentEarlier("2026-03-04T09:00:00.900Z", "2026-03-04T09:00:00.000Z")];
+    expect(
+      replyAnchor({ answered, sendAt: at("2026-03-04T09:00:10.000Z"), startedAt: startedMidSecond }),
+    ).toBeUndefined();
+  });
+
   it("anchors nothing when nothing is answered", () => {
     expect(replyAnchor({ answered: [], sendAt: STARTED, startedAt: STARTED })).toBeUndefined();
   });

@@ -126,6 +126,29 @@ describe("presence start, end to end", () => {
     expect(world.model.problems).toEqual([]);
   });
 
+  it("logs no reaction Telegram refused (their message was deleted): the message counts as handled, and the next reply knows of no reaction", async () => {
+    const presence = await start();
+    const owner = world.bot.user(OWNER_ID, "Ada");
+    world.model.enqueue(toolReply("react", { emoji: "👍" }));
+    world.bot.failNext("setMessageReaction", { type: "bad-request", description: "MESSAGE_ID_INVALID" });
+    world.bot.message(owner, { text: "ok thanks" });
+    await world.bot.waitForCall((c) => c.method === "setMessageReaction", 15_000);
+    world.bot.message(owner, { text: "oh, one more thing" });
+    await world.bot.waitForSent(1, 15_000);
+    await stopPresence(presence);
+    expect(world.bot.reactions).toEqual([]);
+    const log = await loggedMessages();
+    expect(log.map((m) => [m.role, m.text, m.reaction, m.handledWithoutReply])).toEqual([
+      ["user", "ok thanks", undefined, true],
+      ["user", "oh, one more thing", undefined, undefined],
+      ["assistant", "Answer 1.", undefined, undefined],
+    ]);
+    // The awareness block and the conversation; the react tool's description names the wording too.
+    const { system, messages } = world.model.requests[1]?.body ?? {};
+    expect(JSON.stringify({ system, messages })).not.toContain("reacted");
+    expect(world.model.problems).toEqual([]);
+  });
+
   it("gives a stranger the fixed reply with their id, calls no model and logs nothing of theirs", async () => {
     const presence = await start();
     world.bot.message(world.bot.user(555, "Eve"), { text: "hey, who are you? secret-stranger-words" });
@@ -165,6 +188,23 @@ describe("presence start, end to end", () => {
       ["assistant", answer],
     ]);
     expect(world.bot.pendingUpdates()).toBe(0);
+  });
+
+  it("anchors its answer to a message sent while it was not running, though it answers at once", async () => {
+    // Sent ten minutes ago, while presence was down: Telegram hands it over once presence starts.
+    const question = world.bot.message(
+      world.bot.user(OWNER_ID, "Ada"),
+      { text: "Did you get my note?" },
+      { sentAt: new Date(Date.now() - 10 * 60_000) },
+    );
+    const presence = await start();
+    await world.bot.waitForSent(1, 15_000);
+    await stopPresence(presence);
+    expect(world.bot.sent[0]?.replyTo).toEqual({
+      messageId: question.messageId,
+      allowSendingWithoutReply: true,
+    });
+    expect(world.model.problems).toEqual([]);
   });
 
   it("delivers every reply through 429s, 5xx and dropped connections, in order, none twice", async () => {

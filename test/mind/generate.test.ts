@@ -53,7 +53,7 @@ function params(text = "How was the run?"): Anthropic.MessageCreateParamsNonStre
 }
 
 const deps = () => ({ llm, notes });
-const replyOptions = { promptTokens: 3_000, ceiling: 12_000, reflectToolName: REFLECT_TOOL.name };
+const replyOptions = { promptTokens: 3_000, ceiling: 12_000, reflectToolName: REFLECT_TOOL.name, waiting: 1 };
 const allow = (): TopicVerdict => ({ allow: true, topics: [] });
 /** The decision on the same model as the message, its prefix marked as the message's is. */
 const sameModel: DecideStep = { model: "claude-sonnet-5-5", prefixCache: "5m" };

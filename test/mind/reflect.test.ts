@@ -159,6 +159,31 @@ describe("reflection through the real SDK", () => {
     expect(record.tokens).toMatchObject({ input: expect.any(Number), output: expect.any(Number) });
   });
 
+  it("reads the exchange as the reply did: a photo labelled, a reaction as the one wording the model knows", async () => {
+    const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
+    const photo = await log.append({
+      role: "user",
+      text: "my balcony garden",
+      media: { kind: "photo" },
+      channel: "telegram",
+    });
+    const reaction = await log.append({
+      role: "assistant",
+      trigger: "reply",
+      text: "",
+      reaction: "❤",
+      replyTo: photo.id,
+      channel: "telegram",
+    });
+    const w = await world();
+    await w.reflector.enqueue({ messageIds: [photo.id, reaction.id], trigger: "reply" });
+    api.enqueue(toolReply("update_mind", {}));
+    await w.reflector.runPending();
+    const shown = lastUserText(api.requests[0]?.body as never);
+    expect(shown).toContain(`[${photo.id}] Sun 22 Nov 10:00 person: [photo] my balcony garden`);
+    expect(shown).toContain(`[${reaction.id}] Sun 22 Nov 10:00 you: [you reacted ❤]`);
+  });
+
   it("shows local times in the zone the person set with /tz, not the configured one", async () => {
     const [person, reply] = await converse();
     const w = await world();

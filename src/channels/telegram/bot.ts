@@ -281,7 +281,13 @@ export class TelegramChannel {
       text: described.text,
       channel: "telegram",
       ...(described.media ? { media: described.media } : {}),
-      telegram: { chatId: message.chat.id, messageId: message.message_id, updateId },
+      telegram: {
+        chatId: message.chat.id,
+        messageId: message.message_id,
+        updateId,
+        // Telegram's date (seconds): when it was sent, which a message waiting out a restart needs (reply-anchor.ts).
+        sentAt: new Date(message.date * 1_000).toISOString(),
+      },
       ...(read && "document" in read ? { document: read.document } : {}),
     };
     if (described.photoFileId) {

@@ -84,8 +84,8 @@ export class TelegramOutbound implements OutboundPort {
    * Puts the emoji on the person's message (`setMessageReaction`), in turn with the messages. A
    * message without Telegram ids (written in the terminal, answered here) cannot carry one: the
    * emoji goes out as a message instead. A reaction Telegram refuses with 400 (the message was
-   * deleted, the emoji is not allowed there) is given up with a warning: trying again cannot change
-   * it, and a message that needed no answer loses nothing.
+   * deleted, the emoji is not allowed there) is given up with a warning and reported as `refused`:
+   * trying again cannot change it, and the outbox must not log as given what the person never saw.
    */
   react(reaction: OutgoingReaction): Promise<Delivery> {
     const target = reaction.to.telegram;
@@ -100,6 +100,7 @@ export class TelegramOutbound implements OutboundPort {
       } catch (error) {
         if (!(error instanceof GrammyError && error.error_code === 400)) throw error;
         this.#logger.warn({ err: error.description }, "telegram refused the reaction; not retried");
+        return { refused: error.description };
       }
       return {};
     });

@@ -1,6 +1,6 @@
 import type { Message } from "../../core/message.ts";
 import { isKnownZone } from "../../core/zones.ts";
-import { isNotice, isReaction } from "../pending-messages.ts";
+import { isAnswer, isMessageSent } from "../pending-messages.ts";
 import type { AwarenessContext, AwarenessSettings, Domain, PriorMemory } from "./context.ts";
 import { type Observed, observe } from "./observations.ts";
 import { elapsedMinutes, inZone, isWeekend, timeOfDay } from "./time.ts";
@@ -19,11 +19,6 @@ export class AwarenessSettingsError extends Error {
 }
 
 const emptyMemory: PriorMemory = { declaredPatterns: [], openLoops: [], recentMilestones: [] };
-
-/** The companion's own words in the conversation: its replies and check-ins, not its notices nor its reactions. */
-function isOwnMessage(message: Message): boolean {
-  return message.role === "assistant" && !isNotice(message) && !isReaction(message);
-}
 
 function unique(values: Iterable<string>): string[] {
   return [...new Set(values)];
@@ -165,12 +160,10 @@ export function buildAwarenessContext(
   // Fixed notices (the model was away, check-ins stopped) are said but are not the companion's
   // part of the conversation: they wait for no answer and start no gap. A reaction answers, but
   // is no message sent either: it is shown (recentMessages), not counted.
-  const lastAssistant = entries.findLastIndex((e) => isOwnMessage(e.message));
-  const sent = entries.slice(lastUser + 1).filter((e) => isOwnMessage(e.message));
+  const lastAssistant = entries.findLastIndex((e) => isMessageSent(e.message));
+  const sent = entries.slice(lastUser + 1).filter((e) => isMessageSent(e.message));
   const messagesSent = sent.map((e) => e.message);
-  const ownRecent = entries.filter(
-    (e, i) => (isOwnMessage(e.message) || isReaction(e.message)) && (e.ms >= windowStart || i > lastUser),
-  );
+  const ownRecent = entries.filter((e, i) => isAnswer(e.message) && (e.ms >= windowStart || i > lastUser));
   const theirRecent = window.filter((e) => e.message.role === "user").map((e) => e.message);
 
   const personEntry = entries[lastUser];
@@ -254,7 +247,7 @@ function answeredBeforeAsked(
   entries: readonly Entry[],
 ): { topic: string; answeredMs: number }[] {
   const sentTopics = unique(
-    entries.slice(lastUser + 1).flatMap((e) => (isOwnMessage(e.message) ? messageTopics(e.message) : [])),
+    entries.slice(lastUser + 1).flatMap((e) => (isMessageSent(e.message) ? messageTopics(e.message) : [])),
   );
   const found: { topic: string; answeredMs: number }[] = [];
   for (const topic of sentTopics) {

@@ -191,16 +191,22 @@ describe("TelegramChannel", () => {
     expect(fake.commands.map((c) => c.command)).toEqual(BOT_COMMANDS.map((c) => c.command));
   });
 
-  it("logs the owner's message with its Telegram identifiers and answers it once", async () => {
+  it("logs the owner's message with its Telegram identifiers and when Telegram says it was sent, and answers it once", async () => {
     const { messages } = await startChannel();
-    const sent = fake.message(fake.user(OWNER, "Ada"), { text: "good morning" });
+    const sentAt = new Date(Date.now() - 10 * 60_000);
+    const sent = fake.message(fake.user(OWNER, "Ada"), { text: "good morning" }, { sentAt });
     await fake.waitForSent(1);
     expect(fake.sent.map((s) => s.text)).toEqual(["echo: good morning"]);
     const log = await messages.all();
     expect(log[0]).toMatchObject({
       role: "user",
       text: "good morning",
-      telegram: { chatId: OWNER, messageId: sent.messageId, updateId: sent.updateId },
+      telegram: {
+        chatId: OWNER,
+        messageId: sent.messageId,
+        updateId: sent.updateId,
+        sentAt: new Date(Math.floor(sentAt.getTime() / 1000) * 1000).toISOString(),
+      },
     });
   });
 

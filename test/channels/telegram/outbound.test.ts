@@ -269,11 +269,11 @@ describe("TelegramOutbound", () => {
       expect(fake.calls.filter((c) => c.method === "sendMessage")).toEqual([]);
     });
 
-    it("gives up a reaction Telegram refuses (the message was deleted) instead of failing the reply", async () => {
+    it("gives up a reaction Telegram refuses (the message was deleted) and reports it refused, not delivered", async () => {
       const outbound = await setup();
       await expect(
         outbound.react({ emoji: "👍", to: { id: "m-gone", telegram: { chatId: OWNER, messageId: 9_999 } } }),
-      ).resolves.toEqual({});
+      ).resolves.toEqual({ refused: expect.stringContaining("MESSAGE_ID_INVALID") });
       const call = fake.calls.find((c) => c.method === "setMessageReaction");
       expect(call?.status).toBe(400);
       expect(fake.reactions).toEqual([]);
