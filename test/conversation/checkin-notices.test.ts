@@ -13,17 +13,9 @@ import {
   type HeartbeatSettings,
 } from "../../src/core/checkin-settings.ts";
 import { type DecisionReason, heartbeatReasonSchema } from "../../src/core/decision.ts";
+import { BERLIN_CHECKIN_SETTINGS } from "../support/core-config.ts";
 
-const settings: HeartbeatSettings = {
-  timezone: "Europe/Berlin",
-  quietHours: { start: 22 * 60, end: 8 * 60 },
-  maxUnanswered: 3,
-  weekendMaxUnanswered: 1,
-  recentMinutes: 30,
-  minGapMinutes: 45,
-  maxCheckinsPerDay: 8,
-  learnTiming: true,
-};
+const settings: HeartbeatSettings = BERLIN_CHECKIN_SETTINGS;
 
 /** Tuesday 10 February 2026, in Berlin (UTC+1). */
 const at = (berlinTime: string, day = "2026-02-10") => new Date(`${day}T${berlinTime}:00+01:00`);

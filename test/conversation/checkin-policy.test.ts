@@ -18,18 +18,10 @@ import {
 } from "../../src/core/checkin-settings.ts";
 import { type HeartbeatReason, heartbeatReasonSchema } from "../../src/core/decision.ts";
 import type { Message } from "../../src/core/message.ts";
+import { BERLIN_CHECKIN_SETTINGS } from "../support/core-config.ts";
 import { eveningAnswererLog } from "../support/evening-answerer.ts";
 
-const settings: HeartbeatSettings = {
-  timezone: "Europe/Berlin",
-  quietHours: { start: 22 * 60, end: 8 * 60 },
-  maxUnanswered: 3,
-  weekendMaxUnanswered: 1,
-  recentMinutes: 30,
-  minGapMinutes: 45,
-  maxCheckinsPerDay: 8,
-  learnTiming: true,
-};
+const settings: HeartbeatSettings = BERLIN_CHECKIN_SETTINGS;
 
 /** Tuesday 10 February 2026, 15:00 in Berlin. */
 const TUESDAY_AFTERNOON = new Date("2026-02-10T14:00:00Z");

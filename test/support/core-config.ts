@@ -1,5 +1,7 @@
 import type { CoreConfig } from "../../src/app/config.ts";
+import { heartbeatSettingsFromConfig } from "../../src/conversation/checkin-policy.ts";
 import { parseCron } from "../../src/conversation/schedule.ts";
+import type { HeartbeatSettings } from "../../src/core/checkin-settings.ts";
 
 /**
  * The check-in rules as documented, written out once: config.test.ts holds loadCoreConfig to
@@ -21,3 +23,8 @@ export const DOCUMENTED_CHECKIN_RULES = {
 export function testCoreConfig(dataDir: string): CoreConfig {
   return { timezone: "Europe/Berlin", dataDir, ...DOCUMENTED_CHECKIN_RULES, logLevel: "silent" };
 }
+
+/** The pre-check's settings for a person in Berlin under the documented rules. */
+export const BERLIN_CHECKIN_SETTINGS: HeartbeatSettings = heartbeatSettingsFromConfig(
+  testCoreConfig("unused"),
+);
