@@ -11,12 +11,12 @@ import { toolInputSchema } from "./tool-schema.ts";
  */
 
 /**
- * The reactions offered: ten everyday ones out of the emoji Telegram accepts as a reaction
+ * The reactions offered: six everyday ones out of the emoji Telegram accepts as a reaction
  * (Bot API ReactionTypeEmoji lists 73, written without the U+FE0F variation selector). The
  * tool is in the prefix of every call, so each emoji offered costs tokens on every call: with
- * this list the tool adds about 100 prompt tokens.
+ * this list the tool adds about 80 prompt tokens.
  */
-export const REACTION_EMOJI = ["👍", "❤", "😁", "🙏", "👌", "🤗", "😴", "🎉", "😢", "🔥"] as const;
+export const REACTION_EMOJI = ["👍", "❤", "😁", "🙏", "🎉", "😢"] as const;
 
 /** One of the reactions offered. */
 const reactionEmojiSchema = z.enum(REACTION_EMOJI);
@@ -31,7 +31,7 @@ export const reactInputSchema = z.object({
 export const REACT_TOOL: Anthropic.Tool = {
   name: "react",
   description:
-    'React with one emoji instead of writing, when their one waiting message needs no answer ("ok thanks"); with several waiting, write. Text wins. Shown to you as [you reacted 👍].',
+    'React with one emoji instead of writing when their one waiting message needs no answer ("ok thanks"). Shown as [you reacted 👍].',
   input_schema: toolInputSchema(reactInputSchema),
 };
 

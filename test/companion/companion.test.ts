@@ -1535,12 +1535,12 @@ describe("Telegram manners: a reaction instead of a message", () => {
 
   it("tells the model an emoji Telegram does not allow, and takes its next answer", async () => {
     const h = await harness();
-    h.api.enqueue(toolReply("react", { emoji: "🦖" }), toolReply("react", { emoji: "👌" }));
+    h.api.enqueue(toolReply("react", { emoji: "🦖" }), toolReply("react", { emoji: "🙏" }));
     await h.companion.reply(onTelegram("done!", 7));
     expect(lastUserText(h.api.requests[1]?.body as MessagesRequestBody)).toContain(
       "not a reaction Telegram allows",
     );
-    expect(h.reactions.map((r) => r.emoji)).toEqual(["👌"]);
+    expect(h.reactions.map((r) => r.emoji)).toEqual(["🙏"]);
     expect(h.sent).toEqual([]);
   });
 
@@ -1613,13 +1613,13 @@ describe("Telegram manners: a reaction instead of a message", () => {
 
   it("shows the model its reaction in the next turn, as a reaction and not as words", async () => {
     const h = await harness();
-    h.api.enqueue(toolReply("react", { emoji: "😴" }), textReply("Morning! Sleep well?"));
+    h.api.enqueue(toolReply("react", { emoji: "❤" }), textReply("Morning! Sleep well?"));
     await h.companion.reply(onTelegram("night!", 7));
     h.clock.advanceMinutes(1);
     await h.companion.reply(onTelegram("actually, can't sleep", 8));
     const next = h.api.requests[1]?.body as MessagesRequestBody;
-    expect(systemText(next)).toContain("you reacted 😴");
-    expect(JSON.stringify(next.messages)).toContain("[you reacted 😴]");
+    expect(systemText(next)).toContain("you reacted ❤");
+    expect(JSON.stringify(next.messages)).toContain("[you reacted ❤]");
   });
 
   it("keeps a reaction the channel refused in the outbox and sends it, not text, on the retry", async () => {

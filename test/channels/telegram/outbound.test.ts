@@ -291,7 +291,7 @@ describe("TelegramOutbound", () => {
       const outbound = await setup();
       const to = theirMessage("night!");
       fake.block(OWNER);
-      await expect(outbound.react({ emoji: "😴", to })).rejects.toBeInstanceOf(RecipientBlockedError);
+      await expect(outbound.react({ emoji: "🙏", to })).rejects.toBeInstanceOf(RecipientBlockedError);
     });
   });
 });
