@@ -413,7 +413,7 @@ function validateRequest(body: MessagesRequestBody, headers: IncomingMessage["he
 }
 
 /** The context window of the models the project uses (input and output together). */
-export const CONTEXT_WINDOW_TOKENS = 200_000;
+const CONTEXT_WINDOW_TOKENS = 200_000;
 
 /**
  * What a PDF page costs in the fake: the middle of the 1,500–3,000 tokens the API documents. The

@@ -5,6 +5,7 @@ import {
   effectiveTimezone,
   heartbeatSettingsFromConfig,
   shouldFireHeartbeat,
+  unlikelyMoment,
 } from "../conversation/checkin-policy.ts";
 import { pendingMessages } from "../conversation/pending-messages.ts";
 import { learnTiming, timingLookbackStart } from "../conversation/timing.ts";
@@ -54,7 +55,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
     // The learned timing is the last rule, so it is read (weeks of log) only when every other
     // rule lets the check-in out: a night of quiet-hour ticks costs no archive read.
     const timing = learnTiming(await context.log.between(timingLookbackStart(now), now), now, zone);
-    preCheck = shouldFireHeartbeat(awareness, now, settings, { ...mind.heartbeat, budgetExceeded, timing });
+    preCheck = unlikelyMoment(timing, mind.heartbeat, now) ?? preCheck;
   }
   if (!preCheck.fire) {
     const outcome = await held(

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { Message } from "../core/message.ts";
 import { sameWords } from "../core/text.ts";
 import { type ForgottenCopies, forgetCopies } from "../mind/forget.ts";
@@ -19,7 +20,7 @@ export type { NotListed, ReviewGroup } from "../mind/review.ts";
 /** Where an item came from, as /memory shows it. */
 type ItemSource =
   /** The first message it was learned from (the person's, when one of them is). */
-  | { kind: "message"; text: string; ts: string; byPerson: boolean }
+  | { kind: "message"; text: string; byPerson: boolean }
   /** Learned before items kept their sources. */
   | { kind: "unknown" }
   /** Its messages are no longer in the log. */
@@ -40,7 +41,7 @@ export type ListedChange<T> = ({ status: "done" } & T) | NotListed;
 
 /** What the review needs from the companion's stores. */
 export interface MemoryReviewDeps {
-  log: Pick<MessageLog, "get">;
+  log: Pick<MessageLog, "getMany">;
   mind: MindStore;
   notes: NotesStore;
   trace: Trace;
@@ -69,22 +70,23 @@ export class MemoryReview {
    */
   async listMemory(options: { fresh: boolean }): Promise<MemoryEntry[]> {
     const { mind, log } = this.#deps;
-    const ids = listingIds(mind.read(), options.fresh);
-    await mind.update((draft) => {
-      draft.memoryListing = { ids };
-    });
-    const entries: MemoryEntry[] = [];
-    for (const { number, item } of listed(mind.read(), ids)) {
-      entries.push({
-        number,
-        group: item.group,
-        text: item.text,
-        learnedAt: item.learnedAt,
-        corrected: item.correctedAt !== null,
-        source: await sourceOf(log, item.sourceMessageIds),
+    const state = mind.read();
+    const ids = listingIds(state, options.fresh);
+    if (!isDeepStrictEqual(ids, state.memoryListing?.ids)) {
+      await mind.update((draft) => {
+        draft.memoryListing = { ids };
       });
     }
-    return entries;
+    const shown = listed(state, ids);
+    const sources = await log.getMany(shown.flatMap(({ item }) => item.sourceMessageIds));
+    return shown.map(({ number, item }) => ({
+      number,
+      group: item.group,
+      text: item.text,
+      learnedAt: item.learnedAt,
+      corrected: item.correctedAt !== null,
+      source: sourceOf(sources, item.sourceMessageIds),
+    }));
   }
 
   /**
@@ -145,14 +147,11 @@ function copiesOf(deps: MemoryReviewDeps, texts: readonly string[]): Promise<For
   return forgetCopies(texts, { trace: deps.trace, notes: deps.notes, dataDir: deps.mind.dataDir });
 }
 
-async function sourceOf(log: Pick<MessageLog, "get">, ids: readonly string[]): Promise<ItemSource> {
+/** The first message an item was learned from, the person's when one of them is. */
+function sourceOf(messages: ReadonlyMap<string, Message>, ids: readonly string[]): ItemSource {
   if (ids.length === 0) return { kind: "unknown" };
-  const found: Message[] = [];
-  for (const id of ids) {
-    const message = await log.get(id);
-    if (message) found.push(message);
-  }
+  const found = ids.flatMap((id) => messages.get(id) ?? []);
   const chosen = found.find((m) => m.role === "user") ?? found[0];
   if (!chosen) return { kind: "gone" };
-  return { kind: "message", text: chosen.text, ts: chosen.ts, byPerson: chosen.role === "user" };
+  return { kind: "message", text: chosen.text, byPerson: chosen.role === "user" };
 }

@@ -210,6 +210,31 @@ export class MessageLog {
     return this.#queue.run(() => this.#findInArchives((m) => m.id === id));
   }
 
+  /**
+   * The messages with these ids that the log still holds, by id: the window first, then one
+   * pass over the archive months (newest first) for the rest, stopping once all are found, so a
+   * caller looking up many ids (/memory's sources) reads each month at most once.
+   */
+  getMany(ids: readonly string[]): Promise<Map<string, Message>> {
+    const found = new Map<string, Message>();
+    const missing = new Set<string>();
+    for (const id of ids) {
+      const inWindow = this.#byId.get(id);
+      if (inWindow) found.set(id, inWindow);
+      else missing.add(id);
+    }
+    if (missing.size === 0) return Promise.resolve(found);
+    return this.#queue.run(async () => {
+      for (const month of (await this.#archiveMonths()).reverse()) {
+        for (const message of (await this.#openArchive(month)).data.messages) {
+          if (missing.delete(message.id)) found.set(message.id, message);
+        }
+        if (missing.size === 0) break;
+      }
+      return found;
+    });
+  }
+
   /** The logged message for a Telegram message, so an edit can update its text. */
   findByTelegram(chatId: number, messageId: number): Promise<Message | null> {
     const inWindow = this.#byTelegram.get(telegramKey(chatId, messageId));

@@ -304,6 +304,18 @@ describe("growth: the window and the archive", () => {
     );
   });
 
+  it("getMany finds ids in the window and in every archive month at once, and leaves out unknown ids", async () => {
+    const dataDir = await tempDataDir();
+    const { ids, clock } = await seventyDays(dataDir);
+    const reopened = await openLog(dataDir, clock);
+    const wanted = [ids[0], ids[60], ids[139], "no-such-id"] as string[];
+    const found = await reopened.getMany(wanted);
+    expect([...found.keys()].sort()).toEqual([ids[0], ids[60], ids[139]].sort());
+    expect(found.get(ids[0] as string)?.text).toBe("day 0 question");
+    expect(found.get(ids[60] as string)?.text).toBe("day 30 question");
+    expect(found.get(ids[139] as string)?.text).toBe("day 69 answer");
+  });
+
   it("finds and edits archived messages", async () => {
     const dataDir = await tempDataDir();
     const { log, ids, clock } = await seventyDays(dataDir);
