@@ -143,7 +143,12 @@ async function copiesForExport(dataDir: string, files: SentFiles): Promise<unkno
     const fits = bytes <= EXPORT_COPIES_BYTES;
     const kept = fits && copy.kind === "document" ? await files.read(file) : null;
     const pdf = kept?.kind === "pdf" ? kept.bytes : null;
-    const text = fits && pdf === null ? await readTextIfExists(copy.path) : null;
+    const text =
+      kept?.kind === "text"
+        ? kept.bytes.toString("utf8")
+        : fits && kept === null
+          ? await readTextIfExists(copy.path)
+          : null;
     copies.push(
       pdf !== null
         ? { file, kind: copy.kind, base64: pdf.toString("base64") }

@@ -8,7 +8,7 @@ import { forgottenHash } from "../store/mind-schema.ts";
  */
 
 /** Why an edit of a corrected item is refused; said to reflection so it learns. */
-export const CORRECTED_REFUSAL = "the person corrected it themselves (/fix): leave it as they wrote it";
+const CORRECTED_REFUSAL = "the person corrected it themselves (/fix): leave it as they wrote it";
 /** Why writing forgotten words is refused; says nothing of the words. */
 export const FORGOTTEN_REFUSAL = "the person asked me to forget those words: they stay forgotten";
 /** How reflection sees an item the person corrected, after its words. */

@@ -29,33 +29,37 @@ const MEMORY_ORDER: readonly MemoryKind[] = ["pattern", "open_loop", "milestone"
 /** Every item the person can review, in listing order: Known, Believed, Unknown, then patterns, open loops, milestones. */
 export function reviewItems(mind: Pick<MindState, "scratchpad" | "memory">): ReviewItem[] {
   const lines = ITEM_FIELDS.flatMap((group) =>
-    mind.scratchpad[group].map((item) => ({
-      id: item.id,
-      group,
-      text: item.text,
-      learnedAt: item.learnedAt ?? null,
-      sourceMessageIds: [...item.sourceMessageIds],
-      correctedAt: item.correctedAt ?? null,
-    })),
+    mind.scratchpad[group].map((item) => asReviewItem(item, group)),
   );
   const active = activeMemory(mind.memory);
   const memory = MEMORY_ORDER.flatMap((group) =>
-    active
-      .filter((item) => item.kind === group)
-      .map((item) => ({
-        id: item.id,
-        group,
-        text: item.text,
-        learnedAt: item.learnedAt,
-        sourceMessageIds: [...item.sourceMessageIds],
-        correctedAt: item.correctedAt ?? null,
-      })),
+    active.filter((item) => item.kind === group).map((item) => asReviewItem(item, group)),
   );
   return [...lines, ...memory];
 }
 
+function asReviewItem(
+  item: {
+    id: string;
+    text: string;
+    learnedAt?: string | undefined;
+    sourceMessageIds: readonly string[];
+    correctedAt?: string | undefined;
+  },
+  group: ReviewItem["group"],
+): ReviewItem {
+  return {
+    id: item.id,
+    group,
+    text: item.text,
+    learnedAt: item.learnedAt ?? null,
+    sourceMessageIds: [...item.sourceMessageIds],
+    correctedAt: item.correctedAt ?? null,
+  };
+}
+
 /** An item with the number the person sees it under. */
-export interface ListedItem {
+interface ListedItem {
   number: number;
   item: ReviewItem;
 }

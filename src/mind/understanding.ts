@@ -42,10 +42,10 @@ export const understandingOpSchema = z.object({
     .optional()
     .describe("add/change: the line, e.g. (user) works nights"),
 });
-export type UnderstandingOp = z.infer<typeof understandingOpSchema>;
+type UnderstandingOp = z.infer<typeof understandingOpSchema>;
 
 /** What applying item edits needs besides the items. */
-export interface ItemOpContext {
+interface ItemOpContext {
   now: Date;
   /** The exchange the edits were learned from. */
   sourceMessageIds: readonly string[];
