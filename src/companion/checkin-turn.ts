@@ -200,7 +200,7 @@ function topicOf(topic: string): { topic?: string } {
 export async function noticeAfterCheckin(context: TurnContext, decision: Decision): Promise<void> {
   const mind = context.mind.read();
   const plan = planCheckinNotice(
-    { notices: mind.checkinNotices, heartbeat: mind.heartbeat },
+    { notices: mind.checkinNotices, heartbeat: mind.heartbeat, decisions: mind.decisions },
     decision,
     new Date(decision.ts),
     heartbeatSettingsFromConfig(context.core),

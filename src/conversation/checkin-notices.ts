@@ -39,10 +39,15 @@ const MODEL_FAILED: ReadonlySet<DecisionReason> = new Set(["model-unavailable", 
  */
 const MODEL_ANSWERED: ReadonlySet<DecisionReason> = new Set(modelAnsweredReasonSchema.options);
 
-/** What the rule reads from the kept state: what was told, and the person's /tz and /quiet overrides. */
+/**
+ * What the rule reads from the kept state: what was told, the person's /tz and /quiet
+ * overrides, and the check-in decisions recorded so far, this turn's last (when the model
+ * started failing is read from them, not kept twice).
+ */
 export interface NoticeRuleState {
   notices: CheckinNoticeState;
   heartbeat: HeartbeatState;
+  decisions: readonly Pick<Decision, "ts" | "reason">[];
 }
 
 /** A notice to say: its fixed words, and what it records as told once it is sent. */
@@ -85,8 +90,6 @@ export function planCheckinNotice(
   const next = structuredClone(state.notices);
   const failed = MODEL_FAILED.has(decision.reason);
   const answered = MODEL_ANSWERED.has(decision.reason);
-  if (failed) next.modelFailingSince ??= now.toISOString();
-  if (answered) next.modelFailingSince = null;
 
   const zone = effectiveTimezone(settings, state.heartbeat);
   if (isInQuietHours(now, zone, state.heartbeat.quietHours ?? settings.quietHours)) {
@@ -95,7 +98,7 @@ export function planCheckinNotice(
   if (decision.reason === "budget" && !announcedOnDay(next.budget, now, zone)) {
     return { state: next, say: stopped("budget") };
   }
-  const failingSince = next.modelFailingSince === null ? null : Date.parse(next.modelFailingSince);
+  const failingSince = failed ? modelFailingSince(state.decisions) : null;
   if (
     failed &&
     failingSince !== null &&
@@ -117,6 +120,20 @@ export function planCheckinNotice(
     };
   }
   return { state: next, say: null };
+}
+
+/**
+ * When the current unbroken run of model failures began: the first failed turn after the
+ * model last answered (holds that never reached the model neither break nor start it).
+ */
+function modelFailingSince(decisions: readonly Pick<Decision, "ts" | "reason">[]): number | null {
+  let since: number | null = null;
+  for (let i = decisions.length - 1; i >= 0; i--) {
+    const { reason, ts } = decisions[i] as Pick<Decision, "ts" | "reason">;
+    if (MODEL_ANSWERED.has(reason)) break;
+    if (MODEL_FAILED.has(reason)) since = Date.parse(ts);
+  }
+  return since;
 }
 
 /** Records a notice as told at `at`: a stop opens its causes' announcements, a "back" closes them. */

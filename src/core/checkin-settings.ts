@@ -106,8 +106,6 @@ export type NoticeCauseState = z.infer<typeof noticeCauseStateSchema>;
 export const checkinNoticeStateSchema = z.object({
   budget: noticeCauseStateSchema.default({ announcedAt: null, resumedAt: null }),
   model: noticeCauseStateSchema.default({ announcedAt: null, resumedAt: null }),
-  /** The first check-in turn of the current unbroken run of model failures; null once the model answers. */
-  modelFailingSince: isoUtc.nullable().default(null),
 });
 export type CheckinNoticeState = z.infer<typeof checkinNoticeStateSchema>;
 

@@ -24,6 +24,7 @@ function rule(notices: Partial<CheckinNoticeState> = {}, heartbeat = {}): Notice
   return {
     notices: { ...structuredClone(emptyCheckinNoticeState), ...notices },
     heartbeat: { ...emptyHeartbeatState, ...heartbeat },
+    decisions: [],
   };
 }
 
@@ -33,6 +34,8 @@ function replay(turns: [string, DecisionReason][], start = rule(), day = "2026-0
   const said: [string, string][] = [];
   for (const [time, reason] of turns) {
     const now = at(time, day);
+    // As the companion does: the turn's decision is recorded before the rule reads the decisions.
+    state = { ...state, decisions: [...state.decisions, { ts: now.toISOString(), reason }] };
     const plan = planCheckinNotice(state, { reason }, now, settings);
     let notices = plan.state;
     if (plan.say) {
@@ -41,7 +44,7 @@ function replay(turns: [string, DecisionReason][], start = rule(), day = "2026-0
     }
     state = { ...state, notices };
   }
-  return { said, state: state.notices };
+  return { said, state: state.notices, ruleState: state };
 }
 
 describe("planCheckinNotice: the budget", () => {
@@ -97,7 +100,6 @@ describe("planCheckinNotice: the model", () => {
       ["13:07", "model-error"],
     ]);
     expect(said).toEqual([["11:08", CHECKIN_NOTICE_TEXT.model]]);
-    expect(state.modelFailingSince).toBe(at("10:07").toISOString());
     expect(state.model).toEqual({ announcedAt: at("11:08").toISOString(), resumedAt: null });
   });
 
@@ -145,7 +147,6 @@ describe("planCheckinNotice: the model", () => {
     const plan = planCheckinNotice(rule(outage.state), { reason: "sent" }, at("11:00"), settings);
     expect(plan.say).toBeNull();
     expect(plan.state.model.resumedAt).toBe(at("11:00").toISOString());
-    expect(plan.state.modelFailingSince).toBeNull();
   });
 
   it("does not say anything to a person who blocked the bot", () => {
@@ -193,7 +194,8 @@ describe("planCheckinNotice: what is never said", () => {
         ["07:59", "model-unavailable"],
         ["08:00", "model-unavailable"],
       ],
-      rule(evening.state),
+      // Decisions carry over the night, as mind.json keeps them.
+      evening.ruleState,
       "2026-02-11",
     );
     expect(morning.said).toEqual([["08:00", CHECKIN_NOTICE_TEXT.model]]);
@@ -246,7 +248,6 @@ describe("withNoticeSaid and the kept state", () => {
     expect(checkinNoticeStateSchema.parse({})).toEqual({
       budget: { announcedAt: null, resumedAt: null },
       model: { announcedAt: null, resumedAt: null },
-      modelFailingSince: null,
     });
   });
 

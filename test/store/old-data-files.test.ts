@@ -106,7 +106,6 @@ describe("mind.json written by earlier versions", () => {
     expect(state.checkinNotices).toEqual({
       budget: { announcedAt: null, resumedAt: null },
       model: { announcedAt: null, resumedAt: null },
-      modelFailingSince: null,
     });
     await mind.update(() => undefined);
     const written = JSON.parse(await readFile(join(dataDir, "mind.json"), "utf8"));
