@@ -4,9 +4,30 @@ import { z } from "zod";
 export const channelSchema = z.enum(["telegram", "cli", "simulation"]);
 export type Channel = z.infer<typeof channelSchema>;
 
-/** Tone labels shared by annotations and the awareness engine. */
+/**
+ * Tone labels shared by annotations and the awareness engine: the exchange between the person
+ * and the companion. `tense` is friction between them (curt, irritated, a complaint about the
+ * companion), `warm` affection or enthusiasm toward it, `neutral` the rest, however the person feels.
+ */
 export const toneSchema = z.enum(["warm", "neutral", "tense"]);
 export type Tone = z.infer<typeof toneSchema>;
+
+/**
+ * The person's own state as a message shows it (tired, worried, upbeat…): a separate fact from
+ * tone, which is about the two of them. Shared by annotations and the awareness engine.
+ */
+export const moodSchema = z.enum([
+  "tired",
+  "sad",
+  "stressed",
+  "worried",
+  "nervous",
+  "angry",
+  "upbeat",
+  "calm",
+  "sick",
+]);
+export type Mood = z.infer<typeof moodSchema>;
 
 /** An instant as every data file writes it: ISO 8601 in UTC, with a Z and no offset. */
 export const isoUtc = z.iso.datetime({ offset: false });
@@ -16,6 +37,9 @@ export const annotationsSchema = z.looseObject({
   topics: z.array(z.string().min(1)),
   question: z.boolean(),
   tone: toneSchema,
+  /** The person's mood in this message, when it shows one (their messages only). */
+  mood: moodSchema.optional(),
+  /** Ids of earlier messages (usually the companion's questions) this message answers. */
   answers: z.array(z.string().min(1)).optional(),
 });
 export type Annotations = z.infer<typeof annotationsSchema>;
