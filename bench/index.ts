@@ -1,5 +1,4 @@
 import { runAwarenessBench } from "./awareness.ts";
-import { runAwarenessTruthBench } from "./awareness-truth.ts";
 import { runCostBench } from "./cost.ts";
 import { runPromptsBench } from "./prompts.ts";
 import { runStoreBench } from "./store.ts";
@@ -17,7 +16,6 @@ export interface RegisteredSuite {
  */
 export const benchSuites: readonly RegisteredSuite[] = [
   { name: "awareness", run: runAwarenessBench },
-  { name: "awareness-truth", run: runAwarenessTruthBench },
   { name: "store", run: runStoreBench },
   { name: "prompts", run: runPromptsBench },
   { name: "cost", run: runCostBench },

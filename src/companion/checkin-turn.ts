@@ -118,10 +118,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
         decision: generation.decision,
         verdict: generation.verdict,
       });
-      return held(generation.verdict.reason, generation.verdict.detail, {
-        ...topicOf(generation.decision.topic),
-        ...(generation.verdict.answerId ? { answerId: generation.verdict.answerId } : {}),
-      });
+      return held(generation.verdict.reason, generation.verdict.detail, topicOf(generation.decision.topic));
     case "empty":
       await context.trace.note({
         ...base,
