@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type Anthropic from "@anthropic-ai/sdk";
 import { detectTopics } from "../conversation/awareness/topics.ts";
-import { openQuestions } from "../conversation/pending-messages.ts";
 import type { Clock } from "../core/clock.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
 import type { Message } from "../core/message.ts";
@@ -19,8 +18,6 @@ import type { Trace } from "../store/trace.ts";
 import {
   applyReflectionUpdate,
   type Exchange,
-  OPEN_QUESTION_HOURS,
-  questionsToShow,
   REFLECT_TOOL,
   type ReflectionOutcome,
   reflectionPrompt,
@@ -44,13 +41,10 @@ export const MAX_FAILED_ATTEMPTS = 3;
 /** Room for the reflection's answer. */
 export const REFLECT_MAX_TOKENS = 2_048;
 
-/**
- * What the reflector needs; the log and notes are where annotations and archives go, and the
- * log's recent window is where the companion's open questions are found.
- */
+/** What the reflector needs; the log and notes are where annotations and archives go. */
 export interface ReflectorDeps {
   mind: MindStore;
-  log: Pick<MessageLog, "get" | "update" | "recent">;
+  log: Pick<MessageLog, "get" | "update">;
   notes: Pick<NotesStore, "write">;
   model: Pick<ModelClient, "create">;
   config: Pick<ModelConfig, "reflectModel" | "reflectMode" | "prices">;
@@ -200,14 +194,7 @@ export class Reflector {
     const evicting = await this.#load(job.exchange.evicting);
     const mind = this.#deps.mind.read();
     const zone = mind.heartbeat.timezone ?? this.#deps.timezone;
-    // Open as the exchange ended: what came after it cannot be what it answers.
-    const ended = new Date(Math.max(...messages.map((m) => Date.parse(m.ts))));
-    const questions = questionsToShow(
-      openQuestions(this.#deps.log.recent(), ended, OPEN_QUESTION_HOURS),
-      messages,
-      evicting,
-    );
-    const sections = reflectionPrompt(mind, messages, evicting, this.#deps.clock.now(), zone, questions);
+    const sections = reflectionPrompt(mind, messages, evicting, this.#deps.clock.now(), zone);
     const model = this.#deps.config.reflectModel;
     const shown = { model, sections: sections.map((s) => ({ name: s.name, tokens: s.tokens })) };
 
@@ -256,13 +243,7 @@ export class Reflector {
       });
       return "refused";
     }
-    const outcome = await this.#commit(
-      job.id,
-      job.exchange,
-      messages,
-      call.input,
-      questions.map((m) => m.id),
-    );
+    const outcome = await this.#commit(job.id, job.exchange, messages, call.input);
     if (outcome === JOB_GONE) {
       this.#logger.info({ job: job.id }, "reflection discarded: its job left the queue while it ran");
       return "dropped";
@@ -302,7 +283,6 @@ export class Reflector {
     exchange: Exchange,
     messages: readonly Message[],
     input: unknown,
-    questions: readonly string[] = [],
   ): Promise<ReflectionOutcome | typeof JOB_GONE> {
     if (jobId !== null && !this.#queued(jobId)) return JOB_GONE;
     const now = this.#deps.clock.now();
@@ -315,7 +295,6 @@ export class Reflector {
         mind,
         exchange,
         messages,
-        questions,
         now,
         newItemId: (prefix: string) => newItemId(taken, prefix),
         topicsOf: detectTopics,
