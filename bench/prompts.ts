@@ -221,6 +221,8 @@ function measureHistory(days: number, rhythm: Rhythm, prefix: StablePrefix, refl
     );
   const query = { text: pending.map((m) => m.text).join("\n"), topics: detectTopics(pending[0]?.text ?? "") };
   const common = {
+    now,
+    zone: ZONE,
     model: DEFAULT_MODEL,
     ceiling: CEILING,
     prefix,

@@ -84,6 +84,8 @@ export async function composeTurnPrompt(
   const log = deps.log.recent().filter((m) => Date.parse(m.ts) <= now.getTime());
   const prompt = composePrompt({
     kind,
+    now,
+    zone,
     model: deps.model.model,
     maxTokens: kind === "reply" ? MAX_TOKENS.reply : MAX_TOKENS.decide,
     ceiling: deps.model.promptCeiling,

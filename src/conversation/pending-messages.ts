@@ -1,4 +1,5 @@
 import type { Message } from "../core/message.ts";
+import { messageIsQuestion } from "./awareness/topics.ts";
 
 /** Fixed words the companion said from code (the model was away, check-ins stopped): said, but not an answer. */
 export function isNotice(message: Message): boolean {
@@ -67,4 +68,33 @@ export function answeredBy(recent: readonly Message[], now: Date, through: strin
   const pending = pendingMessages(recent, now);
   const last = through === undefined ? -1 : pending.findIndex((m) => m.id === through);
   return last < 0 ? pending : pending.slice(0, last + 1);
+}
+
+/**
+ * The companion's questions still waiting for an answer at `now`, oldest first: its messages
+ * sent (not notices nor reactions) within the `windowHours` before `now` that ask something
+ * (reflection's annotation, else the lexicon), which no later message of the person's names in
+ * its `answers`. Reflection is shown them with their ids so it can say which one an answer
+ * answers, and once it has, the question is no longer open. Messages after `now` are not read.
+ */
+export function openQuestions(messages: readonly Message[], now: Date, windowHours: number): Message[] {
+  const nowMs = now.getTime();
+  const from = nowMs - windowHours * 3_600_000;
+  const visible = messages.filter((m) => Date.parse(m.ts) <= nowMs);
+  const answered = new Set<string>();
+  const open: Message[] = [];
+  // Newest first, so the answers named by the person's later messages are known at each question.
+  for (const message of [...visible].reverse()) {
+    if (message.role === "user") {
+      for (const id of message.annotations?.answers ?? []) answered.add(id);
+    } else if (
+      Date.parse(message.ts) > from &&
+      isMessageSent(message) &&
+      !answered.has(message.id) &&
+      messageIsQuestion(message)
+    ) {
+      open.unshift(message);
+    }
+  }
+  return open;
 }

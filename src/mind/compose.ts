@@ -1,9 +1,11 @@
 import type Anthropic from "@anthropic-ai/sdk";
+import { DateTime } from "luxon";
 import type { Message } from "../core/message.ts";
 import type { IncomingInput } from "../core/port.ts";
 import { messageAsRead } from "../core/text.ts";
 import { type PrefixCache, withPrefixCache } from "../model/cache-plan.ts";
 import type { StablePrefix } from "../model/prompts.ts";
+import { sentTimeStamp } from "../model/sent-time.ts";
 import { estimateTokens } from "../model/tokens.ts";
 import type { MemoryItem, ThreadNote, Threads } from "../store/mind-schema.ts";
 import { memoryLineTokens } from "./memory.ts";
@@ -59,6 +61,10 @@ const UNCOUNTED_PDF_PAGE_BYTES = 50 * 1024;
 /** Everything the prompt is made of, already read from the stores. */
 export interface ComposeInput {
   kind: "reply" | "heartbeat";
+  /** The moment of the turn: a shown message's time reads "today" or a day from it. */
+  now: Date;
+  /** The person's zone, in which shown messages' times are local. */
+  zone: string;
   model: string;
   maxTokens: number;
   /** PRESENCE_PROMPT_CEILING: the whole prompt stays under it. */
@@ -156,6 +162,12 @@ export const IMAGE_TOKENS = 1_600;
 /** A reply this late says so in the input when the awareness block cannot. */
 const LATE_MINUTES = 2;
 
+/**
+ * A shown message after this long a silence carries its time (sent-time.ts), as one on a new
+ * local day does: the gap after which awareness no longer counts a conversation as going on.
+ */
+export const TURN_GAP_MINUTES = 30;
+
 /** Room an image must leave for the words around it. */
 const MIN_TEXT_ROOM = 100;
 
@@ -182,12 +194,13 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
   const pending = (input.pending ?? []).map((m) =>
     fitted.left.includes(m.id) && m.media ? { ...m, media: { ...m.media, notRead: "together" as const } } : m,
   );
+  const stamps = sentTimes([...window.kept, ...pending], input.now, input.zone);
   const newInput =
     input.kind === "reply"
-      ? replyInput({ ...input, pending, documents: fitted.shown }, budgets.input, truncated)
+      ? replyInput({ ...input, pending, documents: fitted.shown }, stamps, budgets.input, truncated)
       : heartbeatInput(input);
 
-  const turns = toTurns(window.kept, fitted.shown);
+  const turns = toTurns(window.kept, stamps, fitted.shown);
   turns.push({ role: "user", content: newInput.blocks });
   const messages = mergeSameRole(turns);
   if (messages[0]?.role === "assistant") messages.unshift({ role: "user", content: EARLIER_NOT_SHOWN });
@@ -388,6 +401,7 @@ function episodicText(
 /** The pending messages as one user turn: text blocks, images as image blocks, within budget. */
 function replyInput(
   input: ComposeInput,
+  stamps: ReadonlyMap<string, string>,
   budget: number,
   truncated: string[],
 ): { blocks: Anthropic.ContentBlockParam[]; tokens: number } {
@@ -400,9 +414,12 @@ function replyInput(
     const withImage = image !== undefined && remaining >= IMAGE_TOKENS + MIN_TEXT_ROOM;
     if (withImage) remaining -= IMAGE_TOKENS;
     const fitted = fitText(
-      describeMessage(
-        message,
-        message.media?.kind === "photo" && !withImage ? "image not shown" : documentNote(message),
+      stamped(
+        describeMessage(
+          message,
+          message.media?.kind === "photo" && !withImage ? "image not shown" : documentNote(message),
+        ),
+        stamps.get(message.id),
       ),
       Math.max(remaining, 20),
       "input",
@@ -411,7 +428,7 @@ function replyInput(
     remaining -= fitted.tokens;
     tokens += fitted.tokens + (withImage ? IMAGE_TOKENS : 0);
     const textBlock: Anthropic.TextBlockParam = { type: "text", text: fitted.text };
-    const document = documentBlock(message, input.documents);
+    const document = documentBlock(message, input.documents, stamps.get(message.id));
     if (withImage) {
       blocks.unshift(
         { type: "image", source: { type: "base64", media_type: image.mediaType, data: image.base64 } },
@@ -464,10 +481,13 @@ function documentNote(message: Message): string | undefined {
 function documentBlock(
   message: Message,
   documents: ReadonlyMap<string, ShownDocument> | undefined,
+  stamp: string | undefined,
 ): Anthropic.ContentBlockParam[] | null {
   const document = message.media?.stored && !message.media.notRead ? documents?.get(message.id) : undefined;
   if (!document) return null;
-  if (document.kind === "missing") return [{ type: "text", text: describeMessage(message, DOCUMENT_GONE) }];
+  if (document.kind === "missing") {
+    return [{ type: "text", text: stamped(describeMessage(message, DOCUMENT_GONE), stamp) }];
+  }
   const title = message.media?.fileName ?? null;
   const source: Anthropic.DocumentBlockParam["source"] =
     document.kind === "pdf"
@@ -475,17 +495,68 @@ function documentBlock(
       : { type: "text", media_type: "text/plain", data: document.text };
   return [
     { type: "document", source, ...(title ? { title } : {}) },
-    { type: "text", text: describeMessage(message) },
+    { type: "text", text: stamped(describeMessage(message), stamp) },
   ];
+}
+
+/** A message's text as shown, after its time when it carries one. */
+function stamped(text: string, stamp: string | undefined): string {
+  return stamp === undefined ? text : `${stamp} ${text}`;
+}
+
+/**
+ * The times the shown messages carry, by id (the working messages, then the ones being
+ * answered, oldest first). A message that follows the one before it after TURN_GAP_MINUTES or
+ * on another local day carries its time; one without is read as following on from the one
+ * before. So that messages of one side are never joined without their times, the first of a
+ * turn whose later part carries a time carries its own too, unless its time can already be
+ * read (it follows on from a message that shows one): a repeated time would cost tokens and
+ * say nothing. The person's time is when they sent it (Telegram's `sentAt`: a message can
+ * wait there while presence is down), else when it was logged. In a flowing conversation
+ * nothing carries a time, and the prompt does not grow.
+ */
+function sentTimes(messages: readonly Message[], now: Date, zone: string): Map<string, string> {
+  const at = messages.map((m) => Date.parse(m.telegram?.sentAt ?? m.ts));
+  const day = (ms: number) => DateTime.fromMillis(ms, { zone }).toISODate();
+  const paused = (i: number) =>
+    i > 0 &&
+    ((at[i] as number) - (at[i - 1] as number) >= TURN_GAP_MINUTES * 60_000 ||
+      day(at[i] as number) !== day(at[i - 1] as number));
+  const marked = new Set<number>();
+  // Whether the time of the message at each index can be read: its own, or the one before it.
+  const known: boolean[] = [];
+  let turnStart = 0;
+  for (let i = 0; i < messages.length; i++) {
+    if (i > 0 && messages[i]?.role !== messages[i - 1]?.role) turnStart = i;
+    if (paused(i)) {
+      marked.add(i);
+      if (turnStart < i && !known[turnStart]) {
+        marked.add(turnStart);
+        for (let j = turnStart; j < i; j++) known[j] = true;
+      }
+    }
+    known[i] = marked.has(i) || (known[i - 1] ?? false);
+  }
+  return new Map(
+    [...marked].map((i) => [
+      (messages[i] as Message).id,
+      sentTimeStamp(new Date(at[i] as number), now, zone),
+    ]),
+  );
 }
 
 type Turn = { role: "user" | "assistant"; content: string | Anthropic.ContentBlockParam[] };
 
-function toTurns(messages: readonly Message[], documents?: ReadonlyMap<string, ShownDocument>): Turn[] {
+function toTurns(
+  messages: readonly Message[],
+  stamps: ReadonlyMap<string, string>,
+  documents?: ReadonlyMap<string, ShownDocument>,
+): Turn[] {
   return messages.map((m) => {
-    const blocks = m.role === "user" ? documentBlock(m, documents) : null;
+    const stamp = stamps.get(m.id);
+    const blocks = m.role === "user" ? documentBlock(m, documents, stamp) : null;
     if (blocks) return { role: m.role, content: blocks };
-    return { role: m.role, content: describeMessage(m, documentNote(m)) };
+    return { role: m.role, content: stamped(describeMessage(m, documentNote(m)), stamp) };
   });
 }
 

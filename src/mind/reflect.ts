@@ -2,7 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { DateTime } from "luxon";
 import { z } from "zod";
 import { messageTopics } from "../conversation/awareness/topics.ts";
-import { type Annotations, type Message, toneSchema } from "../core/message.ts";
+import { type Annotations, type Message, moodSchema, toneSchema } from "../core/message.ts";
 import { messageAsRead, sameWords } from "../core/text.ts";
 import type { Persona } from "../model/persona.ts";
 import { estimateTokens } from "../model/tokens.ts";
@@ -69,12 +69,15 @@ export const annotationInputSchema = z.object({
     .max(6)
     .describe("short subject labels, e.g. hydration, sleep, work"),
   question: z.boolean().describe("whether it asks for an answer"),
-  tone: toneSchema,
+  tone: toneSchema.describe(
+    "between them and you, not their mood: tense = friction (curt, irritated, pointed, a complaint about you or the conversation), warm = affection or enthusiasm, neutral = the rest",
+  ),
+  mood: moodSchema.optional().describe("their own state, if it shows"),
   answers: z
     .array(z.string().min(1))
     .max(10)
     .optional()
-    .describe("ids of earlier messages whose question it answers"),
+    .describe("ids of shown messages whose question it answers"),
 });
 
 /** The update, as the reflection tool takes it: every part optional, each one bounded. */
@@ -118,14 +121,14 @@ const REFLECT_GUIDANCE = `You are the reflective side of a companion who talks w
 - Curate for what will matter later, not for a complete record; keep what you would regret losing.
 - Memory: add declared patterns ("weekends are loose"), open loops (started, not finished) and milestones; close a loop when it is finished; supersede an item that turned out wrong. Use the ids shown.
 - Threads: when the conversation moves to a different subject for a while, scope into a thread (your note says why you left); goto back to an existing one (your note says what you bring).
-- Annotate every message of the exchange: its topics, whether it asks something, its tone, and which earlier messages it answers.
+- Annotate every message of the exchange: its topics, whether it asks something, its tone, the person's mood if it shows, and which shown messages it answers.
 - When messages are leaving the window, this is the last time you see them: keep what matters from them.
 
 ## How an update is read
 
 Leave out a field to keep it as it is. UNDERSTANDING edits apply before the field values. WORKSPACE edits (append, prepend, find_replace, delete) apply in order after the field values; the text to find or delete must be in WORKSPACE exactly.
 
-The update is checked as a whole and refused as a whole, changing nothing, when a field would hold more than ${FIELD_MAX_CHARS} characters (rewrite it shorter rather than appending), when Confidence does not start with HIGH, MEDIUM or LOW, when the pad would be left nearly empty, when an edit's text is not in WORKSPACE, when a memory or UNDERSTANDING operation names an id that is not shown, or when an annotation names a message outside the exchange. One operation alone is refused, the rest applied, when it changes or retires what the person corrected, or writes words they asked to forget; you are told next time. Nothing in memory is deleted: closing a loop or superseding an item keeps it, retired, with when and why.
+The update is checked as a whole and refused as a whole, changing nothing, when a field would hold more than ${FIELD_MAX_CHARS} characters (rewrite it shorter rather than appending), when Confidence does not start with HIGH, MEDIUM or LOW, when the pad would be left nearly empty, when an edit's text is not in WORKSPACE, when a memory or UNDERSTANDING operation names an id that is not shown, or when an annotation's messageId is not in the exchange. One operation alone is refused, the rest applied, when it changes or retires what the person corrected, or writes words they asked to forget; an id in answers that is not shown is dropped; you are told next time. Nothing in memory is deleted: closing a loop or superseding an item keeps it, retired, with when and why.
 
 ## Who you reflect for
 
@@ -164,9 +167,31 @@ export interface PromptSection {
 /** Token budget for the memory items shown to reflection. */
 export const REFLECT_MEMORY_TOKENS = 800;
 
+/** How far back the companion's open questions are looked for: as far as awareness looks. */
+export const OPEN_QUESTION_HOURS = 48;
+
+/** At most this many open questions are shown, the newest: enough to link an answer, few tokens. */
+export const OPEN_QUESTIONS_SHOWN = 5;
+
+/**
+ * The companion's open questions (openQuestions, oldest first) that reflection is shown beside
+ * an exchange: those it does not already see in the exchange or leaving the window, the newest
+ * OPEN_QUESTIONS_SHOWN of them.
+ */
+export function questionsToShow(
+  open: readonly Message[],
+  exchange: readonly Message[],
+  evicting: readonly Message[],
+): Message[] {
+  const shown = new Set([...exchange, ...evicting].map((m) => m.id));
+  return open.filter((m) => !shown.has(m.id)).slice(-OPEN_QUESTIONS_SHOWN);
+}
+
 /**
  * The user turn of the reflection call, by section: the prior state (scratchpad, memory with
- * ids, threads), the exchange, and the messages leaving the window, with local times.
+ * ids, threads), the companion's questions still open (questionsToShow), the exchange, and the
+ * messages leaving the window, each message with its id and local time, so an annotation can
+ * name what a message answers.
  */
 export function reflectionPrompt(
   mind: MindState,
@@ -174,6 +199,7 @@ export function reflectionPrompt(
   evicting: readonly Message[],
   now: Date,
   zone: string,
+  questions: readonly Message[] = [],
 ): PromptSection[] {
   const section = (name: string, body: string): PromptSection => {
     const text = `<${name}>\n${body}\n</${name}>`;
@@ -208,8 +234,9 @@ export function reflectionPrompt(
         ...(notes.length > 0 ? ["recent notes here:", ...notes] : []),
       ].join("\n"),
     ),
-    section("exchange", exchange.map(line).join("\n")),
   ];
+  if (questions.length > 0) sections.push(section("open_questions", questions.map(line).join("\n")));
+  sections.push(section("exchange", exchange.map(line).join("\n")));
   if (evicting.length > 0) sections.push(section("leaving_window", evicting.map(line).join("\n")));
   if (mind.refusedLastTime.length > 0) {
     sections.push(
@@ -225,6 +252,8 @@ export interface ReflectionContext {
   exchange: Exchange;
   /** The exchange's messages as logged (for annotation checks and when a thread move starts). */
   messages: readonly Message[];
+  /** Ids of the open questions the prompt showed (questionsToShow), which `answers` may name too. */
+  questions?: readonly string[];
   now: Date;
   /** A fresh item id starting with `prefix` ("m" for memory, "k"/"b"/"u" for UNDERSTANDING lines). */
   newItemId: (prefix: string) => string;
@@ -241,7 +270,10 @@ export interface AppliedReflection {
   annotations: { messageId: string; annotations: Annotations }[];
   archive: WorkspaceArchive | null;
   changes: string[];
-  /** Operations refused one by one (the person corrected or forgot what they touched): ids, never words. */
+  /**
+   * Operations refused one by one (the person corrected or forgot what they touched), and ids in
+   * an annotation's `answers` dropped because they were not shown: ids, never words.
+   */
   refused: string[];
 }
 
@@ -307,18 +339,30 @@ export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): R
   if (!threads.ok) return { ok: false, reason: threads.reason };
 
   const annotations: AppliedReflection["annotations"] = [];
+  const droppedAnswers: string[] = [];
+  // What an annotation may say a message answers: any message the prompt showed.
+  const shown = new Set([...ctx.exchange.messageIds, ...ctx.exchange.evicting, ...(ctx.questions ?? [])]);
   for (const a of update.annotations ?? []) {
     if (!ctx.exchange.messageIds.includes(a.messageId)) {
       return { ok: false, reason: `annotation for ${a.messageId}, which is not a message of this exchange` };
     }
     const topics = [...new Set(a.topics.map((t) => t.trim().toLowerCase()))];
+    const answers = [...new Set(a.answers ?? [])];
+    const unknown = answers.filter((id) => !shown.has(id));
+    if (unknown.length > 0) {
+      droppedAnswers.push(`annotation ${a.messageId}: answers ${unknown.join(", ")}: not shown, dropped`);
+    }
+    const known = answers.filter((id) => shown.has(id));
+    // Mood is the person's own state: the companion's messages carry none.
+    const fromPerson = ctx.messages.find((m) => m.id === a.messageId)?.role === "user";
     annotations.push({
       messageId: a.messageId,
       annotations: {
         topics,
         question: a.question,
         tone: a.tone,
-        ...(a.answers ? { answers: a.answers } : {}),
+        ...(a.mood && fromPerson ? { mood: a.mood } : {}),
+        ...(known.length > 0 ? { answers: known } : {}),
       },
     });
   }
@@ -344,6 +388,7 @@ export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): R
       ...items.refused,
       ...writesForgotten.map((key) => `${fieldPath(key)}: ${FORGOTTEN_REFUSAL}`),
       ...memory.refused,
+      ...droppedAnswers,
     ],
   };
 }

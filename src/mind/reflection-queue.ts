@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type Anthropic from "@anthropic-ai/sdk";
 import { detectTopics } from "../conversation/awareness/topics.ts";
+import { openQuestions } from "../conversation/pending-messages.ts";
 import type { Clock } from "../core/clock.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
 import type { Message } from "../core/message.ts";
@@ -18,6 +19,8 @@ import type { Trace } from "../store/trace.ts";
 import {
   applyReflectionUpdate,
   type Exchange,
+  OPEN_QUESTION_HOURS,
+  questionsToShow,
   REFLECT_TOOL,
   type ReflectionOutcome,
   reflectionPrompt,
@@ -41,10 +44,13 @@ export const MAX_FAILED_ATTEMPTS = 3;
 /** Room for the reflection's answer. */
 export const REFLECT_MAX_TOKENS = 2_048;
 
-/** What the reflector needs; the log and notes are where annotations and archives go. */
+/**
+ * What the reflector needs; the log and notes are where annotations and archives go, and the
+ * log's recent window is where the companion's open questions are found.
+ */
 export interface ReflectorDeps {
   mind: MindStore;
-  log: Pick<MessageLog, "get" | "update">;
+  log: Pick<MessageLog, "get" | "update" | "recent">;
   notes: Pick<NotesStore, "write">;
   model: Pick<ModelClient, "create">;
   config: Pick<ModelConfig, "reflectModel" | "reflectMode" | "prices">;
@@ -194,7 +200,14 @@ export class Reflector {
     const evicting = await this.#load(job.exchange.evicting);
     const mind = this.#deps.mind.read();
     const zone = mind.heartbeat.timezone ?? this.#deps.timezone;
-    const sections = reflectionPrompt(mind, messages, evicting, this.#deps.clock.now(), zone);
+    // Open as the exchange ended: what came after it cannot be what it answers.
+    const ended = new Date(Math.max(...messages.map((m) => Date.parse(m.ts))));
+    const questions = questionsToShow(
+      openQuestions(this.#deps.log.recent(), ended, OPEN_QUESTION_HOURS),
+      messages,
+      evicting,
+    );
+    const sections = reflectionPrompt(mind, messages, evicting, this.#deps.clock.now(), zone, questions);
     const model = this.#deps.config.reflectModel;
     const shown = { model, sections: sections.map((s) => ({ name: s.name, tokens: s.tokens })) };
 
@@ -243,7 +256,13 @@ export class Reflector {
       });
       return "refused";
     }
-    const outcome = await this.#commit(job.id, job.exchange, messages, call.input);
+    const outcome = await this.#commit(
+      job.id,
+      job.exchange,
+      messages,
+      call.input,
+      questions.map((m) => m.id),
+    );
     if (outcome === JOB_GONE) {
       this.#logger.info({ job: job.id }, "reflection discarded: its job left the queue while it ran");
       return "dropped";
@@ -283,6 +302,7 @@ export class Reflector {
     exchange: Exchange,
     messages: readonly Message[],
     input: unknown,
+    questions: readonly string[] = [],
   ): Promise<ReflectionOutcome | typeof JOB_GONE> {
     if (jobId !== null && !this.#queued(jobId)) return JOB_GONE;
     const now = this.#deps.clock.now();
@@ -295,6 +315,7 @@ export class Reflector {
         mind,
         exchange,
         messages,
+        questions,
         now,
         newItemId: (prefix: string) => newItemId(taken, prefix),
         topicsOf: detectTopics,

@@ -11,7 +11,11 @@
  * where it stands apart; a decision label goes in a check-in, or in a reply only when the
  * block holds a line that is plainly the protocol ("Decision: send"); a paragraph or a `---`
  * block goes only when it reads as reasoning about the message rather than to the person.
+ * A time stamp like those the prompt puts before messages (sent-time.ts) goes only at the
+ * very head of the message, where a model imitating the turns it was shown writes one.
  */
+
+import { SENT_TIME_AT_HEAD } from "./sent-time.ts";
 
 /** Which path the text comes from: a check-in is written through a forced tool, a reply is free prose. */
 export type GuardPath = "reply" | "checkin";
@@ -101,6 +105,7 @@ export function guardOutgoing(text: string, path: GuardPath = "reply"): GuardRes
   out = stripReasoningTags(code.masked, removed);
   out = stripReasoningParagraphs(out, removed);
   out = stripDecisionHeadAndFoot(out, removed, path);
+  out = stripSentTime(out, removed);
   out = stripOutputLabel(out, removed);
   out = stripProtocolTokens(out, removed);
   out = stripLeadingReasoningBlock(out, removed);
@@ -183,6 +188,11 @@ function stripDecisionHeadAndFoot(text: string, removed: string[], path: GuardPa
     if (!isBlank(line)) note(removed, "decision label", line);
   }
   return lines.slice(from, Math.max(from, to)).join("\n");
+}
+
+/** The shown messages' time stamp, copied to the head of the message: it is not the model's words. */
+function stripSentTime(text: string, removed: string[]): string {
+  return text.replace(SENT_TIME_AT_HEAD, (m) => note(removed, "time stamp", m));
 }
 
 function stripOutputLabel(text: string, removed: string[]): string {

@@ -27,7 +27,8 @@ assembled fresh, in this order:
    it does not instruct. Draw your own conclusions from it.
 4. Episodic context: notes on the current thread of conversation and things worth
    remembering (patterns they declared, open loops, milestones).
-5. The most recent messages of the current thread, as conversation turns.
+5. The most recent messages of the current thread, as conversation turns. [Thu 19:05]
+   before a message is when it was sent, not its text; never write one.
 6. The new input: their message(s), or a check-in moment.
 
 Other threads of the conversation are not shown; if something seems missing, it may live

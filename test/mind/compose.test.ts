@@ -1,4 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
+import { DateTime } from "luxon";
 import { describe, expect, it } from "vitest";
 import type { Message } from "../../src/core/message.ts";
 import {
@@ -14,6 +15,7 @@ import { FIELD_MAX_CHARS, renderScratchpad } from "../../src/mind/scratchpad.ts"
 import { applyThreadOps } from "../../src/mind/threads.ts";
 import { loadPersona } from "../../src/model/persona.ts";
 import { buildStablePrefix } from "../../src/model/prompts.ts";
+import { SENT_TIME_AT_HEAD } from "../../src/model/sent-time.ts";
 import { estimateTokens } from "../../src/model/tokens.ts";
 import {
   initialScratchpad,
@@ -53,6 +55,8 @@ function conversation(count: number): Message[] {
 function input(overrides: Partial<ComposeInput> = {}): ComposeInput {
   return {
     kind: "reply",
+    now: new Date(start + 60 * 60_000),
+    zone: "Europe/Berlin",
     model: "claude-sonnet-5-5",
     maxTokens: 1_500,
     ceiling: 12_000,
@@ -189,8 +193,11 @@ describe("composePrompt", () => {
   });
 
   it("costs the same for a week and a year of history", () => {
-    const week = composePrompt(input({ log: conversation(7 * 20) })).sections.total;
-    const year = composePrompt(input({ log: conversation(365 * 20) })).sections.total;
+    // Each turn comes right after its last message, so the times shown read alike.
+    const total = (log: Message[]) =>
+      composePrompt(input({ log, now: new Date(Date.parse(log.at(-1)?.ts ?? "")) })).sections.total;
+    const week = total(conversation(7 * 20));
+    const year = total(conversation(365 * 20));
     expect(year).toBe(week);
   });
 
@@ -422,5 +429,149 @@ describe("composePrompt: captions and documents", () => {
     expect(params.messages.map(textOf).join("|")).toContain(
       "[document: report.pdf (you did not read this file: it came with other documents, too large to read together; they can send it again on its own)]",
     );
+  });
+});
+
+/** A message at a local wall time in a zone, e.g. at("2026-03-04T23:10", "Europe/Berlin"). */
+function sentAt(
+  id: string,
+  role: Message["role"],
+  text: string,
+  local: string,
+  zone: string,
+  extra: Partial<Message> = {},
+): Message {
+  const ts = DateTime.fromISO(local, { zone }).toUTC().toISO();
+  if (!ts) throw new Error(`bad time ${local}`);
+  return {
+    id,
+    ts,
+    role,
+    text,
+    channel: "telegram",
+    ...(role === "assistant" ? { trigger: "reply" as const } : {}),
+    ...extra,
+  };
+}
+
+function instant(local: string, zone: string): Date {
+  return DateTime.fromISO(local, { zone }).toJSDate();
+}
+
+describe("composePrompt: when messages were sent", () => {
+  const zone = "Europe/Berlin";
+
+  it("shows a late reply and the next evening's check-in as two stamped parts of one assistant turn", () => {
+    const log = [
+      sentAt("a", "user", "Presentation tomorrow, wish me luck", "2026-03-04T23:05", zone),
+      sentAt("b", "assistant", "Good luck! Sleep well.", "2026-03-04T23:10", zone),
+      sentAt("c", "assistant", "How did the presentation go?", "2026-03-05T19:05", zone, {
+        trigger: "heartbeat",
+      }),
+    ];
+    const pending = [sentAt("d", "user", "it went great", "2026-03-05T19:20", zone)];
+    const { params } = composePrompt(
+      input({ log: [...log, ...pending], pending, zone, now: instant("2026-03-05T19:21", zone) }),
+    );
+    expect(params.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(textOf(params.messages[0] as Anthropic.MessageParam)).toBe("Presentation tomorrow, wish me luck");
+    expect(textOf(params.messages[1] as Anthropic.MessageParam)).toBe(
+      "[Wed 23:10] Good luck! Sleep well.|[19:05] How did the presentation go?",
+    );
+    // Fifteen minutes after the check-in the conversation flows: no time.
+    expect(textOf(params.messages[2] as Anthropic.MessageParam)).toBe("it went great");
+  });
+
+  it("adds nothing to a flowing exchange, so the prompt does not grow", () => {
+    const log = [
+      sentAt("a", "user", "morning!", "2026-03-05T08:00", zone),
+      sentAt("b", "assistant", "Morning! Coffee first?", "2026-03-05T08:01", zone),
+      sentAt("c", "user", "already on it", "2026-03-05T08:20", zone),
+      sentAt("d", "assistant", "Good.", "2026-03-05T08:21", zone),
+      sentAt("e", "assistant", "And the bus?", "2026-03-05T08:45", zone),
+    ];
+    const pending = [sentAt("f", "user", "caught it", "2026-03-05T09:10", zone)];
+    const { params } = composePrompt(
+      input({ log: [...log, ...pending], pending, zone, now: instant("2026-03-05T09:10", zone) }),
+    );
+    const shown = params.messages.map(textOf);
+    expect(shown).toEqual([
+      "morning!",
+      "Morning! Coffee first?",
+      "already on it",
+      "Good.|And the bus?",
+      "caught it",
+    ]);
+    expect(shown.join("\n")).not.toMatch(SENT_TIME_AT_HEAD);
+  });
+
+  it("does not repeat a time the first part of a turn follows on from", () => {
+    const log = [
+      sentAt("a", "assistant", "How's the water intake going today?", "2026-03-05T09:07", zone),
+      sentAt("b", "user", "in meetings, fine", "2026-03-05T09:57", zone),
+      sentAt("c", "assistant", "Got it, thanks for letting me know.", "2026-03-05T09:57", zone),
+      sentAt("d", "assistant", "How did you sleep last night?", "2026-03-05T11:07", zone),
+    ];
+    const { params } = composePrompt(
+      input({ log, zone, now: instant("2026-03-05T11:30", zone), kind: "heartbeat" }),
+    );
+    expect(params.messages.slice(0, 3).map(textOf)).toEqual([
+      expect.stringContaining("earlier messages are not shown"),
+      "How's the water intake going today?",
+      "[09:57] in meetings, fine",
+    ]);
+    expect(textOf(params.messages[3] as Anthropic.MessageParam)).toBe(
+      "Got it, thanks for letting me know.|[11:07] How did you sleep last night?",
+    );
+  });
+
+  it("stamps the person's message with when they sent it, which Telegram may say was earlier than it was logged", () => {
+    const log = [sentAt("a", "assistant", "Sleep well!", "2026-03-04T22:00", zone)];
+    const waited = sentAt("b", "user", "one more thing", "2026-03-05T07:30", zone, {
+      telegram: { chatId: 1, messageId: 2, sentAt: instant("2026-03-04T23:40", zone).toISOString() },
+    });
+    const { params } = composePrompt(
+      input({ log: [...log, waited], pending: [waited], zone, now: instant("2026-03-05T07:31", zone) }),
+    );
+    expect(textOf(params.messages.at(-1) as Anthropic.MessageParam)).toBe("[Wed 23:40] one more thing");
+  });
+
+  it("reads days and times in the person's zone, across a change to summer time", () => {
+    // Berlin moves to summer time at 02:00 on Sunday 29 March 2026: the night is 23 hours long.
+    const log = [
+      sentAt("a", "user", "off to bed", "2026-03-28T23:45", zone),
+      sentAt("b", "assistant", "Night!", "2026-03-28T23:50", zone),
+      sentAt("c", "assistant", "Did the clock change wake you?", "2026-03-29T09:00", zone),
+    ];
+    const berlin = composePrompt(
+      input({ log, zone, now: instant("2026-03-29T09:05", zone), kind: "heartbeat" }),
+    );
+    expect(textOf(berlin.params.messages[1] as Anthropic.MessageParam)).toBe(
+      "[Sat 23:50] Night!|[09:00] Did the clock change wake you?",
+    );
+    // The same instants in Tokyo: 07:50 and 16:00 on Sunday, one local day; a week earlier reads as a date.
+    const tokyo = composePrompt(
+      input({ log, zone: "Asia/Tokyo", now: instant("2026-04-05T12:00", "Asia/Tokyo"), kind: "heartbeat" }),
+    );
+    expect(textOf(tokyo.params.messages[1] as Anthropic.MessageParam)).toBe(
+      "[29 Mar 07:50] Night!|[29 Mar 16:00] Did the clock change wake you?",
+    );
+  });
+
+  it("marks a new local day even without a long pause, in the zone and not in UTC", () => {
+    const tokyo = "Asia/Tokyo";
+    // 23:50 and 00:10 in Tokyo; 14:50 and 15:10 UTC, the same day there.
+    const log = [
+      sentAt("a", "user", "still up", "2026-03-05T23:50", tokyo),
+      sentAt("b", "assistant", "Me too, apparently", "2026-03-06T00:10", tokyo),
+    ];
+    const now = instant("2026-03-06T00:11", tokyo);
+    const inTokyo = composePrompt(input({ log, zone: tokyo, now, kind: "heartbeat" }));
+    expect(inTokyo.params.messages.slice(0, 2).map(textOf)).toEqual([
+      "still up",
+      "[00:10] Me too, apparently",
+    ]);
+    const inUtc = composePrompt(input({ log, zone: "UTC", now, kind: "heartbeat" }));
+    expect(inUtc.params.messages.slice(0, 2).map(textOf)).toEqual(["still up", "Me too, apparently"]);
   });
 });

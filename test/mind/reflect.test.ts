@@ -389,6 +389,142 @@ describe("reflection through the real SDK", () => {
   });
 });
 
+describe("what a message answers", () => {
+  /**
+   * A day of check-ins before the exchange: one answered already (a later message of the
+   * person's names it), seven still open, one that asks nothing; then the person writes and the
+   * companion replies with a question of its own.
+   */
+  async function questionsThenExchange() {
+    const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
+    const checkin = (text: string) =>
+      log.append({ role: "assistant", trigger: "heartbeat", text, channel: "telegram" });
+    const answered = await checkin("Did you sleep well?");
+    clock.advanceMinutes(5);
+    await log.append({
+      role: "user",
+      text: "yes, fine",
+      channel: "telegram",
+      annotations: { topics: ["sleep"], question: false, tone: "neutral", answers: [answered.id] },
+    });
+    const open: Message[] = [];
+    for (const text of [
+      "Water?",
+      "Lunch?",
+      "A walk today?",
+      "How is the deck coming along?",
+      "Any news from the landlord?",
+      "Time for a break?",
+      "Nervous about the interview?",
+    ]) {
+      clock.advanceMinutes(60);
+      open.push(await checkin(text));
+    }
+    clock.advanceMinutes(30);
+    await checkin("Enjoy the sunshine.");
+    clock.advanceMinutes(60);
+    const person = await log.append({
+      role: "user",
+      text: "Interview done. I think it went ok",
+      channel: "telegram",
+    });
+    clock.advanceMinutes(1);
+    const reply = await log.append({
+      role: "assistant",
+      trigger: "reply",
+      text: "Well done! What did they ask?",
+      channel: "telegram",
+    });
+    return { answered, open, person, reply };
+  }
+
+  it("shows the companion's open questions with ids and local times, the newest five, none already in view", async () => {
+    const { answered, open, person, reply } = await questionsThenExchange();
+    const w = await world();
+    await w.reflector.enqueue({
+      messageIds: [person.id, reply.id],
+      trigger: "reply",
+      evicting: [open[6] as Message],
+    });
+    api.enqueue(toolReply("update_mind", {}));
+    await w.reflector.runPending();
+    const shown = lastUserText(api.requests[0]?.body as never);
+    const section = /<open_questions>\n([\s\S]*?)\n<\/open_questions>/.exec(shown)?.[1] ?? "";
+    // In Berlin: the check-ins went out at 11:05, 12:05, … on Sunday 22 November.
+    expect(section.split("\n")).toEqual([
+      `[${open[1]?.id}] Sun 22 Nov 12:05 you: Lunch?`,
+      `[${open[2]?.id}] Sun 22 Nov 13:05 you: A walk today?`,
+      `[${open[3]?.id}] Sun 22 Nov 14:05 you: How is the deck coming along?`,
+      `[${open[4]?.id}] Sun 22 Nov 15:05 you: Any news from the landlord?`,
+      `[${open[5]?.id}] Sun 22 Nov 16:05 you: Time for a break?`,
+    ]);
+    expect(shown).not.toContain(answered.id);
+    // In time order: the questions, then the exchange; the one leaving the window is shown there.
+    expect(shown.indexOf("<open_questions>")).toBeLessThan(shown.indexOf("<exchange>"));
+    expect(shown).toContain(`<leaving_window>\n[${open[6]?.id}]`);
+  });
+
+  it("stores what a message answers when it is a shown message, drops an id not shown and applies the rest", async () => {
+    const { open, person, reply } = await questionsThenExchange();
+    const w = await world();
+    await w.reflector.enqueue({ messageIds: [person.id, reply.id], trigger: "reply" });
+    const nervous = open[6] as Message;
+    const notShown = open[0] as Message;
+    api.enqueue(
+      toolReply("update_mind", {
+        trajectory_now: "The interview is done; waiting to hear",
+        annotations: [
+          {
+            messageId: person.id,
+            topics: ["work"],
+            question: false,
+            tone: "warm",
+            mood: "calm",
+            answers: [nervous.id, notShown.id, "zz"],
+          },
+          { messageId: reply.id, topics: ["work"], question: true, tone: "warm", mood: "upbeat" },
+        ],
+      }),
+    );
+    const summary = await w.reflector.runPending();
+    expect(summary.applied).toBe(1);
+    expect((await w.log.get(person.id))?.annotations).toEqual({
+      topics: ["work"],
+      question: false,
+      tone: "warm",
+      mood: "calm",
+      answers: [nervous.id],
+    });
+    // Mood is the person's: the companion's own message keeps none.
+    expect((await w.log.get(reply.id))?.annotations).toEqual({
+      topics: ["work"],
+      question: true,
+      tone: "warm",
+    });
+    const state = w.mind.read();
+    expect(state.scratchpad.trajectory_now).toBe("The interview is done; waiting to hear");
+    const dropped = `annotation ${person.id}: answers ${notShown.id}, zz: not shown, dropped`;
+    expect(state.refusedLastTime).toEqual([dropped]);
+    const [record] = await w.trace.last(1);
+    expect(record).toMatchObject({ kind: "reflect", outcome: "applied", refusedOps: [dropped] });
+
+    // The question answered is no longer open for the next exchange; the one reflection was told of last time is said.
+    clock.advanceMinutes(10);
+    const next = await w.log.append({
+      role: "user",
+      text: "They asked about my last project",
+      channel: "telegram",
+    });
+    await w.reflector.enqueue({ messageIds: [next.id], trigger: "reply" });
+    api.enqueue(toolReply("update_mind", {}));
+    await w.reflector.runPending();
+    const shown = lastUserText(api.requests[1]?.body as never);
+    expect(shown).toContain(`[${open[5]?.id}]`);
+    expect(shown).not.toContain(`[${nervous.id}]`);
+    expect(shown).toContain(`<refused_last_time>\n- ${dropped}`);
+  });
+});
+
 describe("UNDERSTANDING lines as items, edited by id", () => {
   async function seeded(): Promise<{ w: World; ids: string[] }> {
     const exchange = await converse();
@@ -619,6 +755,26 @@ describe("applyReflectionUpdate", () => {
       );
     const retiring = applyReflectionUpdate({ understanding: [{ op: "retire", id: "k-1" }] }, over);
     expect(retiring).toMatchObject({ ok: true });
+  });
+
+  it("lets answers name any message shown: the exchange, the ones leaving the window, the open questions", () => {
+    const outcome = applyReflectionUpdate(
+      {
+        annotations: [
+          {
+            messageId: "u1",
+            topics: [],
+            question: false,
+            tone: "tense",
+            answers: ["e1", "q1", "u1", "x", "q1"],
+          },
+        ],
+      },
+      { ...ctx, exchange: { ...ctx.exchange, evicting: ["e1"] }, questions: ["q1"] },
+    );
+    if (!outcome.ok) throw new Error(outcome.reason);
+    expect(outcome.annotations[0]?.annotations.answers).toEqual(["e1", "q1", "u1"]);
+    expect(outcome.refused).toEqual(["annotation u1: answers x: not shown, dropped"]);
   });
 
   it("an empty call is a valid no-op", () => {

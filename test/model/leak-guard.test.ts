@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { guardOutgoing } from "../../src/model/leak-guard.ts";
+import { sentTimeStamp } from "../../src/model/sent-time.ts";
 
 const MESSAGE = "How did the interview go? I've been thinking about you all morning.";
 
@@ -150,6 +151,34 @@ describe("guardOutgoing", () => {
         expect(guardOutgoing(`<thinking>${thought.replace(/</g, "")}</thinking>\n${text}`).text).toBe(text);
       }),
     );
+  });
+
+  it("strips a time stamp of the prompt's own format at the head of the message, and no other bracket", () => {
+    const now = new Date("2026-03-05T18:30:00.000Z");
+    const stamps = [
+      sentTimeStamp(new Date("2026-03-05T18:05:00.000Z"), now, "Europe/Berlin"),
+      sentTimeStamp(new Date("2026-03-04T22:10:00.000Z"), now, "Europe/Berlin"),
+      sentTimeStamp(new Date("2026-02-12T18:05:00.000Z"), now, "Europe/Berlin"),
+    ];
+    expect(stamps).toEqual(["[19:05]", "[Wed 23:10]", "[12 Feb 19:05]"]);
+    for (const stamp of stamps) {
+      for (const path of ["reply", "checkin"] as const) {
+        expect(guardOutgoing(`${stamp} ${MESSAGE}`, path)).toEqual({
+          text: MESSAGE,
+          removed: [`time stamp: ${stamp}`],
+        });
+      }
+      expect(guardOutgoing(`<thinking>a pause since</thinking>\n${stamp}\n${MESSAGE}`).text).toBe(MESSAGE);
+    }
+    for (const kept of [
+      `Meet at [19:05] ${MESSAGE}`,
+      `[Thursday 19:05] ${MESSAGE}`,
+      `[25:00] ${MESSAGE}`,
+      `[1] ${MESSAGE}`,
+      `${MESSAGE}\n[19:05] is when the train leaves`,
+    ]) {
+      expect(guardOutgoing(kept)).toEqual({ text: kept, removed: [] });
+    }
   });
 
   it("handles every leak at once", () => {
