@@ -1,4 +1,5 @@
 import { runAwarenessBench } from "./awareness.ts";
+import { runAwarenessTruthBench } from "./awareness-truth.ts";
 import { runCostBench } from "./cost.ts";
 import { runPromptsBench } from "./prompts.ts";
 import { runStoreBench } from "./store.ts";
@@ -16,6 +17,7 @@ export interface RegisteredSuite {
  */
 export const benchSuites: readonly RegisteredSuite[] = [
   { name: "awareness", run: runAwarenessBench },
+  { name: "awareness-truth", run: runAwarenessTruthBench },
   { name: "store", run: runStoreBench },
   { name: "prompts", run: runPromptsBench },
   { name: "cost", run: runCostBench },

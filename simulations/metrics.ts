@@ -141,7 +141,7 @@ export function computeMetrics(
         run = 0;
         askedSinceLastWord = new Set();
         for (const topic of event.answers)
-          answered.set(canonicalTopic(topic), { at: event.at, date: local.date });
+          answered.set(canonicalTopic(topic) ?? topic, { at: event.at, date: local.date });
         break;
       case "reply":
       case "notice":
@@ -167,7 +167,7 @@ export function computeMetrics(
         if (leaked) m.leaksDelivered += 1;
         if (event.stripped && !leaked) m.leaksStripped += 1;
         if (event.topic !== null) {
-          const topic = canonicalTopic(event.topic);
+          const topic = canonicalTopic(event.topic) ?? event.topic;
           if (askedSinceLastWord.has(topic)) m.repeatedTopicAsks += 1;
           askedSinceLastWord.add(topic);
           const answer = answered.get(topic);

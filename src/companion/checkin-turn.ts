@@ -118,7 +118,10 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
         decision: generation.decision,
         verdict: generation.verdict,
       });
-      return held(generation.verdict.reason, generation.verdict.detail, topicOf(generation.decision.topic));
+      return held(generation.verdict.reason, generation.verdict.detail, {
+        ...topicOf(generation.decision.topic),
+        ...(generation.verdict.answerId ? { answerId: generation.verdict.answerId } : {}),
+      });
     case "empty":
       await context.trace.note({
         ...base,

@@ -1,15 +1,36 @@
+import * as chrono from "chrono-node";
+import { DateTime } from "luxon";
 import type { Annotations, Message } from "../core/message.ts";
 import { formatDuration } from "../core/text.ts";
-import { answeredTopicsSince, unansweredAskedTopics } from "./awareness/build.ts";
+import { unansweredAskedTopics } from "./awareness/build.ts";
 import type { AwarenessContext } from "./awareness/context.ts";
+import { STOPWORDS } from "./awareness/lexicon.ts";
+import { readText } from "./awareness/reading.ts";
 import { elapsedMinutes } from "./awareness/time.ts";
 import { detectTone } from "./awareness/tone.ts";
-import { canonicalTopic, detectTopics, isQuestion, knownTopics, messageTopics } from "./awareness/topics.ts";
+import {
+  canonicalTopic,
+  detectTopics,
+  isQuestion,
+  knownTopics,
+  messageIsQuestion,
+  messageTopics,
+  topicDomain,
+} from "./awareness/topics.ts";
 
 /**
- * The check-in's topic, checked in code rather than hoped for in the prompt: a model that
- * decided to ask about water is held back when the person already talked about water in
- * the last hours, or when it already asked about water and is still waiting for an answer.
+ * The check-in's topic, checked in code rather than hoped for in the prompt. A check-in is held
+ * as already answered only when the person has answered what it would ask:
+ *
+ * - a daily habit (water, sleep, food, movement, meds) the person gave a status on today, within
+ *   the answered window, volunteered or asked for ("hydration is sorted today" holds "had water
+ *   yet?"); an intention ("will drink more later") is no status;
+ * - anything else (an interview, a trip, the landlord): the person said how it stands after the
+ *   companion last asked about it, or after its moment (read from their own words: "interview
+ *   at 2"), or, with no moment known, told how it went. A mention before the moment never
+ *   answers a follow-up after it; beyond that the model judges.
+ *
+ * It is also held as a repeat while the companion's own ask about it waits for an answer.
  * Pure: the same decision, log and moment always give the same verdict.
  */
 
@@ -19,18 +40,34 @@ export type TopicGuardReason = "already-answered" | "repeated-topic";
 /** The guard's verdict, with the canonical topics it judged (for the decision record). */
 export type TopicVerdict =
   | { allow: true; topics: string[] }
-  | { allow: false; reason: TopicGuardReason; detail: string; topics: string[] };
+  | {
+      allow: false;
+      reason: TopicGuardReason;
+      detail: string;
+      topics: string[];
+      /** The log id of the person's message taken as the answer (already-answered only). */
+      answerId?: string;
+    };
 
-/** The canonical labels of a decided topic, so "water", "hydration" and "drinking enough" meet. */
+/** The lexicon's own labels: a decided topic may name one directly ("movement"). */
+const KNOWN_TOPICS: ReadonlySet<string> = new Set(knownTopics());
+
+/**
+ * The canonical labels of a decided topic, so "water", "hydration" and "drinking enough" meet:
+ * the thing it names when it names one ("the job interview"), else the lexicon's subjects.
+ */
 export function canonicalTopicsOf(decidedTopic: string): string[] {
   const text = decidedTopic.trim();
   if (text === "") return [];
   const detected = detectTopics(text);
+  const things = detected.filter((t) => !KNOWN_TOPICS.has(t));
   const lexicon = detected.filter((t) => KNOWN_TOPICS.has(t));
+  if (things.length > 0 && lexicon.length > 0) return things;
   if (lexicon.length > 0) return lexicon;
   const label = canonicalTopic(text);
-  if (KNOWN_TOPICS.has(label)) return [label];
-  return detected.length > 0 ? detected : [label];
+  if (label !== null && KNOWN_TOPICS.has(label)) return [label];
+  if (detected.length > 0) return detected;
+  return label === null ? [] : [label];
 }
 
 /**
@@ -43,8 +80,188 @@ export function checkinAnnotations(decidedTopic: string, text: string): Annotati
   return { topics, question: isQuestion(text), tone: detectTone(text) };
 }
 
-/** The lexicon's own labels: a decided topic may name one directly ("movement"). */
-const KNOWN_TOPICS: ReadonlySet<string> = new Set(knownTopics());
+/** Whether two labels name the same thing: equal, or the same head noun ("job interview", "interview"). */
+function sameThing(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (KNOWN_TOPICS.has(a) || KNOWN_TOPICS.has(b)) return false;
+  return a.split(" ").at(-1) === b.split(" ").at(-1);
+}
+
+/** Content words, accents kept, elisions dropped ("l'entretien" → "entretien"): to meet in any language. */
+function contentWords(text: string): Set<string> {
+  const words =
+    text
+      .toLowerCase()
+      .replace(/\b[ldjmnst]'/gu, "")
+      .match(/\p{L}{4,}/gu) ?? [];
+  return new Set(words.filter((w) => !STOPWORDS.has(w)));
+}
+
+/**
+ * Whether a message is about any of the labels: they share a label, or, for what code reads
+ * no topics from (another language), a word of the decided topic itself.
+ */
+function isAbout(message: Message, topics: readonly string[], decided?: string): boolean {
+  if (messageTopics(message).some((t) => topics.some((topic) => sameThing(t, topic)))) return true;
+  if (decided === undefined) return false;
+  const wanted = contentWords(decided);
+  return [...contentWords(message.text)].some((w) => wanted.has(w));
+}
+
+/**
+ * The daily habits in the languages people write to presence in, for the guard alone: whether a
+ * check-in would re-ask a habit is judged in any language, although awareness shows no topics
+ * code read from a message not in English. Medication is a habit although the lexicon files it
+ * under health.
+ */
+const HABIT_WORDS: Readonly<Record<string, RegExp>> = {
+  hydration:
+    /\b(?:water|hydrat\w*|drank|agua|água|wasser|eau|acqua|botella|bouteille|flasche|bottiglia|garrafa|bebido|getrunken|bu|bois|bevuto)\b/iu,
+  sleep: /\b(?:sleep\w*|slept|dorm\w*|sueño|schlaf\w*|geschlafen|sommeil|sonno|sono)\b/iu,
+  food: /\b(?:lunch|breakfast|dinner|ate|eaten|comido|comí|almuerzo|desayuno|cena|gegessen|essen|mittag\w*|frühstück|abendessen|mangé|déjeuner|dîner|pranzo|colazione|almoço|jantar)\b/iu,
+  movement:
+    /\b(?:gym|walk\w*|run|ran|workout|steps|caminar|camin\w+|paseo|gimnasio|correr|spazier\w*|gelaufen|joggen|training|promenade|marche|couru|palestra|corsa|caminhada|academia)\b/iu,
+  medication:
+    /\b(?:meds|medication|medicine|pills?|vitamins?|supplements?|insulin|inhaler|médocs?|médicaments?|medicamentos?|pastillas?|tabletten|medikamente?|medicine|remédios?)\b/iu,
+};
+
+/** The habit a decided topic or a message names, in any of those languages, or null. */
+function habitOf(text: string): string | null {
+  for (const [habit, words] of Object.entries(HABIT_WORDS)) if (words.test(text)) return habit;
+  return null;
+}
+
+/** Whether the check-in asks about a daily habit, whose status is news once a day. */
+function isHabit(decidedTopic: string, topics: readonly string[]): boolean {
+  return (
+    habitOf(decidedTopic) !== null || topics.some((t) => KNOWN_TOPICS.has(t) && topicDomain(t) === "habits")
+  );
+}
+
+/** Words of intention without a report: "will drink more later" says nothing about today yet. */
+const INTENTION =
+  /\b(?:will|'ll|gonna|going to|plan(?:ning)? to|need to|have to|should|must|want to|wanna|later)\b/i;
+const REPORT =
+  /\b(?:did|done|had|have had|already|finished|sorted|drank|ate|slept|went|walked|ran|took|taken|got|been|was|were|skipped|missed|forgot|nailed|passed|over)\b/i;
+
+/** Whether a message of the person's reports how something stands, rather than only planning it. */
+function reportsStatus(text: string): boolean {
+  return REPORT.test(text) || !INTENTION.test(text);
+}
+
+/** How it went, not only that it happened: "went great", "doc says it's a sprain", "got the job". */
+const OUTCOME =
+  /\b(?:went|was|were|nailed|passed|failed|survived|bombed|turned out|says|said|told me|got (?:the|an|a) \w+|good news|bad news|dit|dice|dijo|sagt|meinte|disse|salió|s'est bien passé|lief)\b/iu;
+
+const LOCALE_PARSERS: Record<string, chrono.Chrono> = {
+  en: chrono.casual,
+  es: chrono.es.casual,
+  de: chrono.de.casual,
+  fr: chrono.fr.casual,
+  pt: chrono.pt.casual,
+  nl: chrono.nl.casual,
+};
+
+/** Waking hours, when "at 2" means two in the afternoon. */
+const DAY_STARTS = 7;
+const DAY_ENDS = 22;
+
+/**
+ * The moments a message names for what it talks about ("interview at 2" sent at 09:00 is 14:00
+ * that day), read with chrono in the person's zone at the message's own instant; only moments
+ * after the message count (it announces them). An hour without am/pm is read in waking hours.
+ */
+export function momentsNamed(message: Message, zone: string): number[] {
+  const sentMs = Date.parse(message.ts);
+  const sent = DateTime.fromMillis(sentMs, { zone });
+  const language = readText(message.text).language ?? "en";
+  const parser = LOCALE_PARSERS[language] ?? chrono.casual;
+  const found = parser.parse(message.text, { instant: new Date(sentMs), timezone: sent.offset });
+  const moments: number[] = [];
+  for (const result of found) {
+    let at = DateTime.fromJSDate(result.start.date(), { zone });
+    if (result.start.isCertain("hour") && !result.start.isCertain("meridiem")) {
+      const hour = at.hour % 12;
+      const candidates = [hour, hour + 12]
+        .filter((h) => h >= DAY_STARTS && h <= DAY_ENDS)
+        .map((h) => at.set({ hour: h }))
+        .filter((c) => c.toMillis() > sentMs);
+      if (candidates[0] !== undefined) at = candidates[0];
+    }
+    if (at.toMillis() > sentMs) moments.push(at.toMillis());
+  }
+  return moments;
+}
+
+interface Answer {
+  readonly message: Message;
+  /** What the person did, said of the decided topic. */
+  readonly why: (topic: string) => string;
+}
+
+/** A habit is answered by a status the person gave today, within the window, or by their answer when asked. */
+function habitAnswer(
+  log: readonly Message[],
+  decidedTopic: string,
+  topics: readonly string[],
+  sinceMs: number,
+  zone: string,
+  nowMs: number,
+): Answer | null {
+  const habit = habitOf(decidedTopic) ?? topics.map((t) => habitOf(t)).find((h) => h !== null) ?? null;
+  const about = (m: Message) => isAbout(m, topics) || (habit !== null && habitOf(m.text) === habit);
+  const today = DateTime.fromMillis(nowMs, { zone }).startOf("day").toMillis();
+  const from = Math.max(sinceMs, today);
+  for (let i = log.length - 1; i >= 0; i -= 1) {
+    const m = log[i];
+    if (m === undefined || Date.parse(m.ts) < from) break;
+    if (m.role !== "user") continue;
+    if (about(m) && !isQuestion(m.text) && reportsStatus(m.text))
+      return { message: m, why: (topic) => `said how ${topic} stands today` };
+    const asked = log.slice(0, i).findLast((e) => e.role === "assistant");
+    if (asked !== undefined && about(asked) && messageIsQuestion(asked) && answers(m, asked, log))
+      return { message: m, why: (topic) => `answered about ${topic} when asked` };
+  }
+  return null;
+}
+
+/**
+ * Whether the person's message answers the companion's ask: reflection says so, or, before
+ * reflection has read it, it is the first thing the person said after the ask.
+ */
+function answers(message: Message, ask: Message, log: readonly Message[]): boolean {
+  const named = message.annotations?.answers;
+  if (named !== undefined) return named.includes(ask.id);
+  const after = log.filter((m) => m.role === "user" && Date.parse(m.ts) > Date.parse(ask.ts));
+  return after[0]?.id === message.id;
+}
+
+/** A follow-up is answered by how it stands, said after the last ask about it or after its moment. */
+function followUpAnswer(
+  log: readonly Message[],
+  theirs: readonly Message[],
+  decidedTopic: string,
+  topics: readonly string[],
+  sinceMs: number,
+  zone: string,
+): Answer | null {
+  const about = (m: Message) => isAbout(m, topics, decidedTopic);
+  const lastAsk = log.findLast((m) => m.role === "assistant" && about(m) && messageIsQuestion(m));
+  const moments = theirs.filter(about).flatMap((m) => momentsNamed(m, zone));
+  const moment = moments.length > 0 ? Math.max(...moments) : null;
+  for (const m of [...theirs].reverse()) {
+    const ms = Date.parse(m.ts);
+    if (ms < sinceMs) break;
+    const answersTheAsk = lastAsk !== undefined && ms > Date.parse(lastAsk.ts) && answers(m, lastAsk, log);
+    if (moment !== null && ms < moment) continue;
+    if (answersTheAsk) return { message: m, why: (topic) => `answered about ${topic} when asked` };
+    // After its moment, what the person says next with a verdict in it is how it went.
+    const firstAfter = moment !== null && theirs.find((t) => Date.parse(t.ts) >= moment)?.id === m.id;
+    if ((about(m) || firstAfter) && OUTCOME.test(m.text) && !isQuestion(m.text))
+      return { message: m, why: (topic) => `said how ${topic} went` };
+  }
+  return null;
+}
 
 /** Whether a check-in about `decidedTopic` may be sent at `now`; `hours` is the already-answered window. */
 export function guardTopic(
@@ -57,25 +274,35 @@ export function guardTopic(
   const topics = canonicalTopicsOf(decidedTopic);
   if (topics.length === 0) return { allow: true, topics };
   const named = decidedTopic.trim();
-  const visible = log.filter((m) => Date.parse(m.ts) <= now.getTime());
+  const nowMs = now.getTime();
+  const visible = log
+    .filter((m) => Date.parse(m.ts) <= nowMs)
+    .sort((a, b) => Date.parse(a.ts) - Date.parse(b.ts));
+  const theirs = visible.filter((m) => m.role === "user");
+  const sinceMs = nowMs - hours * 3_600_000;
+  const zone = awareness.timezone;
 
-  const answered = answeredTopicsSince(visible, new Date(now.getTime() - hours * 3_600_000));
-  const answeredTopic = topics.find((t) => answered.has(t));
-  if (answeredTopic !== undefined) {
-    const when = visible.findLast((m) => m.role === "user" && messageTopics(m).includes(answeredTopic));
-    const ago = when ? ` ${formatDuration(elapsedMinutes(Date.parse(when.ts), now.getTime()))} ago` : "";
+  const answer = isHabit(named, topics)
+    ? habitAnswer(visible, named, topics, sinceMs, zone, nowMs)
+    : followUpAnswer(visible, theirs, named, topics, sinceMs, zone);
+  if (answer !== null) {
+    const ago = formatDuration(elapsedMinutes(Date.parse(answer.message.ts), nowMs));
     return {
       allow: false,
       reason: "already-answered",
-      detail: `the person already talked about ${named}${ago} (within ${formatDuration(hours * 60)})`,
+      detail: `the person already ${answer.why(named)}, ${ago} ago`,
       topics,
+      answerId: answer.message.id,
     };
   }
 
-  const waiting = unansweredAskedTopics(awareness);
-  const repeated = topics.find((t) => waiting.has(t));
+  const waiting = [...unansweredAskedTopics(awareness)];
+  const asks = awareness.self.messagesSent.filter((m) => m.trigger === "heartbeat" || messageIsQuestion(m));
+  const repeated =
+    topics.find((t) => waiting.some((w) => sameThing(w, t))) ??
+    (asks.some((m) => isAbout(m, [], named)) ? named : undefined);
   if (repeated !== undefined) {
-    const count = awareness.self.messagesSent.filter((m) => messageTopics(m).includes(repeated)).length;
+    const count = asks.filter((m) => isAbout(m, [repeated], named)).length;
     return {
       allow: false,
       reason: "repeated-topic",

@@ -92,6 +92,8 @@ export const decisionSchema = z.looseObject({
   topic: z.string().optional(),
   /** The check-in that was sent, when one was. */
   messageId: z.string().optional(),
+  /** Held as already answered: the log id of the person's message taken as the answer. */
+  answerId: z.string().optional(),
   moment: momentSchema.optional(),
 });
 export type Decision = z.infer<typeof decisionSchema>;

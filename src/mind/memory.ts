@@ -159,7 +159,9 @@ function newItem(
     sourceMessageIds: [...ctx.sourceMessageIds],
     importance: op.importance ?? 3,
     topics:
-      op.topics && op.topics.length > 0 ? [...new Set(op.topics.map(canonicalTopic))] : ctx.topicsOf(text),
+      op.topics && op.topics.length > 0
+        ? [...new Set(op.topics.flatMap((t) => canonicalTopic(t) ?? []))]
+        : ctx.topicsOf(text),
   };
 }
 

@@ -207,7 +207,10 @@ export function reflectionPrompt(
   };
   const line = (m: Message) =>
     `[${m.id}] ${DateTime.fromISO(m.ts, { zone }).toFormat("ccc d LLL HH:mm")} ${m.role === "user" ? "person" : "you"}: ${messageAsRead(m)}`;
-  const query = { text: exchange.map((m) => m.text).join("\n"), topics: exchange.flatMap(messageTopics) };
+  const query = {
+    text: exchange.map((m) => m.text).join("\n"),
+    topics: exchange.flatMap((m) => messageTopics(m)),
+  };
   const shown: MemoryItem[] = [];
   let used = 0;
   for (const { item } of rankMemory(mind.memory, query, now)) {

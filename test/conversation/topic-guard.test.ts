@@ -35,7 +35,8 @@ describe("guardTopic", () => {
     expect(canonicalTopicsOf("Drinking enough")).toEqual(["hydration"]);
     expect(canonicalTopicsOf("movement")).toEqual(["movement"]);
     expect(canonicalTopicsOf("sleep and water")).toEqual(["sleep", "hydration"]);
-    expect(canonicalTopicsOf("guitar")).toEqual(["other:guitar"]);
+    expect(canonicalTopicsOf("guitar")).toEqual(["guitar"]);
+    expect(canonicalTopicsOf("the job interview")).toEqual(["job interview"]);
     expect(canonicalTopicsOf("  ")).toEqual([]);
   });
 
@@ -43,7 +44,10 @@ describe("guardTopic", () => {
     const log = [at(0, "user", "Morning! Already had two big glasses of water.")];
     const result = verdict("water", log, 3 * 60);
     expect(result).toMatchObject({ allow: false, reason: "already-answered" });
-    if (!result.allow) expect(result.detail).toBe("the person already talked about water 3h ago (within 6h)");
+    if (!result.allow) {
+      expect(result.detail).toBe("the person already said how water stands today, 3h ago");
+      expect(result.answerId).toBe(log[0]?.id);
+    }
   });
 
   it("allows the topic again once the answer is older than the window", () => {
@@ -67,14 +71,13 @@ describe("guardTopic", () => {
     const result = verdict("the move", log, 3 * 60);
     expect(result).toMatchObject({ allow: false, reason: "already-answered" });
     if (!result.allow) {
-      expect(result.detail).toBe("the person already talked about the move 3h ago (within 6h)");
-      expect(result.detail).not.toContain("other:");
+      expect(result.detail).toBe("the person already said how the move went, 3h ago");
     }
   });
 
   it("annotates a sent check-in with the decided topic's labels and the text's", () => {
     expect(checkinAnnotations("the move", "How's the packing going?")).toEqual({
-      topics: ["other:move", "other:pack"],
+      topics: ["move", "packing"],
       question: true,
       tone: "neutral",
     });
@@ -87,6 +90,32 @@ describe("guardTopic", () => {
     ];
     expect(verdict("sleep", log, 9 * 60)).toEqual({ allow: true, topics: ["sleep"] });
     expect(verdict("", log, 9 * 60).allow).toBe(true);
+  });
+
+  it("lets a follow-up after an event through when the person only mentioned it before its moment", () => {
+    // 08:00 UTC is 09:00 in Berlin: the interview is at 14:00, the check-in at 16:07.
+    const log = [
+      at(0, "user", "Big day, interview at 2 😬"),
+      at(1, "assistant", "Good luck! You'll do great."),
+      at(4 * 60, "user", "prepping for the interview over lunch, so nervous"),
+    ];
+    expect(verdict("the interview", log, 7 * 60 + 7).allow).toBe(true);
+  });
+
+  it("holds a follow-up the person already answered after the event, naming the answer", () => {
+    const log = [
+      at(0, "user", "Big day, interview at 2 😬"),
+      at(6 * 60 + 30, "user", "interview went great, they want a second round!"),
+    ];
+    const result = verdict("the interview", log, 7 * 60 + 7);
+    expect(result).toMatchObject({ allow: false, reason: "already-answered", answerId: log[1]?.id });
+  });
+
+  it("holds a habit the person volunteered a status on today, not an intention", () => {
+    const sorted = [at(0, "user", "hydration is sorted today")];
+    expect(verdict("had water yet?", sorted, 2 * 60).allow).toBe(false);
+    const later = [at(0, "user", "will drink more water later")];
+    expect(verdict("water", later, 2 * 60).allow).toBe(true);
   });
 
   it("ignores messages after the moment it judges", () => {

@@ -1,12 +1,13 @@
 import type { Message } from "../../core/message.ts";
 import { isKnownZone } from "../../core/zones.ts";
 import { isAnswer, isMessageSent } from "../pending-messages.ts";
-import type { AwarenessContext, AwarenessSettings, Domain, PriorMemory } from "./context.ts";
+import type { AwarenessContext, AwarenessSettings, PriorMemory } from "./context.ts";
 import { type Observed, observe } from "./observations.ts";
+import { conversationLanguage, englishReading } from "./reading.ts";
 import { elapsedMinutes, inZone, isWeekend, timeOfDay } from "./time.ts";
 import { chronological, type Entry, lastIndexOfRole, turnStart } from "./timeline.ts";
-import { exchangeTone, messageTone } from "./tone.ts";
-import { messageIsQuestion, messageTopics, topicDomain } from "./topics.ts";
+import { exchangeTone, messageMood, messageTone } from "./tone.ts";
+import { messageIsQuestion, messageTopics, topicDomain, topicSubject } from "./topics.ts";
 
 /** Silence longer than this leaves the assistant context-poor: it gets the full block. */
 const LONG_SILENCE_MINUTES = 120;
@@ -40,10 +41,13 @@ function checkInputs(now: Date, settings: AwarenessSettings): void {
   }
 }
 
-function repeatedTopics(messages: readonly Message[]): AwarenessContext["self"]["repeatedTopics"] {
+function repeatedTopics(
+  messages: readonly Message[],
+  language: string,
+): AwarenessContext["self"]["repeatedTopics"] {
   const counts = new Map<string, number>();
   for (const message of messages) {
-    for (const topic of messageTopics(message)) counts.set(topic, (counts.get(topic) ?? 0) + 1);
+    for (const topic of messageTopics(message, language)) counts.set(topic, (counts.get(topic) ?? 0) + 1);
   }
   return [...counts]
     .filter(([, count]) => count >= 2)
@@ -51,45 +55,73 @@ function repeatedTopics(messages: readonly Message[]): AwarenessContext["self"][
     .map(([topic, count]) => ({ topic, count }));
 }
 
-function domainsOf(message: Message): Set<Domain> {
-  return new Set(messageTopics(message).map(topicDomain));
+/**
+ * Subjects too loose to call a change of subject on: a feeling word rides along with whatever
+ * the message is about ("nervous about the interview").
+ */
+const NOT_A_SHIFT = new Set(["mood"]);
+
+/**
+ * The lexicon subjects a message's words belong to (an interview is work's, a wedding social),
+ * for judging a change of subject: read from English words only (emoji and other languages say
+ * too little to call one on), or from reflection's labels.
+ */
+function subjectsOf(message: Message, language: string): Set<string> {
+  const read = message.annotations !== undefined || englishReading(message.text, language) !== null;
+  if (!read) return new Set();
+  return new Set(
+    messageTopics(message, language).flatMap((t) => {
+      const subject = topicSubject(t);
+      return subject === null || NOT_A_SHIFT.has(subject) ? [] : [subject];
+    }),
+  );
 }
 
-/** Domains the lexicon vouches for: fallback subjects ("other") are too noisy to call a shift on. */
-function knownDomains(domains: ReadonlySet<Domain>): Set<Domain> {
-  return new Set([...domains].filter((d) => d !== "other"));
+/** A change of subject the person made: from what, to what, and when. */
+export interface Shift {
+  readonly from: string;
+  readonly to: string;
+  readonly ms: number;
 }
 
 /**
- * The topic and domain now being talked about, and the domain it moved from when that
- * move happened within the last exchanges (a message whose known domains share nothing
- * with the previous such message's).
+ * The topic now being talked about (the latest message in the window that has one, from
+ * either side) and its domain; and the person's change of subject, when their latest message
+ * with a subject is one of the last exchanges and shares no subject with their previous one.
+ * Only subjects the lexicon vouches for count: a noun phrase alone is too uncertain to call a
+ * shift on, and the companion's own words never make one.
  */
-function domainFlow(window: readonly Entry[]): {
+function topicFlow(
+  window: readonly Entry[],
+  language: string,
+): {
   topic: string | null;
-  current: Domain | null;
-  shiftedFrom: Domain | null;
+  current: AwarenessContext["conversationState"]["currentDomain"];
+  shift: Shift | null;
 } {
-  const topical = window
-    .map((e, i) => ({ i, topics: messageTopics(e.message), domains: domainsOf(e.message) }))
-    .filter((t) => t.domains.size > 0);
-  const last = topical[topical.length - 1];
-  if (last === undefined) return { topic: null, current: null, shiftedFrom: null };
-  const topic = last.topics[0] ?? null;
-  const current = [...last.domains][0] ?? null;
-  const recentFrom = window.length - LAST_EXCHANGES;
-  const known = topical
-    .map((t) => ({ i: t.i, domains: knownDomains(t.domains) }))
-    .filter((t) => t.domains.size > 0);
-  for (let k = known.length - 1; k >= 1; k -= 1) {
-    const here = known[k];
-    const before = known[k - 1];
-    if (here === undefined || before === undefined || here.i < recentFrom) break;
-    if (![...here.domains].some((d) => before.domains.has(d))) {
-      return { topic, current, shiftedFrom: [...before.domains][0] ?? null };
-    }
+  const last = window.findLast((e) => messageTopics(e.message, language).length > 0);
+  const topic = last ? (messageTopics(last.message, language)[0] ?? null) : null;
+  const current = topic === null ? null : topicDomain(topic);
+  const theirs = window
+    .map((e, i) => ({ e, i, subjects: subjectsOf(e.message, language) }))
+    .filter((t) => t.e.message.role === "user" && t.subjects.size > 0);
+  // A story told in its own words (a cat, a copy shop, the printouts) may wander across subjects
+  // without the person changing what they talk about: a change is called only onto a message
+  // wholly about lexicon subjects, and not when it answers the companion's question about it.
+  const wholly = (m: Message) => messageTopics(m, language).every((t) => topicSubject(t) !== null);
+  for (let k = theirs.length - 1; k >= 1; k -= 1) {
+    const here = theirs[k];
+    const before = theirs[k - 1];
+    if (here === undefined || before === undefined || here.i < window.length - LAST_EXCHANGES) break;
+    if ([...here.subjects].some((s) => before.subjects.has(s)) || !wholly(here.e.message)) continue;
+    const asked = window[here.i - 1]?.message;
+    if (asked?.role === "assistant" && [...subjectsOf(asked, language)].some((s) => here.subjects.has(s)))
+      continue;
+    const from = [...before.subjects][0];
+    const to = [...here.subjects][0];
+    if (from !== undefined && to !== undefined) return { topic, current, shift: { from, to, ms: here.e.ms } };
   }
-  return { topic, current, shiftedFrom: null };
+  return { topic, current, shift: null };
 }
 
 /**
@@ -165,6 +197,8 @@ export function buildAwarenessContext(
   const messagesSent = sent.map((e) => e.message);
   const ownRecent = entries.filter((e, i) => isAnswer(e.message) && (e.ms >= windowStart || i > lastUser));
   const theirRecent = window.filter((e) => e.message.role === "user").map((e) => e.message);
+  const language = conversationLanguage(theirRecent.map((m) => m.text));
+  const topicsOf = (m: Message) => messageTopics(m, language);
 
   const personEntry = entries[lastUser];
   const ownEntry = entries[lastAssistant];
@@ -178,7 +212,7 @@ export function buildAwarenessContext(
   const exchangeFrom =
     lastUser === -1 ? entries.length : turnStart(entries, Math.max(0, turnStart(entries, lastUser) - 1));
   const exchange = entries.slice(exchangeFrom, lastUser + 1).map((e) => e.message);
-  const flow = domainFlow(window);
+  const flow = topicFlow(window, language);
   const local = inZone(nowMs, settings.timezone);
   const waitingFrom =
     latest?.message.role === "user" ? entries[turnStart(entries, entries.length - 1)] : undefined;
@@ -190,8 +224,8 @@ export function buildAwarenessContext(
       messagesSent,
       lastMessageTime: ownEntry ? new Date(ownEntry.ms).toISOString() : null,
       timeSinceLastMessage: ownEntry ? elapsedMinutes(ownEntry.ms, nowMs) : null,
-      topicsMentioned: unique(ownRecent.flatMap((e) => messageTopics(e.message))),
-      repeatedTopics: repeatedTopics(messagesSent),
+      topicsMentioned: unique(ownRecent.flatMap((e) => topicsOf(e.message))),
+      repeatedTopics: repeatedTopics(messagesSent, language),
       recentMessages: ownRecent.map((e) => e.message),
     },
     user: {
@@ -199,12 +233,13 @@ export function buildAwarenessContext(
       timeSinceLastMessage: personSilence,
       recentMessages: theirRecent,
       engagementLevel,
-      topicsAddressed: unique(theirRecent.flatMap(messageTopics)),
+      topicsAddressed: unique(theirRecent.flatMap(topicsOf)),
+      mood: personEntry ? messageMood(personEntry.message, language) : null,
     },
     conversationState: {
       unansweredCount: messagesSent.length,
-      lastExchangeTone: exchangeTone(exchange),
-      recentTopicShift: flow.shiftedFrom !== null,
+      lastExchangeTone: exchangeTone(exchange, language),
+      recentTopicShift: flow.shift !== null,
       currentDomain: flow.current,
       silenceDuration: latest ? elapsedMinutes(latest.ms, nowMs) : null,
       timeOfDay: timeOfDay(local),
@@ -215,6 +250,7 @@ export function buildAwarenessContext(
           : null,
       currentTopic: flow.topic,
       conversationMinutes: conversationMinutes(entries, nowMs, settings.activeMinutes),
+      language,
     },
     priorContext: {
       declaredPatterns: [...memory.declaredPatterns],
@@ -227,44 +263,47 @@ export function buildAwarenessContext(
 
   const observed: Observed = {
     context,
-    shiftedFrom: flow.shiftedFrom,
-    answeredBeforeAsked: answeredBeforeAsked(window, lastUser, entries),
+    shift: flow.shift,
+    answeredBeforeAsked: answeredBeforeAsked(window, lastUser, entries, language, settings.activeMinutes),
     warmBefore:
       context.conversationState.lastExchangeTone === "tense" &&
-      theirRecent.slice(0, -1).some((m) => messageTone(m) === "warm"),
+      theirRecent.slice(0, -1).some((m) => messageTone(m, language) === "warm"),
   };
   context.observations = observe(observed);
   return context;
 }
 
 /**
- * Topics the assistant raised again after the person had already spoken about them in
- * the window: the "answered, then re-asked" pattern, with when the person spoke.
+ * Topics the companion raised again on its own (a check-in) after the person had already
+ * spoken about them in the window: the "answered, then re-asked" pattern, with when the person
+ * spoke. A reply that talks about what they just said is answering, not raising it again.
  */
 function answeredBeforeAsked(
   window: readonly Entry[],
   lastUser: number,
   entries: readonly Entry[],
+  language: string,
+  activeMinutes: number,
 ): { topic: string; answeredMs: number }[] {
-  const sentTopics = unique(
-    entries.slice(lastUser + 1).flatMap((e) => (isMessageSent(e.message) ? messageTopics(e.message) : [])),
+  // A check-in raises a topic on its own; so does a message of unknown trigger (a log given on
+  // the command line) sent well after the person's last word.
+  const lastUserMs = entries[lastUser]?.ms ?? Number.NEGATIVE_INFINITY;
+  const onItsOwn = (e: Entry) =>
+    e.message.trigger === "heartbeat" ||
+    (e.message.trigger === undefined && elapsedMinutes(lastUserMs, e.ms) > activeMinutes);
+  const raised = unique(
+    entries
+      .slice(lastUser + 1)
+      .flatMap((e) => (isMessageSent(e.message) && onItsOwn(e) ? messageTopics(e.message, language) : [])),
   );
   const found: { topic: string; answeredMs: number }[] = [];
-  for (const topic of sentTopics) {
+  for (const topic of raised) {
     const answer = window.findLast(
-      (e) => e.message.role === "user" && messageTopics(e.message).includes(topic),
+      (e) => e.message.role === "user" && messageTopics(e.message, language).includes(topic),
     );
     if (answer !== undefined) found.push({ topic, answeredMs: answer.ms });
   }
   return found;
-}
-
-/** Topics the person spoke about at or after `since`: what no longer needs asking. */
-export function answeredTopicsSince(log: readonly Message[], since: Date): Set<string> {
-  const sinceMs = since.getTime();
-  return new Set(
-    log.filter((m) => m.role === "user" && Date.parse(m.ts) >= sinceMs).flatMap((m) => messageTopics(m)),
-  );
 }
 
 /**
@@ -273,9 +312,10 @@ export function answeredTopicsSince(log: readonly Message[], since: Date): Set<s
  * workout!") asked nothing, so a later check-in on that topic is a follow-up, not a repeat.
  */
 export function unansweredAskedTopics(context: AwarenessContext): Set<string> {
+  const language = context.conversationState.language ?? undefined;
   return new Set(
     context.self.messagesSent
-      .filter((m) => m.trigger === "heartbeat" || messageIsQuestion(m))
-      .flatMap((m) => messageTopics(m)),
+      .filter((m) => m.trigger === "heartbeat" || messageIsQuestion(m, language))
+      .flatMap((m) => messageTopics(m, language)),
   );
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isoUtc, messageSchema } from "../../core/message.ts";
+import { isoUtc, messageSchema, moodSchema } from "../../core/message.ts";
 
 const minutes = z.number().int().nonnegative();
 
@@ -42,6 +42,8 @@ export const awarenessContextSchema = z.object({
     recentMessages: z.array(messageSchema),
     engagementLevel: z.enum(["active", "sporadic", "silent"]),
     topicsAddressed: z.array(z.string()),
+    /** The person's mood in their last message, when it shows one clearly (tired, worried, upbeat…). */
+    mood: moodSchema.nullable().optional(),
   }),
   conversationState: z.object({
     unansweredCount: z.number().int().nonnegative(),
@@ -57,6 +59,8 @@ export const awarenessContextSchema = z.object({
     currentTopic: z.string().nullable().optional(),
     /** Minutes since the current stretch of conversation began (gaps of at most activeMinutes); null when none is going on. */
     conversationMinutes: minutes.nullable().optional(),
+    /** The language the person writes in lately (ISO 639-1); code reads topics and tone only in English. */
+    language: z.string().optional(),
   }),
   priorContext: z.object({
     declaredPatterns: z.array(z.string()),

@@ -3,7 +3,7 @@ import { clipLine, formatDuration, messageAsRead, plural } from "../../core/text
 import { isReaction } from "../pending-messages.ts";
 import type { AwarenessContext, Trigger } from "./context.ts";
 import { inZone, localStamp } from "./time.ts";
-import { topicDomain, topicName } from "./topics.ts";
+import { topicName } from "./topics.ts";
 
 /** Quotes are cut to these lengths: enough to recognise a message, short enough for every prompt. */
 const QUOTE_OWN = 80;
@@ -61,7 +61,7 @@ function ownActivity(ctx: AwarenessContext, nowMs: number): string[] {
     lines.push(`Your last message: ${when} (${formatDuration(self.timeSinceLastMessage)} ago)`);
   }
   if (self.topicsMentioned.length > 0)
-    lines.push(`Topics you raised recently: ${topicList(self.topicsMentioned)}`);
+    lines.push(`Topics of your recent messages: ${topicList(self.topicsMentioned)}`);
   return lines;
 }
 
@@ -75,10 +75,12 @@ function theirActivity(ctx: AwarenessContext, nowMs: number): string[] {
     return lines;
   }
   const ago = formatDuration(user.timeSinceLastMessage);
-  lines.push(`- Last message (${stamp(last)}, ${ago} ago): ${quote(last, QUOTE_THEIR_LAST)}`);
+  // Oldest first, like every list in the block: the earlier messages, then the last one.
   const earlier = user.recentMessages.filter((m) => m.id !== last.id);
   for (const m of earlier.slice(-MAX_THEIR_EARLIER))
     lines.push(`- Earlier (${stamp(m)}): ${quote(m, QUOTE_OTHER)}`);
+  lines.push(`- Last message (${stamp(last)}, ${ago} ago): ${quote(last, QUOTE_THEIR_LAST)}`);
+  if (user.mood) lines.push(`- Their mood in it: ${user.mood}`);
   const today = inZone(nowMs, ctx.timezone).startOf("day").toMillis();
   const todayCount = user.recentMessages.filter((m) => Date.parse(m.ts) >= today).length;
   lines.push(`- Messages today: ${todayCount}`);
@@ -120,8 +122,12 @@ function fullBlock(ctx: AwarenessContext, nowMs: number): string[] {
 function slimBlock(ctx: AwarenessContext, nowMs: number): string[] {
   const stamp = (m: Message) => localStamp(Date.parse(m.ts), nowMs, ctx.timezone);
   const mine = ctx.self.recentMessages ?? ctx.self.messagesSent;
+  // Time order; within one minute the person's message comes first, as a reply follows it.
   const recent = [...mine, ...ctx.user.recentMessages]
-    .sort((a, b) => Date.parse(a.ts) - Date.parse(b.ts))
+    .sort(
+      (a, b) =>
+        Date.parse(a.ts) - Date.parse(b.ts) || (a.role === "user" ? -1 : 0) - (b.role === "user" ? -1 : 0),
+    )
     .slice(-SLIM_MESSAGES);
   const { conversationMinutes, currentTopic } = ctx.conversationState;
   const lines = ["## Recent context (active conversation)", header(ctx, nowMs), "Last exchanges:"];
@@ -132,7 +138,8 @@ function slimBlock(ctx: AwarenessContext, nowMs: number): string[] {
   if (conversationMinutes !== null && conversationMinutes !== undefined) {
     lines.push(`Time in conversation: ${formatDuration(conversationMinutes)}`);
   }
-  if (currentTopic) lines.push(`Current topic: ${topicName(currentTopic)} (${topicDomain(currentTopic)})`);
+  if (currentTopic) lines.push(`Current topic: ${topicName(currentTopic)}`);
+  if (ctx.user.mood) lines.push(`Their mood in their last message: ${ctx.user.mood}`);
   return ctx.observations.length > 0 ? [...lines, ...observations(ctx)] : lines;
 }
 

@@ -1,6 +1,5 @@
 export {
   AwarenessSettingsError,
-  answeredTopicsSince,
   buildAwarenessContext,
   unansweredAskedTopics,
 } from "./build.ts";
@@ -15,16 +14,25 @@ export {
   type Trigger,
 } from "./context.ts";
 export { formatAwarenessForPrompt } from "./format.ts";
+export { conversationLanguage, readText } from "./reading.ts";
 export { elapsedMinutes } from "./time.ts";
-export { detectTone, type ExchangeTone, exchangeTone, messageTone, toneScore } from "./tone.ts";
+export {
+  detectMood,
+  detectTone,
+  type ExchangeTone,
+  exchangeTone,
+  messageMood,
+  messageTone,
+  toneScore,
+} from "./tone.ts";
 export {
   canonicalTopic,
   detectTopics,
-  FALLBACK_PREFIX,
   isQuestion,
   knownTopics,
   messageIsQuestion,
   messageTopics,
   topicDomain,
   topicName,
+  topicSubject,
 } from "./topics.ts";

@@ -1,5 +1,6 @@
 import { formatDuration, plural } from "../../core/text.ts";
-import type { AwarenessContext, Domain } from "./context.ts";
+import type { Shift } from "./build.ts";
+import type { AwarenessContext } from "./context.ts";
 import { localStamp } from "./time.ts";
 import { messageIsQuestion, messageTopics, topicName } from "./topics.ts";
 
@@ -13,7 +14,8 @@ const NOTABLE_SILENCE_MINUTES = 120;
 /** What the observations are drawn from: the context plus what the builder saw on the way. */
 export interface Observed {
   readonly context: AwarenessContext;
-  readonly shiftedFrom: Domain | null;
+  /** The person's latest change of subject, when it is one of the last exchanges. */
+  readonly shift: Shift | null;
   readonly answeredBeforeAsked: readonly { topic: string; answeredMs: number }[];
   /** Whether the person sounded warm earlier in the window than their last message. */
   readonly warmBefore: boolean;
@@ -24,7 +26,7 @@ export interface Observed {
  * ("You have sent 3 messages since they last spoke, 5h 43m ago"). None of them says what
  * to do: the model reads where it stands and decides for itself.
  */
-export function observe({ context, shiftedFrom, answeredBeforeAsked, warmBefore }: Observed): string[] {
+export function observe({ context, shift, answeredBeforeAsked, warmBefore }: Observed): string[] {
   const { self, user, conversationState: state } = context;
   const nowMs = Date.parse(context.now);
   const lines: string[] = [];
@@ -40,31 +42,35 @@ export function observe({ context, shiftedFrom, answeredBeforeAsked, warmBefore 
     );
   }
   for (const { topic, count } of self.repeatedTopics.slice(0, MAX_REPEATED_SHOWN)) {
-    const raising = self.messagesSent.filter((m) => messageTopics(m).includes(topic));
-    const verb = raising.every(messageIsQuestion) ? "asked about" : "brought up";
+    const language = state.language;
+    const raising = self.messagesSent.filter((m) => messageTopics(m, language).includes(topic));
+    const verb = raising.every((m) => messageIsQuestion(m, language)) ? "asked about" : "brought up";
     lines.push(`You have ${verb} ${topicName(topic)} ${count} times without a response`);
   }
   const [single] = answeredBeforeAsked;
   if (answeredBeforeAsked.length === 1 && single !== undefined) {
     const when = localStamp(single.answeredMs, nowMs, context.timezone);
-    lines.push(`They talked about ${topicName(single.topic)} at ${when}, before you raised it again`);
+    lines.push(
+      `They talked about ${topicName(single.topic)} at ${when}, before your check-in raised it again`,
+    );
   } else if (answeredBeforeAsked.length > 1) {
     const topics = answeredBeforeAsked.map(
       ({ topic, answeredMs }) => `${topicName(topic)} (${localStamp(answeredMs, nowMs, context.timezone)})`,
     );
-    lines.push(`They talked about ${topics.join(", ")} before you raised them again`);
+    lines.push(`They talked about ${topics.join(", ")} before your check-ins raised them again`);
   }
   if (state.waitingMinutes !== null && state.waitingMinutes >= LATE_REPLY_MINUTES) {
     lines.push(`Their message has waited ${formatDuration(state.waitingMinutes)} for your answer`);
   }
-  if (shiftedFrom !== null && state.currentDomain !== null) {
-    lines.push(`The conversation moved from ${shiftedFrom} to ${state.currentDomain} in the last exchanges`);
+  if (shift !== null) {
+    const when = localStamp(shift.ms, nowMs, context.timezone);
+    lines.push(`At ${when} they moved from ${topicName(shift.from)} to ${topicName(shift.to)}`);
   }
   if (state.lastExchangeTone === "tense") {
     lines.push(
       warmBefore
-        ? "Their earlier messages were warm; the last exchange reads tense"
-        : "The last exchange reads tense",
+        ? "Their earlier messages were warm; their last reply reads curt or irritated with you"
+        : "Their last reply reads curt or irritated with you",
     );
   }
   if (state.silenceDuration !== null && state.silenceDuration >= NOTABLE_SILENCE_MINUTES) {

@@ -1,12 +1,12 @@
 import Sentiment from "sentiment";
-import type { Message, Tone } from "../../core/message.ts";
+import type { Message, Mood, Tone } from "../../core/message.ts";
 import { AFINN_EMOJI, AFINN_WORDS } from "./afinn.ts";
+import { DEFAULT_LANGUAGE, englishReading } from "./reading.ts";
 
 /** A tone, or `unknown` when the person has not spoken in the exchange. */
 export type ExchangeTone = Tone | "unknown";
 
-/** Scores at or beyond these read as warm / tense; AFINN words score ±1 to ±5. */
-const WARM_AT = 2;
+/** A sentence aimed at the companion scoring at or below this reads as friction; AFINN words score ±1 to ±5. */
 const TENSE_AT = -2;
 /** How far back a negator reaches: "not really that happy" is still negated. */
 const NEGATION_REACH = 3;
@@ -94,12 +94,35 @@ const DISMISSIVE_REPLIES = new Set([
   "fine whatever",
 ]);
 /** Acknowledgements that read curt when closed with a full stop ("Ok.", "Sure."). */
-const FLAT_ACKS = new Set(["ok", "okay", "sure", "yep", "yup", "noted", "mhm", "k", "kk", "alright"]);
+const FLAT_ACKS = new Set([
+  "ok",
+  "okay",
+  "sure",
+  "yep",
+  "yup",
+  "noted",
+  "mhm",
+  "k",
+  "kk",
+  "alright",
+  "yes",
+  "no",
+]);
 
+/** Friction aimed at the companion or the conversation: being asked again, pestered, not listened to. */
 const TENSE_PHRASES =
-  /\b(?:stop (?:asking|texting|messaging|pinging|checking)|leave me alone|not now|i already (?:told|said|answered)|you already asked|enough with|back off|give me a break|get off my back|i said i'?m fine|quit (?:asking|it))\b/i;
+  /\b(?:stop (?:asking|texting|messaging|pinging|checking|nagging|it)|leave me alone|not now|i already (?:told|said|answered|did)|already told you|you already asked|you asked (?:that|this) already|enough with|back off|give me a break|get off my back|i said i'?m fine|quit (?:asking|it)|you keep (?:asking|saying|bugging|pinging|messaging)|why do you keep|do you ever stop|can you not|so many questions|(?:you'?re|you are|this is|that'?s|so) (?:annoying|useless|unhelpful|not helpful|pushy|nagging|creepy|exhausting)|you don'?t (?:listen|get it|understand)|you'?re not listening|that'?s not what i (?:said|asked)|i didn'?t ask|nobody asked|not helpful|not the point|chill with|relax with|jeez|ffs|stop with|let it go|drop it|mind your own|none of your business|not your business|again\?|seriously\?|can we not|do you have to|you sound like|i can manage|i'?m (?:an )?adult|(?:don'?t|no) need to (?:check|ask|remind)|stop doing|i know when|happy\?$|that'?s it\?)/i;
+/** Being asked the same thing over and over, said to the companion. */
+const EVERY_TIME =
+  /\b(?:every (?:single )?(?:day|morning|night|evening|time|hour|two hours|few hours)|all the time|same question|each (?:day|morning))\b/i;
+/** Affection or enthusiasm toward the companion: thanks, love, laughing along. */
 const WARM_PHRASES =
-  /\b(?:thank you|thanks so much|love (?:it|that|you|this)|made my day|you'?re the best|miss you|means a lot|appreciate (?:it|you|that))\b/i;
+  /\b(?:thank you|thanks|thx|ty|tysm|love (?:it|that|you|this|u)|made my day|you'?re (?:the best|sweet|a star|lovely|amazing|so kind)|(?:so|very) (?:sweet|kind) of you|miss(?:ed)? you|means a lot|appreciate (?:it|you|that|this)|good to (?:talk|hear from) you|you always|haha|hahaha|hehe|lol)\b/i;
+/** Emoji that carry affection toward whoever is read. */
+const WARM_EMOJI =
+  /(?:\u2764|\u{1F970}|\u{1F917}|\u{1FAF6}|\u{1F618}|\u{1F64F}|\u{1F495}|\u{1F496}|\u{1F60D}|\u{1F602}|\u{1F923})/u;
+/** An eye-roll is pointed at whoever is read. */
+const TENSE_EMOJI = /\u{1F644}/u;
 
 const EMOTICONS: readonly [RegExp, string][] = [
   [/(^|\s):-?\)+/g, "$1🙂"],
@@ -161,24 +184,94 @@ function isCurt(text: string): boolean {
   if (words.length === 0 || words.length > CURT_MAX_WORDS) return false;
   const phrase = words.join(" ");
   if (DISMISSIVE_REPLIES.has(phrase)) return true;
+  if (words.length <= 3 && /^no\./.test(trimmed)) return true;
   return words.length === 1 && FLAT_ACKS.has(phrase) && trimmed.endsWith(".");
 }
 
+/** An apology mends friction; its negative words ("sorry I was a jerk") are not aimed at the companion. */
+const APOLOGY = /\b(?:sorry|apologi[sz]e)\b/i;
+
+/** Words that put the companion or the conversation itself in the sentence. */
+const ADDRESSED =
+  /\b(?:you|your|you'?re|u|ur|this app|these (?:messages|check-?ins|questions)|the check-?ins)\b/i;
+
 /**
- * The tone of one message as the person would hear it: curt replies and pointed phrases
- * ("stop asking") are tense whatever their words score; otherwise the sentiment score decides.
+ * The tone of one message between the person and the companion. Tense is friction: a curt reply
+ * ("fine.", "k"), a pointed phrase ("stop asking", "I already told you"), or a negative message
+ * aimed at the companion; the person's own bad day is their mood, not tension. Warm is thanks,
+ * affection or laughing along. A message not in English gets a tone only from its emoji.
  */
-export function detectTone(text: string): Tone {
-  if (isCurt(text) || TENSE_PHRASES.test(text)) return "tense";
-  const score = toneScore(text);
-  if (score <= TENSE_AT) return "tense";
-  if (score >= WARM_AT || WARM_PHRASES.test(text)) return "warm";
+export function detectTone(text: string, language: string = DEFAULT_LANGUAGE): Tone {
+  const english = englishReading(text, language) !== null;
+  if (!english) return WARM_EMOJI.test(text) ? "warm" : "neutral";
+  if (isCurt(text) || TENSE_PHRASES.test(text) || TENSE_EMOJI.test(text)) return "tense";
+  if (EVERY_TIME.test(text) && (ADDRESSED.test(text) || /\b(?:ask|question|check)/i.test(text)))
+    return "tense";
+  const aimed = text
+    .split(/[.!?\n]+/)
+    .some(
+      (sentence) => ADDRESSED.test(sentence) && !APOLOGY.test(sentence) && toneScore(sentence) <= TENSE_AT,
+    );
+  if (aimed) return "tense";
+  if (WARM_PHRASES.test(text) || WARM_EMOJI.test(text)) return "warm";
   return "neutral";
 }
 
 /** A message's tone: reflection's annotation when present, else {@link detectTone}. */
-export function messageTone(message: Message): Tone {
-  return message.annotations?.tone ?? detectTone(message.text);
+export function messageTone(message: Message, language: string = DEFAULT_LANGUAGE): Tone {
+  return message.annotations?.tone ?? detectTone(message.text, language);
+}
+
+/** Words that show the person's state, mood by mood, in the order they are tried. */
+const MOOD_WORDS: readonly [Mood, RegExp][] = [
+  [
+    "sick",
+    /\b(?:sick|ill|flu|fever|feverish|a cold|migraine|nauseous|throwing up|under the weather)\b|\u{1F912}|\u{1F927}/iu,
+  ],
+  [
+    "tired",
+    /\b(?:tired|exhausted|knackered|wiped(?: out)?|drained|sleepy|worn out|beat|dead on my feet|shattered|zonked|so done)\b|\u{1F971}|\u{1F634}/iu,
+  ],
+  [
+    "stressed",
+    /\b(?:stressed|stressful|overwhelmed|swamped|slammed|frazzled|under pressure|too much on my plate|drowning in)\b/i,
+  ],
+  ["nervous", /\b(?:nervous|butterflies|jittery|on edge|wish me luck)\b/i],
+  [
+    "worried",
+    /\b(?:worried|worry|worrying|anxious|anxiety|scared|afraid|freaking out|concerned)\b|\u{1F61F}|\u{1F630}/iu,
+  ],
+  [
+    "sad",
+    /\b(?:sad|down|lonely|heartbroken|crying|cried|miserable|depressed|gutted|bummed|blue)\b|\u{1F622}|\u{1F62D}|\u{1F614}|\u{1F61E}|\u{1F494}/iu,
+  ],
+  ["angry", /\b(?:angry|furious|pissed|livid|fuming|so mad|mad at)\b|\u{1F620}|\u{1F621}|\u{1F92C}/iu],
+  [
+    "upbeat",
+    /\b(?:great news|so happy|excited|thrilled|stoked|amazing day|best day|yay|woohoo|got the job|nailed it|feeling good|feel great|so proud)\b|\u{1F389}|\u{1F973}|\u{1F929}/iu,
+  ],
+  ["calm", /\b(?:relaxed|calm|peaceful|chilled|at peace|content)\b|\u{1F60C}/iu],
+];
+const MOOD_NEGATED = /\b(?:not|never|isn'?t|wasn'?t|no longer|less|don'?t|didn'?t|hardly)\s+(?:\w+\s+)?$/i;
+
+/**
+ * The person's mood as one of their messages shows it, or null when it shows none clearly
+ * ("not tired at all" shows none). Only for English text; another language's mood comes from
+ * reflection's annotation.
+ */
+export function detectMood(text: string, language: string = DEFAULT_LANGUAGE): Mood | null {
+  if (englishReading(text, language) === null) return null;
+  for (const [mood, pattern] of MOOD_WORDS) {
+    const match = pattern.exec(text);
+    if (match && !MOOD_NEGATED.test(text.slice(0, match.index))) return mood;
+  }
+  return null;
+}
+
+/** A message's mood: reflection's annotation when present, else {@link detectMood} (the person's messages only). */
+export function messageMood(message: Message, language: string = DEFAULT_LANGUAGE): Mood | null {
+  if (message.role !== "user") return null;
+  return message.annotations?.mood ?? detectMood(message.text, language);
 }
 
 /**
@@ -186,8 +279,11 @@ export function messageTone(message: Message): Tone {
  * (one curt reply outweighs pleasantries), else any warm one makes it warm. The
  * assistant's own words do not colour it; with nothing from the person it is unknown.
  */
-export function exchangeTone(exchange: readonly Message[]): ExchangeTone {
-  const tones = exchange.filter((m) => m.role === "user").map(messageTone);
+export function exchangeTone(
+  exchange: readonly Message[],
+  language: string = DEFAULT_LANGUAGE,
+): ExchangeTone {
+  const tones = exchange.filter((m) => m.role === "user").map((m) => messageTone(m, language));
   if (tones.length === 0) return "unknown";
   if (tones.includes("tense")) return "tense";
   if (tones.includes("warm")) return "warm";

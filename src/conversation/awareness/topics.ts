@@ -1,22 +1,19 @@
 import { stemmer } from "stemmer";
 import type { Message } from "../../core/message.ts";
-import { AFINN_WORDS } from "./afinn.ts";
 import type { Domain } from "./context.ts";
-import { IDIOMS, STOPWORDS, TOPIC_LEXICON } from "./lexicon.ts";
+import { IDIOMS, NOT_TOPICS, STOPWORDS, TOPIC_LEXICON } from "./lexicon.ts";
+import { DEFAULT_LANGUAGE, englishReading, englishWords, type Word } from "./reading.ts";
 
-/** Labels of subjects the lexicon does not know start with this, e.g. `other:guitar`. */
-export const FALLBACK_PREFIX = "other:";
-
-/** At most this many fallback labels per message: enough to meet again, few enough to stay quiet. */
-const MAX_FALLBACK_TOPICS = 2;
-const MIN_FALLBACK_LENGTH = 4;
+/** At most this many noun phrases per message: what it is about, not every noun in it. */
+const MAX_PHRASES = 2;
+/** Longer runs of nouns are cut to their last words (the head and what is compounded onto it). */
+const MAX_PHRASE_WORDS = 3;
 
 interface Token {
   readonly surface: string;
   readonly stem: string;
   readonly offset: number;
-  /** Capitalised in the original text while not opening a sentence: likely a name. */
-  readonly proper: boolean;
+  readonly end: number;
 }
 
 interface Hit {
@@ -31,6 +28,7 @@ const VOLUME = /\b\d+(?:[.,]\d+)?\s?(?:ml|l|liters?|litres?|oz)\b/iu;
 const stemCache = new Map<string, string>();
 const STEM_CACHE_LIMIT = 50_000;
 
+/** Porter stems are only a matching key for the lexicon; they are never shown as a label. */
 function stemOf(word: string): string {
   let stem = stemCache.get(word);
   if (stem === undefined) {
@@ -44,15 +42,9 @@ function stemOf(word: string): string {
 function tokenize(text: string): Token[] {
   const normalized = text.replace(/[\u2018\u2019]/g, "'");
   const tokens: Token[] = [];
-  let previousEnd = 0;
   for (const match of normalized.matchAll(WORD)) {
     const surface = match[0].toLowerCase().replace(/'s$/, "");
-    const offset = match.index;
-    const gap = normalized.slice(previousEnd, offset);
-    const opensSentence = tokens.length === 0 || /[.!?\n]/.test(gap);
-    const proper = !opensSentence && /^\p{Lu}/u.test(match[0]);
-    tokens.push({ surface, stem: stemOf(surface), offset, proper });
-    previousEnd = offset + match[0].length;
+    tokens.push({ surface, stem: stemOf(surface), offset: match.index, end: match.index + match[0].length });
   }
   return tokens;
 }
@@ -71,6 +63,8 @@ interface Sequence {
 const domains = new Map<string, Domain>(TOPIC_LEXICON.map((e) => [e.topic, e.domain]));
 const byStem = new Map<string, string>();
 const bySurface = new Map<string, string>();
+/** Nouns that name one thing to follow up on (an interview, a wedding): a topic of their own, within a subject. */
+const eventSubject = new Map<string, string>();
 const emoji: { topic: string; symbol: string }[] = [];
 const sequences: Sequence[] = IDIOMS.map((idiom, priority) => ({
   priority,
@@ -83,6 +77,7 @@ for (const entry of TOPIC_LEXICON) {
     if (!byStem.has(stem)) byStem.set(stem, entry.topic);
   }
   for (const word of entry.exact ?? []) bySurface.set(word, entry.topic);
+  for (const word of entry.events ?? []) eventSubject.set(word, entry.topic);
   for (const phrase of entry.phrases ?? []) {
     sequences.push({ priority: sequences.length, topic: entry.topic, stems: stems(phrase) });
   }
@@ -95,8 +90,11 @@ for (const sequence of sequences) {
   if (first === undefined) continue;
   sequencesByFirstStem.set(first, [...(sequencesByFirstStem.get(first) ?? []), sequence]);
 }
-const sentimentWords = new Set(Object.keys(AFINN_WORDS));
 const NON_ASCII = /[^\p{ASCII}]/u;
+
+function isEvent(word: string): boolean {
+  return eventSubject.has(word) || (word.endsWith("s") && eventSubject.has(word.slice(0, -1)));
+}
 
 /** Marks every unconsumed run of `sequence` as consumed and returns where each run starts. */
 function consumeRuns(tokens: readonly Token[], consumed: boolean[], sequence: readonly string[]): number[] {
@@ -110,7 +108,7 @@ function consumeRuns(tokens: readonly Token[], consumed: boolean[], sequence: re
   return starts;
 }
 
-/** Idioms first, then subjects' phrases in lexicon order, then single words, then emoji and volumes. */
+/** Idioms first, then subjects' phrases in lexicon order, then single words, then volumes. */
 function lexiconHits(text: string, tokens: readonly Token[], consumed: boolean[]): Hit[] {
   const hits: Hit[] = [];
   const candidates = new Set<Sequence>();
@@ -121,42 +119,86 @@ function lexiconHits(text: string, tokens: readonly Token[], consumed: boolean[]
     }
   }
   tokens.forEach((token, i) => {
-    if (consumed[i]) return;
+    if (consumed[i] || isEvent(token.surface)) return;
     const topic = bySurface.get(token.surface) ?? byStem.get(token.stem);
     if (topic === undefined) return;
     consumed[i] = true;
     hits.push({ topic, offset: token.offset });
   });
-  if (NON_ASCII.test(text)) {
-    for (const { topic, symbol } of emoji) {
-      const offset = text.indexOf(symbol);
-      if (offset >= 0) hits.push({ topic, offset });
-    }
-  }
   const volume = VOLUME.exec(text);
   if (volume) hits.push({ topic: "hydration", offset: volume.index });
   return hits;
 }
 
+/** Emoji say their subject in any language. */
+function emojiHits(text: string): Hit[] {
+  if (!NON_ASCII.test(text)) return [];
+  const hits: Hit[] = [];
+  for (const { topic, symbol } of emoji) {
+    const offset = text.indexOf(symbol);
+    if (offset >= 0) hits.push({ topic, offset });
+  }
+  return hits;
+}
+
+const NOUNS = new Set(["NOUN", "PROPN"]);
+
+/** A plural noun in its singular, only where the singular is plainly the same word ("clubs" → "club"). */
+function singular(word: Word): string {
+  const { lower, lemma } = word;
+  if (lemma === lower || !NOUNS.has(word.pos)) return lower;
+  const plainPlural =
+    lower === `${lemma}s` ||
+    lower === `${lemma}es` ||
+    (lemma.endsWith("y") && lower === `${lemma.slice(0, -1)}ies`);
+  return plainPlural ? lemma : lower;
+}
+
 /**
- * What an unknown subject is about: the most salient words left once function words,
- * small talk and sentiment words are set aside; names first, then longer words.
+ * Whether a word can be part of what a message is about: a noun (or name) that is not a
+ * function word, a time word, chat filler or a unit, and, when the message was too short to
+ * tell its language, one the English model knows ("vale" or "danke" are no English nouns).
  */
-function fallbackTopics(tokens: readonly Token[], consumed: readonly boolean[]): string[] {
-  const candidates = tokens.filter(
-    (t, i) =>
-      !consumed[i] &&
-      t.surface.length >= MIN_FALLBACK_LENGTH &&
-      /^\p{L}+$/u.test(t.surface) &&
-      !STOPWORDS.has(t.surface) &&
-      !sentimentWords.has(t.surface),
-  );
-  const salience = (t: Token) => (t.proper ? 100 : 0) + t.surface.length;
-  const chosen = [...candidates]
-    .sort((a, b) => salience(b) - salience(a) || a.offset - b.offset)
-    .slice(0, MAX_FALLBACK_TOPICS)
-    .sort((a, b) => a.offset - b.offset);
-  return unique(chosen.map((t) => `${FALLBACK_PREFIX}${t.stem}`));
+function topicalNoun(word: Word, next: Word | undefined, undetermined: boolean): boolean {
+  if (!NOUNS.has(word.pos)) return false;
+  if (!/^\p{L}[\p{L}'-]*$/u.test(word.text) || word.lower.length < 2) return false;
+  if (STOPWORDS.has(word.lower) || NOT_TOPICS.has(word.lower) || NOT_TOPICS.has(singular(word))) return false;
+  if (undetermined && !word.known) return false;
+  // A gerund with an object is a verb at work ("painting the hallway"), not a thing.
+  if (word.lower.endsWith("ing") && next !== undefined && ["DET", "PRON", "NOUN", "PROPN"].includes(next.pos))
+    return false;
+  return true;
+}
+
+/**
+ * What a message is about beyond the lexicon's subjects: its noun phrases as the person wrote
+ * them (runs of nouns, the head singularised: "book clubs" → "book club"). A run whose head a
+ * subject already claimed is that subject ("water bottle" is hydration); one whose modifier it
+ * claimed keeps the whole phrase ("dentist appointment"). Never a verb, never a stem.
+ */
+function nounPhrases(
+  words: readonly Word[],
+  claimed: (offset: number) => boolean,
+  undetermined: boolean,
+): Hit[] {
+  const phrases: Hit[] = [];
+  let run: Word[] = [];
+  const close = () => {
+    const kept = run.slice(-MAX_PHRASE_WORDS);
+    const head = kept[kept.length - 1];
+    const first = kept[0];
+    if (head !== undefined && first !== undefined && !claimed(head.offset)) {
+      const label = [...kept.slice(0, -1).map((w) => w.lower), singular(head)].join(" ");
+      phrases.push({ topic: label, offset: first.offset });
+    }
+    run = [];
+  };
+  words.forEach((word, i) => {
+    if (topicalNoun(word, words[i + 1], undetermined)) run.push(word);
+    else close();
+  });
+  close();
+  return phrases.slice(0, MAX_PHRASES);
 }
 
 function unique(values: readonly string[]): string[] {
@@ -164,36 +206,72 @@ function unique(values: readonly string[]): string[] {
 }
 
 /**
- * The canonical subjects of a text, in the order they appear: lexicon labels when the
- * text names an everyday subject however it is phrased (negated or not: "haven't had any
- * water" is still about hydration), else up to two `other:<stem>` labels from its most
- * salient words, so an unknown subject raised twice still meets itself.
+ * The canonical subjects of a text, in the order they appear: lexicon labels when the text
+ * names an everyday subject however it is phrased (negated or not: "haven't had any water" is
+ * still about hydration), and the noun phrases it is about in the person's words ("book club",
+ * "plant", "interview"). A text not in English gets only what its emoji say: code does not
+ * guess at words it cannot read. `language` is the conversation's, for texts too short to tell.
  */
-export function detectTopics(text: string): string[] {
+export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE): string[] {
+  const english = englishReading(text, language);
+  if (english === null) return unique(emojiHits(text).map((h) => h.topic));
   const tokens = tokenize(text);
   const consumed = tokens.map(() => false);
-  const hits = lexiconHits(text, tokens, consumed);
-  if (hits.length === 0) return fallbackTopics(tokens, consumed);
+  const hits = [...lexiconHits(text, tokens, consumed), ...emojiHits(text)];
+  const claimed = (offset: number) =>
+    tokens.some((t, i) => consumed[i] && t.offset <= offset && offset < t.end);
+  hits.push(...nounPhrases(english.words, claimed, english.undetermined));
   return unique([...hits].sort((a, b) => a.offset - b.offset).map((h) => h.topic));
 }
 
+/** Labels written before topics were noun phrases (`other:<stem>`): stems, so no longer shown. */
+const LEGACY_PREFIX = "other:";
+/** Words that only say which side of a subject a label means ("water intake", "sleep schedule"). */
+const ASPECTS = new Set(
+  "intake level levels schedule routine habit habits quality amount time check status update plan plans goal goals".split(
+    " ",
+  ),
+);
+
 /**
- * Maps any label (lexicon, fallback, or free text from reflection) onto the labels the
- * lexicon gives, so an annotated message and a detected one meet: "Water intake" is
- * hydration, "Moltbook" is other:moltbook. A label that maps onto nothing clearly stays as it is.
+ * Maps any label (lexicon, noun phrase, or reflection's free text) onto the label the code
+ * would give, so an annotated message and a read one meet. A label becomes a lexicon subject
+ * only when it IS that subject ("Water intake" is hydration; "books" is not learning): every
+ * word of it belongs to one subject, or only says which side of it. Anything else stays as
+ * written, lowered, its last word singular. Null for what is no topic (an old stem label).
  */
-export function canonicalTopic(label: string): string {
-  const cleaned = label.trim().toLowerCase();
-  if (domains.has(cleaned) || cleaned.startsWith(FALLBACK_PREFIX)) return cleaned;
-  const detected = detectTopics(cleaned);
-  const known = detected.find((t) => domains.has(t));
-  if (known !== undefined) return known;
-  return detected.length === 1 && detected[0] !== undefined ? detected[0] : cleaned;
+export function canonicalTopic(label: string): string | null {
+  const cleaned = label
+    .trim()
+    .toLowerCase()
+    .replace(/^(?:the|a|an|my|your|our|their|his|her)\s+/, "");
+  if (cleaned === "" || cleaned.startsWith(LEGACY_PREFIX)) return null;
+  if (domains.has(cleaned)) return cleaned;
+  const tokens = tokenize(cleaned);
+  const consumed = tokens.map(() => false);
+  const subjects = unique(lexiconHits(cleaned, tokens, consumed).map((h) => h.topic));
+  const rest = tokens.filter((t, i) => !consumed[i] && !ASPECTS.has(t.surface) && !STOPWORDS.has(t.surface));
+  if (subjects.length === 1 && subjects[0] !== undefined && rest.length === 0) return subjects[0];
+  const words = englishWords(cleaned);
+  const last = words.findLast((w) => /\p{L}/u.test(w.text));
+  if (last === undefined || !NOUNS.has(last.pos)) return cleaned;
+  return `${cleaned.slice(0, last.offset)}${singular(last)}${cleaned.slice(last.offset + last.text.length)}`;
+}
+
+/**
+ * The lexicon subject a label belongs to, or null: the subject itself, or the subject of the
+ * event a noun phrase names ("job interview" → work, "wedding" → social).
+ */
+export function topicSubject(topic: string): string | null {
+  if (domains.has(topic)) return topic;
+  const head = topic.split(" ").at(-1) ?? "";
+  return eventSubject.get(head) ?? null;
 }
 
 /** The domain a topic belongs to, so a change of subject can be told from a change of domain. */
 export function topicDomain(topic: string): Domain {
-  return domains.get(canonicalTopic(topic)) ?? "other";
+  const subject = topicSubject(topic);
+  return subject === null ? "other" : (domains.get(subject) ?? "other");
 }
 
 /** Every label the lexicon knows, in lexicon order. */
@@ -208,23 +286,35 @@ function messageText(message: Message): string {
 }
 
 /**
- * Topics per message object, so one build reads each message once however many
- * questions it asks of it. Keyed weakly; a message edited in place is read again.
+ * Topics per message object and conversation language, so one build reads each message once
+ * however many questions it asks of it. Keyed weakly; a message edited in place is read again.
  */
-const topicCache = new WeakMap<Message, { text: string; annotations: unknown; topics: readonly string[] }>();
+const topicCache = new WeakMap<
+  Message,
+  { text: string; annotations: unknown; language: string; topics: readonly string[] }
+>();
 
 /**
- * A message's topics: reflection's annotations when it has them (they read meaning, the
- * lexicon reads words), otherwise the lexicon's. Either way the labels are canonical.
+ * A message's topics: reflection's annotations when it has them (they read meaning, in any
+ * language), otherwise what code reads from its words. Either way the labels are canonical.
+ * `language` is the conversation's (see `conversationLanguage`), for messages too short to tell.
  */
-export function messageTopics(message: Message): readonly string[] {
+export function messageTopics(message: Message, language: string = DEFAULT_LANGUAGE): readonly string[] {
   const text = messageText(message);
   const cached = topicCache.get(message);
-  if (cached !== undefined && cached.text === text && cached.annotations === message.annotations)
+  if (
+    cached !== undefined &&
+    cached.text === text &&
+    cached.annotations === message.annotations &&
+    cached.language === language
+  )
     return cached.topics;
   const annotated = message.annotations?.topics;
-  const topics = annotated !== undefined ? unique(annotated.map(canonicalTopic)) : detectTopics(text);
-  topicCache.set(message, { text, annotations: message.annotations, topics });
+  const topics =
+    annotated !== undefined
+      ? unique(annotated.flatMap((label) => canonicalTopic(label) ?? []))
+      : detectTopics(text, language);
+  topicCache.set(message, { text, annotations: message.annotations, language, topics });
   return topics;
 }
 
@@ -250,11 +340,14 @@ function asksBySyntax(sentence: string): boolean {
 }
 
 /**
- * Whether a text asks for an answer: a question mark, a sentence shaped like a question
- * without one ("how's the water going", "did you sleep"), or a request to be told something.
+ * Whether a text asks for an answer: a question mark (in any language), or, in English, a
+ * sentence shaped like a question without one ("how's the water going", "did you sleep") or a
+ * request to be told something.
  */
-export function isQuestion(text: string): boolean {
-  if (text.includes("?") || REQUESTS.test(text)) return true;
+export function isQuestion(text: string, language: string = DEFAULT_LANGUAGE): boolean {
+  if (/[?\u00bf\uff1f]/.test(text)) return true;
+  if (englishReading(text, language) === null) return false;
+  if (REQUESTS.test(text)) return true;
   return text
     .replace(/[\u2018\u2019]/g, "'")
     .split(/[.!\n]+/)
@@ -262,11 +355,11 @@ export function isQuestion(text: string): boolean {
 }
 
 /** Whether a message asks something: reflection's annotation when present, else {@link isQuestion}. */
-export function messageIsQuestion(message: Message): boolean {
-  return message.annotations?.question ?? isQuestion(messageText(message));
+export function messageIsQuestion(message: Message, language: string = DEFAULT_LANGUAGE): boolean {
+  return message.annotations?.question ?? isQuestion(messageText(message), language);
 }
 
-/** How a topic reads in prose: lexicon labels as they are, fallback labels without their prefix. */
+/** How a topic reads in prose: lexicon subjects as they are, the person's own words in quotes. */
 export function topicName(topic: string): string {
-  return topic.startsWith(FALLBACK_PREFIX) ? `"${topic.slice(FALLBACK_PREFIX.length)}"` : topic;
+  return domains.has(topic) ? topic : `"${topic}"`;
 }

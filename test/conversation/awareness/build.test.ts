@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import {
   type AwarenessSettings,
   AwarenessSettingsError,
-  answeredTopicsSince,
   buildAwarenessContext,
   defaultAwarenessSettings,
   unansweredAskedTopics,
@@ -117,11 +116,6 @@ describe("buildAwarenessContext: the person and the conversation", () => {
       ["assistant", "2026-02-07T09:00:00Z", "Did you get a walk in today?"],
     );
     const ctx = buildAwarenessContext(messages, new Date("2026-02-07T10:00:00Z"), heartbeat);
-    expect([...answeredTopicsSince(messages, new Date("2026-02-07T08:00:00Z"))]).toEqual([
-      "sleep",
-      "hydration",
-    ]);
-    expect([...answeredTopicsSince(messages, new Date("2026-02-07T08:06:00Z"))]).toEqual([]);
     expect([...unansweredAskedTopics(ctx)]).toEqual(["movement"]);
     expect(ctx.user.topicsAddressed).toEqual(["sleep", "hydration"]);
   });

@@ -24,6 +24,7 @@ export function loadToneCorpus() {
         neutral: z.array(z.string()),
         tense: z.array(z.string()),
       }),
+      moods: z.record(z.string(), z.array(z.string())),
     })
     .parse(readJson("tones.json"));
 }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
+  detectMood,
   detectTone,
   exchangeTone,
+  messageMood,
   messageTone,
   toneScore,
 } from "../../../src/conversation/awareness/index.ts";
@@ -29,17 +31,18 @@ describe("the tone corpus", () => {
 });
 
 describe("detectTone", () => {
-  it("scores emoji the lexicon lacks, stuck to words or with variation selectors", () => {
+  it("reads tone from emoji stuck to words or with variation selectors", () => {
     expect(toneScore("thanks❤️")).toBeGreaterThan(toneScore("thanks"));
     expect(detectTone("🥰")).toBe("warm");
     expect(detectTone("🙄")).toBe("tense");
-    expect(detectTone("see you :)")).toBe("warm");
   });
 
-  it("turns a feeling round when it is negated, within the clause", () => {
-    expect(detectTone("I'm not happy about this")).toBe("tense");
-    expect(detectTone("not bad at all")).toBe("warm");
-    expect(detectTone("No problem, happy to!")).toBe("warm");
+  it("keeps the person's own bad day out of the tone: friction is aimed at the companion", () => {
+    expect(detectTone("Terrible day, everything went wrong")).toBe("neutral");
+    expect(detectTone("Exhausted. Long shift, but we closed the quarter.")).toBe("neutral");
+    expect(detectTone("sorry for the late answer, got the job!!")).toBe("neutral");
+    expect(detectTone("your questions are annoying")).toBe("tense");
+    expect(detectTone("you keep asking the same thing")).toBe("tense");
   });
 
   it("makes intensified, shouted and exclaimed feelings stronger", () => {
@@ -53,7 +56,29 @@ describe("detectTone", () => {
     expect(detectTone("fine.")).toBe("tense");
     expect(detectTone("Ok.")).toBe("tense");
     expect(detectTone("ok")).toBe("neutral");
-    expect(detectTone("ok! 😊")).toBe("warm");
+    expect(detectTone("ok thanks")).toBe("warm");
+  });
+
+  it("gives a message in another language a tone only from its emoji", () => {
+    expect(detectTone("Ya te dije que estoy bien, déjame en paz")).toBe("neutral");
+    expect(detectTone("Gracias por preguntar ❤️")).toBe("warm");
+  });
+});
+
+describe("detectMood", () => {
+  it("agrees with the mood examples, and shows none where none is clear", () => {
+    for (const [mood, texts] of Object.entries(corpus.moods)) {
+      for (const text of texts) expect(detectMood(text), text).toBe(mood === "none" ? null : mood);
+    }
+  });
+
+  it("reads a negated mood as none, and only the person's messages", () => {
+    expect(detectMood("not tired at all")).toBeNull();
+    expect(messageMood(message("assistant", "You must be exhausted"))).toBeNull();
+    const annotated = message("user", "Estoy agotada", {
+      annotations: { topics: [], question: false, tone: "neutral", mood: "tired" },
+    });
+    expect(messageMood(annotated)).toBe("tired");
   });
 });
 

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import {
+  loadTruthCorpus,
+  measureTruth,
+  TRUTH_FLOORS,
+  type TruthFigures,
+} from "../../../bench/awareness-truth.ts";
+
+/**
+ * The awareness block's facts measured against the hand-labelled corpus, so CI holds what
+ * `npm run bench -- --suite awareness-truth` reports. On the tuning part the issue's floors are
+ * asserted where the code meets them. Topic precision and shift precision are below their floors
+ * on both parts, and the held-out part (kept unread while tuning) misses several: for those the
+ * figures reached are asserted instead, so they can only go up. docs/awareness.md names each gap.
+ */
+const tuning = measureTruth(loadTruthCorpus("tuning"));
+const heldOut = measureTruth(loadTruthCorpus("held-out"));
+
+describe("the awareness-truth corpus, tuning part", () => {
+  it("shows topics only in the person's words: no stem, no normalisation, none from another language", () => {
+    expect(tuning.notTheirWords).toEqual([]);
+    expect(tuning.foreignTopics).toBe(0);
+  });
+
+  it("tells questions at the floor both ways", () => {
+    expect(tuning.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
+    expect(tuning.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
+  });
+
+  it("reads friction with the companion at the floors", () => {
+    expect(tuning.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
+    expect(tuning.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
+  });
+
+  it("never holds a follow-up the person has not answered, and still holds habit re-asks", () => {
+    expect(tuning.followUpsHeld).toEqual([]);
+    expect(tuning.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
+  });
+
+  it("keeps topic recall at its floor, and topic and shift precision where they reached (below their floors)", () => {
+    expect(tuning.topics.recall).toBeGreaterThanOrEqual(0.76);
+    expect(tuning.topics.precision).toBeGreaterThanOrEqual(0.45);
+    expect(tuning.shifts.precision).toBeGreaterThanOrEqual(0.57);
+  });
+});
+
+describe("the awareness-truth corpus, held-out part (figures reached, not tuned on)", () => {
+  const f: TruthFigures = heldOut;
+  it("shows no stem, and at most the one word-made topic of a message in another language found at the end", () => {
+    expect(f.notTheirWords).toEqual([]);
+    expect(f.foreignTopics).toBeLessThanOrEqual(1);
+  });
+
+  it("holds what it reached on questions, friction, topics, shifts and the guard", () => {
+    expect(f.questions.precision).toBeGreaterThanOrEqual(0.93);
+    expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
+    expect(f.tense.precision).toBeGreaterThanOrEqual(0.66);
+    expect(f.tense.recall).toBeGreaterThanOrEqual(0.28);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.51);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.75);
+    expect(f.shifts.precision).toBeGreaterThanOrEqual(0.75);
+    expect(f.followUpsHeld.length).toBeLessThanOrEqual(1);
+    expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
+  });
+});
+
+describe("the awareness-truth corpus as a whole", () => {
+  it("has the support the floors need: 30 tense messages, 20 shifts, 40 guard cases, 300 of the person's messages", () => {
+    const both = [loadTruthCorpus("tuning"), loadTruthCorpus("held-out")];
+    const theirs = both.flatMap((c) =>
+      c.conversations.flatMap((v) => v.messages.filter((m) => m.role === "user")),
+    );
+    expect(theirs.length).toBeGreaterThanOrEqual(300);
+    expect(
+      theirs.filter((m) => m.role === "user" && m.labels.tone === "tense").length,
+    ).toBeGreaterThanOrEqual(30);
+    expect(theirs.filter((m) => m.role === "user" && m.labels.shift === true).length).toBeGreaterThanOrEqual(
+      20,
+    );
+    expect(both.reduce((n, c) => n + c.guardCases.length, 0)).toBeGreaterThanOrEqual(40);
+  });
+});
