@@ -176,13 +176,15 @@ export const OPEN_QUESTIONS_SHOWN = 5;
 /**
  * The companion's open questions (openQuestions, oldest first) that reflection is shown beside
  * an exchange: those it does not already see in the exchange or leaving the window, the newest
- * OPEN_QUESTIONS_SHOWN of them.
+ * OPEN_QUESTIONS_SHOWN of them; none beside an exchange without a message of the person's (a
+ * check-in), since only theirs can answer them.
  */
 export function questionsToShow(
   open: readonly Message[],
   exchange: readonly Message[],
   evicting: readonly Message[],
 ): Message[] {
+  if (!exchange.some((m) => m.role === "user")) return [];
   const shown = new Set([...exchange, ...evicting].map((m) => m.id));
   return open.filter((m) => !shown.has(m.id)).slice(-OPEN_QUESTIONS_SHOWN);
 }

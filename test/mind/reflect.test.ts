@@ -464,6 +464,25 @@ describe("what a message answers", () => {
     expect(shown).toContain(`<leaving_window>\n[${open[6]?.id}]`);
   });
 
+  it("shows no open questions beside a check-in, which cannot answer them", async () => {
+    const { reply } = await questionsThenExchange();
+    clock.advanceMinutes(60);
+    const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
+    const checkin = await log.append({
+      role: "assistant",
+      trigger: "heartbeat",
+      text: "Any news?",
+      channel: "telegram",
+    });
+    const w = await world();
+    await w.reflector.enqueue({ messageIds: [checkin.id], trigger: "heartbeat" });
+    api.enqueue(toolReply("update_mind", {}));
+    await w.reflector.runPending();
+    const shown = lastUserText(api.requests[0]?.body as never);
+    expect(shown).not.toContain("<open_questions>");
+    expect(shown).not.toContain(reply.id);
+  });
+
   it("stores what a message answers when it is a shown message, drops an id not shown and applies the rest", async () => {
     const { open, person, reply } = await questionsThenExchange();
     const w = await world();
