@@ -15,7 +15,6 @@ import {
   knownTopics,
   messageIsQuestion,
   messageTopics,
-  topicDomain,
 } from "./awareness/topics.ts";
 
 /**
@@ -117,7 +116,8 @@ function isAbout(message: Message, topics: readonly string[], decided?: string):
 const HABIT_WORDS: Readonly<Record<string, RegExp>> = {
   hydration:
     /\b(?:water|hydrat\w*|drank|agua|água|wasser|eau|acqua|botella|bouteille|flasche|bottiglia|garrafa|bebido|getrunken|bu|bois|bevuto)\b/iu,
-  sleep: /\b(?:sleep\w*|slept|dorm\w*|sueño|schlaf\w*|geschlafen|sommeil|sonno|sono)\b/iu,
+  sleep:
+    /\b(?:sleep\w*|slept|good ?night|bed|dorm\w*|sueño|schlaf\w*|geschlafen|sommeil|sonno|sono|buenas noches|gute nacht|bonne nuit)\b/iu,
   food: /\b(?:lunch|breakfast|dinner|ate|eaten|comido|comí|almuerzo|desayuno|cena|gegessen|essen|mittag\w*|frühstück|abendessen|mangé|déjeuner|dîner|pranzo|colazione|almoço|jantar)\b/iu,
   movement:
     /\b(?:gym|walk\w*|run|ran|workout|steps|caminar|camin\w+|paseo|gimnasio|correr|spazier\w*|gelaufen|joggen|training|promenade|marche|couru|palestra|corsa|caminhada|academia)\b/iu,
@@ -131,11 +131,13 @@ function habitOf(text: string): string | null {
   return null;
 }
 
-/** Whether the check-in asks about a daily habit, whose status is news once a day. */
-function isHabit(decidedTopic: string, topics: readonly string[]): boolean {
-  return (
-    habitOf(decidedTopic) !== null || topics.some((t) => KNOWN_TOPICS.has(t) && topicDomain(t) === "habits")
-  );
+/**
+ * Whether the check-in asks how something ongoing stands (a habit, or a whole subject such as
+ * work or family: "how's work going?"), which a status the person gave today answers; otherwise
+ * it follows up one thing (an interview, the landlord), which only how it went answers.
+ */
+function asksStatus(decidedTopic: string, topics: readonly string[]): boolean {
+  return habitOf(decidedTopic) !== null || topics.every((t) => KNOWN_TOPICS.has(t));
 }
 
 /** Words of intention without a report: "will drink more later" says nothing about today yet. */
@@ -144,9 +146,13 @@ const INTENTION =
 const REPORT =
   /\b(?:did|done|had|have had|already|finished|sorted|drank|ate|slept|went|walked|ran|took|taken|got|been|was|were|skipped|missed|forgot|nailed|passed|over)\b/i;
 
-/** Whether a message of the person's reports how something stands, rather than only planning it. */
-function reportsStatus(text: string): boolean {
-  return REPORT.test(text) || !INTENTION.test(text);
+/** An intention ("will drink more later") holds the subject this long: asking right after it is nagging. */
+const INTENTION_HOLDS_MS = 2 * 3_600_000;
+
+/** Whether a message of the person's says how something stands at `nowMs`, rather than only planning it. */
+function reportsStatus(message: Message, nowMs: number): boolean {
+  if (REPORT.test(message.text) || !INTENTION.test(message.text)) return true;
+  return nowMs - Date.parse(message.ts) < INTENTION_HOLDS_MS;
 }
 
 /** How it went, not only that it happened: "went great", "doc says it's a sprain", "got the job". */
@@ -199,8 +205,8 @@ interface Answer {
   readonly why: (topic: string) => string;
 }
 
-/** A habit is answered by a status the person gave today, within the window, or by their answer when asked. */
-function habitAnswer(
+/** A status question is answered by a status the person gave today, within the window, or by their answer when asked. */
+function statusAnswer(
   log: readonly Message[],
   decidedTopic: string,
   topics: readonly string[],
@@ -216,7 +222,7 @@ function habitAnswer(
     const m = log[i];
     if (m === undefined || Date.parse(m.ts) < from) break;
     if (m.role !== "user") continue;
-    if (about(m) && !isQuestion(m.text) && reportsStatus(m.text))
+    if (about(m) && !isQuestion(m.text) && reportsStatus(m, nowMs))
       return { message: m, why: (topic) => `said how ${topic} stands today` };
     const asked = log.slice(0, i).findLast((e) => e.role === "assistant");
     if (asked !== undefined && about(asked) && messageIsQuestion(asked) && answers(m, asked, log))
@@ -282,8 +288,8 @@ export function guardTopic(
   const sinceMs = nowMs - hours * 3_600_000;
   const zone = awareness.timezone;
 
-  const answer = isHabit(named, topics)
-    ? habitAnswer(visible, named, topics, sinceMs, zone, nowMs)
+  const answer = asksStatus(named, topics)
+    ? statusAnswer(visible, named, topics, sinceMs, zone, nowMs)
     : followUpAnswer(visible, theirs, named, topics, sinceMs, zone);
   if (answer !== null) {
     const ago = formatDuration(elapsedMinutes(Date.parse(answer.message.ts), nowMs));
