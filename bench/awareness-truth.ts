@@ -163,7 +163,9 @@ function labelsMatch(predicted: string, gold: string): boolean {
 /** Whether every word of a label is a word of the text (singular or plural). */
 function inTheirWords(label: string, text: string): boolean {
   if (SUBJECTS.has(label)) return true;
-  const words = new Set(text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? []);
+  const words = new Set(
+    (text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? []).map((w) => w.replace(/^'+|'+$/g, "")),
+  );
   const plurals = (w: string) => [w, `${w}s`, `${w}es`, `${w}'s`, w.replace(/y$/, "ies")];
   return label.split(" ").every((w) => plurals(w).some((form) => words.has(form)));
 }

@@ -145,7 +145,6 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "pilates",
       "cardio",
       "treadmill",
-      "weights",
       "run",
       "runner",
       "5k",
@@ -157,40 +156,20 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
   {
     topic: "mood",
     domain: "reflective",
-    words: [
-      "mood",
-      "feel",
-      "feelings",
-      "emotion",
-      "happy",
-      "sad",
-      "anxious",
-      "anxiety",
-      "stress",
-      "stressed",
-      "upset",
-      "lonely",
-      "overwhelmed",
-      "frustrated",
-      "angry",
-      "excited",
-      "grateful",
-      "depressed",
-      "worried",
-      "worry",
-      "nervous",
-      "calm",
-      "cheerful",
-      "vibe",
-      "vibes",
-      "bummed",
-      "gloomy",
-      "motivated",
-      "unmotivated",
-      "irritable",
+    // The person's feelings are a fact of their own (mood, in tone.ts); as a subject of talk,
+    // only when the talk is about how they feel.
+    words: ["mood", "feelings", "emotions", "headspace"],
+    phrases: [
+      "how are you feeling",
+      "how do you feel",
+      "how you feel",
+      "how you're feeling",
+      "mental health",
+      "head space",
+      "good place",
+      "rough day",
+      "bad day",
     ],
-    exact: ["spirits"],
-    phrases: ["rough day", "bad day", "good place", "head space", "headspace"],
     emoji: ["😔", "😞", "😢", "😭", "🥲", "😟", "😰"],
   },
   {
@@ -489,6 +468,8 @@ export const IDIOMS: readonly string[] = [
   "sleep well",
   "sweet dreams",
   "good morning",
+  "in the mood",
+  "feel like",
 ];
 
 /**
@@ -531,5 +512,8 @@ export const NOT_TOPICS: ReadonlySet<string> = new Set(
   dude man bro girl hun babe buddy mate sense point fact case chance news update luck fun mess deal shape mode
   list top end nothing anything something everything answer reply text lot lots bit kind sort type ton tons
   bunch couple half way thing things stuff people person sorry ok okay yes no yeah nope haha hahaha hehe
-  wow cool nice love hr hrs mile miles km kg lb lbs oz min ish tmrw tmr ikr omw`.split(/\s+/),
+  wow cool nice love hr hrs mile miles km kg lb lbs oz min ish tmrw tmr ikr omw tho aaand idiot genius adult life
+  wait jeez oye yolo face chest stomach brain leg legs elbow hand hands head eyes arm arms shoulder neck`.split(
+    /\s+/,
+  ),
 );

@@ -222,36 +222,76 @@ export function messageTone(message: Message, language: string = DEFAULT_LANGUAG
   return message.annotations?.tone ?? detectTone(message.text, language);
 }
 
-/** Words that show the person's state, mood by mood, in the order they are tried. */
-const MOOD_WORDS: readonly [Mood, RegExp][] = [
-  [
-    "sick",
-    /\b(?:sick|ill|flu|fever|feverish|a cold|migraine|nauseous|throwing up|under the weather)\b|\u{1F912}|\u{1F927}/iu,
-  ],
-  [
-    "tired",
-    /\b(?:tired|exhausted|knackered|wiped(?: out)?|drained|sleepy|worn out|beat|dead on my feet|shattered|zonked|so done)\b|\u{1F971}|\u{1F634}/iu,
-  ],
-  [
-    "stressed",
-    /\b(?:stressed|stressful|overwhelmed|swamped|slammed|frazzled|under pressure|too much on my plate|drowning in)\b/i,
-  ],
-  ["nervous", /\b(?:nervous|butterflies|jittery|on edge|wish me luck)\b/i],
-  [
-    "worried",
-    /\b(?:worried|worry|worrying|anxious|anxiety|scared|afraid|freaking out|concerned)\b|\u{1F61F}|\u{1F630}/iu,
-  ],
-  [
-    "sad",
-    /\b(?:sad|down|lonely|heartbroken|crying|cried|miserable|depressed|gutted|bummed|blue)\b|\u{1F622}|\u{1F62D}|\u{1F614}|\u{1F61E}|\u{1F494}/iu,
-  ],
-  ["angry", /\b(?:angry|furious|pissed|livid|fuming|so mad|mad at)\b|\u{1F620}|\u{1F621}|\u{1F92C}/iu],
-  [
-    "upbeat",
-    /\b(?:great news|so happy|excited|thrilled|stoked|amazing day|best day|yay|woohoo|got the job|nailed it|feeling good|feel great|so proud)\b|\u{1F389}|\u{1F973}|\u{1F929}/iu,
-  ],
-  ["calm", /\b(?:relaxed|calm|peaceful|chilled|at peace|content)\b|\u{1F60C}/iu],
+/**
+ * Words that show the person's own state, mood by mood, in the order they are tried. Plain
+ * adjectives count only said of themselves ("I'm so tired", "feeling low", or opening the
+ * message: "Exhausted."), since "a sad pretzel" or "people cried" is no mood of theirs; the
+ * phrases and emoji count anywhere.
+ */
+const MOODS: readonly { mood: Mood; said: string; anywhere: RegExp }[] = [
+  {
+    mood: "sick",
+    said: "sick|ill|feverish|nauseous|sick as a dog",
+    anywhere:
+      /\b(?:(?:got|getting|coming down with) (?:the |a )?(?:flu|cold)|have (?:a|the) (?:cold|flu|fever)|a fever|migraine|throwing up|under the weather)\b|\u{1F912}|\u{1F927}/iu,
+  },
+  {
+    mood: "tired",
+    said: "tired|exhausted|knackered|wiped(?: out)?|drained|sleepy|worn out|wrecked|shattered|zonked",
+    anywhere: /\b(?:dead on my feet|running on (?:fumes|empty)|so tired|bone tired)\b|\u{1F971}/iu,
+  },
+  {
+    mood: "stressed",
+    said: "stressed|overwhelmed|swamped|slammed|frazzled|under pressure",
+    anywhere: /\b(?:so stressed|too much on my plate|drowning in|stressing (?:out|about))\b/i,
+  },
+  {
+    mood: "nervous",
+    said: "nervous|jittery|on edge|terrified",
+    anywhere: /\b(?:wish me luck|butterflies|stomach in knots|so nervous)\b/i,
+  },
+  {
+    mood: "worried",
+    said: "worried|anxious|scared|afraid|concerned|freaking out|panicking",
+    anywhere: /\b(?:i'?m worried|so worried|worried (?:about|that|sick))\b|\u{1F61F}|\u{1F630}/iu,
+  },
+  {
+    mood: "sad",
+    said: "sad|down|low|lonely|heartbroken|miserable|depressed|gutted|bummed|blue|crushed",
+    anywhere:
+      /\b(?:feel(?:ing)? (?:like )?crap|broke my heart|want to cry|been crying|i miss (?:her|him|them|my \w+) so much)\b|\u{1F622}|\u{1F494}/iu,
+  },
+  {
+    mood: "angry",
+    said: "angry|furious|pissed(?: off)?|livid|fuming|so mad|mad",
+    anywhere:
+      /\b(?:i could scream|so angry|makes me (?:so )?(?:mad|angry))\b|\u{1F620}|\u{1F621}|\u{1F92C}/iu,
+  },
+  {
+    mood: "upbeat",
+    said: "happy|excited|thrilled|stoked|proud|over the moon|on top of the world",
+    anywhere:
+      /\b(?:great news|so happy|so excited|best day|yay|woohoo|got the job|nailed it|unreasonably proud|so proud)\b|\u{1F389}|\u{1F973}|\u{1F929}/iu,
+  },
+  {
+    mood: "calm",
+    said: "relaxed|calm|peaceful|chilled|at peace|content",
+    anywhere: /\u{1F60C}/u,
+  },
 ];
+
+/** "I'm so tired", "feeling low", "am exhausted", or the word opening the message ("Exhausted."). */
+function saidOfThemselves(words: string): RegExp {
+  return new RegExp(
+    `(?:^|[.!?]\\s*)(?:so |really |very |super |totally |completely )?(?:${words})(?=\\s*(?:[.,!\u2026]|$|after\\b|from\\b|with\\b|today\\b|again\\b|tonight\\b))|\\b(?:i'?m|i am|im|i feel|feeling|feel|am|got|getting|still) (?:(?:so|really|very|super|a bit|kinda|pretty|totally|completely|just|absolutely|a little|quite) )*(?:${words})\\b`,
+    "i",
+  );
+}
+const MOOD_PATTERNS = MOODS.map((m) => ({
+  mood: m.mood,
+  said: saidOfThemselves(m.said),
+  anywhere: m.anywhere,
+}));
 const MOOD_NEGATED = /\b(?:not|never|isn'?t|wasn'?t|no longer|less|don'?t|didn'?t|hardly)\s+(?:\w+\s+)?$/i;
 
 /**
@@ -261,9 +301,10 @@ const MOOD_NEGATED = /\b(?:not|never|isn'?t|wasn'?t|no longer|less|don'?t|didn'?
  */
 export function detectMood(text: string, language: string = DEFAULT_LANGUAGE): Mood | null {
   if (englishReading(text, language) === null) return null;
-  for (const [mood, pattern] of MOOD_WORDS) {
-    const match = pattern.exec(text);
-    if (match && !MOOD_NEGATED.test(text.slice(0, match.index))) return mood;
+  const normalized = text.replace(/[\u2018\u2019]/g, "'").trim();
+  for (const { mood, said, anywhere } of MOOD_PATTERNS) {
+    const match = said.exec(normalized) ?? anywhere.exec(normalized);
+    if (match && !MOOD_NEGATED.test(normalized.slice(0, match.index))) return mood;
   }
   return null;
 }

@@ -22,7 +22,7 @@ interface Hit {
 }
 
 const WORD = /[\p{L}\p{N}]+(?:'[\p{L}]+)*/gu;
-const VOLUME = /\b\d+(?:[.,]\d+)?\s?(?:ml|l|liters?|litres?|oz)\b/iu;
+const VOLUME = /\b\d+(?:[.,]\d+)?\s?(?:ml|l|liters?|litres?|fl oz)\b/iu;
 
 /** Stems per word: chat reuses a small vocabulary, so most words are stemmed once per process. */
 const stemCache = new Map<string, string>();
@@ -164,6 +164,8 @@ function topicalNoun(word: Word, next: Word | undefined, undetermined: boolean):
   if (!/^\p{L}[\p{L}'-]*$/u.test(word.text) || word.lower.length < 2) return false;
   if (STOPWORDS.has(word.lower) || NOT_TOPICS.has(word.lower) || NOT_TOPICS.has(singular(word))) return false;
   if (undetermined && !word.known) return false;
+  // A short word the English model does not know is chat shorthand ("af", "rps"), not a name.
+  if (!word.known && word.lower.length <= 3 && word.text === word.lower) return false;
   // A gerund with an object is a verb at work ("painting the hallway"), not a thing.
   if (word.lower.endsWith("ing") && next !== undefined && ["DET", "PRON", "NOUN", "PROPN"].includes(next.pos))
     return false;
@@ -180,25 +182,88 @@ function nounPhrases(
   words: readonly Word[],
   claimed: (offset: number) => boolean,
   undetermined: boolean,
-): Hit[] {
+): { phrases: Hit[]; overruled: Set<number> } {
   const phrases: Hit[] = [];
+  const overruled = new Set<number>();
   let run: Word[] = [];
+  let start = 0;
   const close = () => {
     const kept = run.slice(-MAX_PHRASE_WORDS);
     const head = kept[kept.length - 1];
     const first = kept[0];
-    if (head !== undefined && first !== undefined && !claimed(head.offset)) {
+    const incidental = isCircumstance(words, start) || isBareGerund(kept) || isCounted(words, start);
+    // A subject's word heading a compound of other nouns is not that subject: a "test run" is no
+    // exercise, the "data slides" no work in general.
+    const ownModifier = kept.slice(0, -1).some((w) => !claimed(w.offset));
+    if (head !== undefined && first !== undefined && !incidental && (!claimed(head.offset) || ownModifier)) {
       const label = [...kept.slice(0, -1).map((w) => w.lower), singular(head)].join(" ");
       phrases.push({ topic: label, offset: first.offset });
+      if (claimed(head.offset)) overruled.add(head.offset);
     }
     run = [];
   };
   words.forEach((word, i) => {
-    if (topicalNoun(word, words[i + 1], undetermined)) run.push(word);
-    else close();
+    if (topicalNoun(word, words[i + 1], undetermined)) {
+      if (run.length === 0) start = i;
+      run.push(word);
+    } else close();
   });
   close();
-  return phrases.slice(0, MAX_PHRASES);
+  return { phrases: phrases.slice(0, MAX_PHRASES), overruled };
+}
+
+/** A counted noun is a measure ("80 pages left", "4 yrs", "3 miles"), not what the message is about. */
+function isCounted(words: readonly Word[], index: number): boolean {
+  const before = words[index - 1];
+  return before !== undefined && (before.pos === "NUM" || /^\d/.test(before.text));
+}
+
+/** Whether the word at `offset` is only a comparison ("you sound like my mom", "slept like a baby"). */
+function comparedTo(words: readonly Word[], offset: number): boolean {
+  const index = words.findIndex((w) => w.offset === offset);
+  for (let i = index - 1; i >= 0; i -= 1) {
+    const word = words[i];
+    if (word === undefined) return false;
+    if (["ADJ", "NUM", "DET", "PRON", "PART"].includes(word.pos)) continue;
+    return word.pos === "ADP" && word.lower === "like";
+  }
+  return false;
+}
+
+/** Prepositions that set a scene ("at my desk", "on the floor", "with my kid") rather than a subject. */
+const CIRCUMSTANCE = new Set(
+  "at on like with near over around under by behind across through into onto inside outside past beside".split(
+    " ",
+  ),
+);
+
+/** Whether the noun phrase starting at `index` is the object of a scene-setting preposition. */
+function isCircumstance(words: readonly Word[], index: number): boolean {
+  for (let i = index - 1; i >= 0; i -= 1) {
+    const word = words[i];
+    if (word === undefined) return false;
+    if (["ADJ", "NUM", "DET", "PRON", "PART"].includes(word.pos)) continue;
+    // "news on moltbook", "work on the deck": after a noun the preposition says what about.
+    const before = words[i - 1];
+    const afterNoun = before !== undefined && (before.pos === "NOUN" || before.pos === "PROPN");
+    return word.pos === "ADP" && CIRCUMSTANCE.has(word.lower) && !(afterNoun && word.lower === "on");
+  }
+  return false;
+}
+
+/** Nouns in -ing that name a thing, not an act ("wedding", "meeting"); other bare gerunds are verbs at work. */
+const THING_IN_ING = new Set(
+  "wedding meeting building ceiling clothing housing training painting thing something evening morning feeling".split(
+    " ",
+  ),
+);
+
+/** A one-word phrase in -ing ("crying", "sitting", "fixing") names an act, not a thing. */
+function isBareGerund(phrase: readonly Word[]): boolean {
+  const [only] = phrase;
+  return (
+    phrase.length === 1 && only !== undefined && only.lower.endsWith("ing") && !THING_IN_ING.has(only.lower)
+  );
 }
 
 function unique(values: readonly string[]): string[] {
@@ -217,11 +282,12 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   if (english === null) return unique(emojiHits(text).map((h) => h.topic));
   const tokens = tokenize(text);
   const consumed = tokens.map(() => false);
-  const hits = [...lexiconHits(text, tokens, consumed), ...emojiHits(text)];
+  const subjects = [...lexiconHits(text, tokens, consumed), ...emojiHits(text)];
   const claimed = (offset: number) =>
     tokens.some((t, i) => consumed[i] && t.offset <= offset && offset < t.end);
-  hits.push(...nounPhrases(english.words, claimed, english.undetermined));
-  return unique([...hits].sort((a, b) => a.offset - b.offset).map((h) => h.topic));
+  const { phrases, overruled } = nounPhrases(english.words, claimed, english.undetermined);
+  const kept = subjects.filter((hit) => !overruled.has(hit.offset) && !comparedTo(english.words, hit.offset));
+  return unique([...kept, ...phrases].sort((a, b) => a.offset - b.offset).map((h) => h.topic));
 }
 
 /** Labels written before topics were noun phrases (`other:<stem>`): stems, so no longer shown. */
