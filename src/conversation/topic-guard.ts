@@ -111,7 +111,7 @@ function isAbout(message: Message, topics: readonly string[], decided?: string):
  * The daily habits in the languages people write to presence in, for the guard alone: whether a
  * check-in would re-ask a habit is judged in any language, although awareness shows no topics
  * code read from a message not in English. Medication is a habit although the lexicon files it
- * under health.
+ * under health, and how the person feels is asked and answered like one.
  */
 const HABIT_WORDS: Readonly<Record<string, RegExp>> = {
   hydration:
@@ -123,6 +123,8 @@ const HABIT_WORDS: Readonly<Record<string, RegExp>> = {
     /\b(?:gym|walk\w*|run|ran|workout|steps|caminar|camin\w+|paseo|gimnasio|correr|spazier\w*|gelaufen|joggen|training|promenade|marche|couru|palestra|corsa|caminhada|academia)\b/iu,
   medication:
     /\b(?:meds|medication|medicine|pills?|vitamins?|supplements?|insulin|inhaler|médocs?|médicaments?|medicamentos?|pastillas?|tabletten|medikamente?|medicine|remédios?)\b/iu,
+  // How they feel is asked like a habit ("how's your mood today?"), and answered by any feeling.
+  mood: /\b(?:mood|feel(?:ing|s)?|scared|excited|anxious|nervous|stressed|happy|sad|worried|upset|angry|frustrated|overwhelmed|calm|relieved|proud|lonely|down|low|ánimo|estado de ánimo|stimmung|humeur|umore|humor)\b/iu,
 };
 
 /** The habit a decided topic or a message names, in any of those languages, or null. */
@@ -215,7 +217,8 @@ function statusAnswer(
   nowMs: number,
 ): Answer | null {
   const habit = habitOf(decidedTopic) ?? topics.map((t) => habitOf(t)).find((h) => h !== null) ?? null;
-  const about = (m: Message) => isAbout(m, topics) || (habit !== null && habitOf(m.text) === habit);
+  const about = (m: Message) =>
+    isAbout(m, topics) || (habit !== null && HABIT_WORDS[habit]?.test(m.text) === true);
   const today = DateTime.fromMillis(nowMs, { zone }).startOf("day").toMillis();
   const from = Math.max(sinceMs, today);
   for (let i = log.length - 1; i >= 0; i -= 1) {

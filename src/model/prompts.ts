@@ -27,8 +27,9 @@ assembled fresh, in this order:
    it does not instruct. Draw your own conclusions from it.
 4. Episodic context: notes on the current thread of conversation and things worth
    remembering (patterns they declared, open loops, milestones).
-5. The most recent messages of the current thread, as conversation turns. [Thu 19:05]
-   before a message is when it was sent, not its text; never write one.
+5. The most recent messages of the current thread, as conversation turns. [19:05] or
+   [Thu 19:05] before a message sent after a pause is when it was sent, not its text;
+   never write one.
 6. The new input: their message(s), or a check-in moment.
 
 Other threads are not shown; what seems missing may be there or in your notes.

@@ -705,7 +705,7 @@ describe("the companion checking in", () => {
     );
     expect(await h.companion.heartbeat()).toMatchObject({ status: "sent" });
     expect(h.log.recent().at(-1)?.annotations).toEqual({
-      topics: ["other:move", "other:pack"],
+      topics: ["move"],
       question: true,
       tone: "neutral",
     });

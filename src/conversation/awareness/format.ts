@@ -88,7 +88,8 @@ function theirActivity(ctx: AwarenessContext, nowMs: number): string[] {
     lines.push(`- Replies to your ${plural(self.messagesSent.length, "message")} since: none`);
   if (user.topicsAddressed.length > 0)
     lines.push(`- Topics they addressed recently: ${topicList(user.topicsAddressed)}`);
-  lines.push(`- Engagement: ${user.engagementLevel}`);
+  const topic = ctx.conversationState.currentTopic;
+  if (topic) lines.push(`- Latest topic: ${topicName(topic)}`);
   return lines;
 }
 

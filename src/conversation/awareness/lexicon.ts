@@ -392,7 +392,7 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
     exact: ["course", "courses"],
     phrases: ["online course"],
     emoji: ["📚", "📖", "🎓", "✏"],
-    events: ["exam", "test", "recital", "audition", "thesis"],
+    events: ["exam", "recital", "audition", "thesis"],
   },
   {
     topic: "rest",

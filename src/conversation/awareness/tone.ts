@@ -283,7 +283,7 @@ const MOODS: readonly { mood: Mood; said: string; anywhere: RegExp }[] = [
 /** "I'm so tired", "feeling low", "am exhausted", or the word opening the message ("Exhausted."). */
 function saidOfThemselves(words: string): RegExp {
   return new RegExp(
-    `(?:^|[.!?]\\s*)(?:so |really |very |super |totally |completely )?(?:${words})(?=\\s*(?:[.,!\u2026]|$|after\\b|from\\b|with\\b|today\\b|again\\b|tonight\\b))|\\b(?:i'?m|i am|im|i feel|feeling|feel|am|got|getting|still) (?:(?:so|really|very|super|a bit|kinda|pretty|totally|completely|just|absolutely|a little|quite) )*(?:${words})\\b`,
+    `(?:^|[.!?]\\s*)(?:so |really |very |super |totally |completely )?(?:${words})(?=\\s*(?:[.,!\u2026]|$|and\\b|after\\b|from\\b|with\\b|today\\b|again\\b|tonight\\b))|\\b(?:i'?m|i am|im|i feel|feeling|feel|am|got|getting|still) (?:(?:so|really|very|super|a bit|kinda|pretty|totally|completely|just|absolutely|a little|quite) )*(?:${words})\\b`,
     "i",
   );
 }

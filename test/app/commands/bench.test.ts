@@ -109,6 +109,6 @@ describe("presence bench", () => {
     const result = await runInProcess(["bench", "--suite", "nope"]);
     expect(result.code).toBe(2);
     expect(lines(result.stderr)).toHaveLength(1);
-    expect(result.stderr).toMatch(/no suite named "nope" \(suites: awareness, store[,)]/);
+    expect(result.stderr).toMatch(/no suite named "nope" \(suites: awareness, awareness-truth, store[,)]/);
   });
 });
