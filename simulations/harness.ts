@@ -1,8 +1,14 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CoreConfig, loadCoreConfig } from "../src/app/config.ts";
-import { buildCommandHandlers, buildCompanion, type Runtime } from "../src/app/main.ts";
+import {
+  buildCommandHandlers,
+  buildCompanion,
+  type CoreConfig,
+  loadCoreConfig,
+  openRuntime,
+  type Runtime,
+} from "../src/app/runtime.ts";
 import type { CommandHandlers } from "../src/channels/command-handlers.ts";
 import { commandOf } from "../src/channels/commands.ts";
 import type { Companion, HeartbeatOutcome } from "../src/companion/companion.ts";
@@ -18,12 +24,7 @@ import { type ModelAnswer, ModelClient } from "../src/model/llm.ts";
 import { loadPersona } from "../src/model/persona.ts";
 import { protocolAndPersona } from "../src/model/prompts.ts";
 import type { ModelConfig } from "../src/model/settings.ts";
-import { acquireDataLock } from "../src/store/lock.ts";
-import { MessageLog } from "../src/store/messages.ts";
-import { MindStore } from "../src/store/mind.ts";
-import { NotesStore } from "../src/store/notes.ts";
-import { SentFiles } from "../src/store/sent-files.ts";
-import { Trace } from "../src/store/trace.ts";
+import type { MindStore } from "../src/store/mind.ts";
 import type { BaselinePrompt } from "./baselines.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
 import { checkExpectations, computeMetrics, type ExpectationResult } from "./metrics.ts";
@@ -195,26 +196,10 @@ class SimulationRun {
       ...options.model.config,
       answeredTopicHours: scenario.settings.answeredTopicHours ?? options.model.config.answeredTopicHours,
     };
-    const lock = await acquireDataLock(dataDir, "simulation", clock);
-    const messages = await MessageLog.open({ dataDir, clock, timeZone: core.timezone, logger });
-    const mind = await MindStore.open(dataDir, clock);
-    await seedMemory(mind, scenario, plan.start);
     const calls: CallRecord[] = [];
     const llm = new TappedModelClient(model, clock, calls);
-    const runtime: Runtime = {
-      core,
-      model,
-      clock,
-      timers,
-      logger,
-      lock,
-      messages,
-      mind,
-      notes: new NotesStore({ dataDir }),
-      files: new SentFiles({ dataDir }),
-      trace: new Trace({ dataDir, clock }),
-      llm,
-    };
+    const runtime = await openRuntime({ core, model, purpose: "simulation", clock, timers, logger, llm });
+    await seedMemory(runtime.mind, scenario, plan.start);
     const port = new RecordingPort();
     const companion = buildCompanion(runtime, port, { defaultChannel: "simulation" });
     const followedZones: string[] = [];

@@ -1,7 +1,7 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadModelConfig } from "../src/app/config.ts";
+import { loadModelConfig } from "../src/app/runtime.ts";
 import { SettableClock, systemClock } from "../src/core/clock.ts";
 import { ModelClient } from "../src/model/llm.ts";
 import { startMessagesApiFake } from "../testkit/messages-api.ts";

@@ -1,22 +1,24 @@
 import { existsSync } from "node:fs";
+import { benchCommand } from "../bench/command.ts";
+import { simulateCommand } from "../simulations/command.ts";
 import { awarenessCommand } from "./app/commands/awareness.ts";
-import { benchCommand } from "./app/commands/bench.ts";
 import { chatCommand } from "./app/commands/chat.ts";
 import { type Command, type CommandIO, parseCommandArgs, UsageError } from "./app/commands/command.ts";
 import { heartbeatCheckCommand } from "./app/commands/heartbeat-check.ts";
 import { injectCommand } from "./app/commands/inject.ts";
 import { setupCommand } from "./app/commands/setup.ts";
-import { simulateCommand } from "./app/commands/simulate.ts";
 import { startCommand } from "./app/commands/start.ts";
 import { statusCommand } from "./app/commands/status.ts";
 import { traceCommand } from "./app/commands/trace.ts";
 import { ConfigError } from "./app/config.ts";
-import { DataLockedError } from "./store/lock.ts";
+import { DataLockedError } from "./app/runtime.ts";
 
 /**
- * The `presence` command line: `npm run -s cli -- <command>`. Commands live in
- * src/app/commands, one file each; this file only dispatches and turns known failures
- * into one readable line and an exit code (2 for usage and configuration mistakes).
+ * The `presence` command line: `npm run -s cli -- <command>`, the one room above app,
+ * simulations and bench. Commands live in src/app/commands, one file each, except the two
+ * that live beside the code they run (simulations/command.ts, bench/command.ts); this file
+ * only dispatches and turns known failures into one readable line and an exit code (2 for
+ * usage and configuration mistakes).
  */
 
 /**

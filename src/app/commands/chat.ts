@@ -2,7 +2,7 @@ import { CliOutbound, runCliChat } from "../../channels/cli.ts";
 import { systemClock, systemTimers } from "../../core/clock.ts";
 import { createLogger } from "../../core/log.ts";
 import { loadConfigParts, loadCoreConfig, loadModelConfig } from "../config.ts";
-import { buildCommandHandlers, buildCompanion, exportsDir, openRuntime } from "../main.ts";
+import { buildCommandHandlers, buildCompanion, exportsDir, openRuntime } from "../runtime.ts";
 import { defineCommand } from "./command.ts";
 
 /**

@@ -18,7 +18,8 @@ export interface CommandIO {
 
 /**
  * One subcommand of the `presence` command line. Each lives in its own file under
- * src/app/commands and is listed in src/cli.ts; run() returns the exit code.
+ * src/app/commands (simulate and bench beside the code they run) and is listed in
+ * src/cli.ts; run() returns the exit code.
  */
 export interface Command<O extends Options = Options> {
   name: string;

@@ -1,10 +1,9 @@
 import { relative } from "node:path";
-import { loadScenarios, progressLine, runBatch, summaryTable } from "../../../simulations/run.ts";
-import { ScenarioError } from "../../../simulations/scenario.ts";
-import { plural } from "../../core/text.ts";
-import { modelPrice, UnpricedModelError } from "../../model/prices.ts";
-import { loadModelConfig } from "../config.ts";
-import { defineCommand, UsageError } from "./command.ts";
+import { defineCommand, loadModelConfig, UsageError } from "../src/app/runtime.ts";
+import { plural } from "../src/core/text.ts";
+import { modelPrice, UnpricedModelError } from "../src/model/prices.ts";
+import { loadScenarios, progressLine, runBatch, summaryTable } from "./run.ts";
+import { ScenarioError } from "./scenario.ts";
 
 /**
  * `presence simulate` (`npm run simulate`): lives whole days with the companion in

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { BenchRow } from "../../../bench/types.ts";
-import { formatBenchReport } from "../../../src/app/commands/bench.ts";
-import { lines, runInProcess } from "../../cli/run.ts";
+import { formatBenchReport } from "../../bench/command.ts";
+import type { BenchRow } from "../../bench/types.ts";
+import { lines, runInProcess } from "../cli/run.ts";
 
 describe("formatBenchReport", () => {
   const rows: BenchRow[] = [

@@ -7,7 +7,7 @@ import {
   EXPORT_TRACE_LIMIT,
   openRuntime,
   type Runtime,
-} from "../../src/app/main.ts";
+} from "../../src/app/runtime.ts";
 import type { CommandHandlers, CommandReply } from "../../src/channels/command-handlers.ts";
 import type { Companion } from "../../src/companion/companion.ts";
 import { SettableClock, systemTimers } from "../../src/core/clock.ts";

@@ -1,5 +1,5 @@
-import type { BenchRow } from "../../../bench/types.ts";
-import { defineCommand, UsageError } from "./command.ts";
+import { defineCommand, UsageError } from "../src/app/runtime.ts";
+import type { BenchRow } from "./types.ts";
 
 /**
  * `presence bench` (`npm run bench`): runs the benchmark suites listed in bench/index.ts and
@@ -142,7 +142,7 @@ export const benchCommand = defineCommand({
     json: { type: "boolean", default: false },
   },
   async run({ values }, io) {
-    const { benchSuites } = await import("../../../bench/index.ts");
+    const { benchSuites } = await import("./index.ts");
     const wanted = values.suite ?? benchSuites.map((s) => s.name);
     const unknown = wanted.filter((name) => !benchSuites.some((s) => s.name === name));
     if (unknown.length > 0) {
