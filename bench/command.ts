@@ -1,4 +1,5 @@
 import { defineCommand, UsageError } from "../src/app/runtime.ts";
+import { clip } from "../src/core/text.ts";
 import type { BenchRow } from "./types.ts";
 
 /**
@@ -43,11 +44,6 @@ function ratios(rows: readonly BenchRow[]): string[] {
     }
     return base > 0 ? `×${(row.median_ms / base).toFixed(1)}` : "";
   });
-}
-
-/** A cell cut to a width, marked with an ellipsis when something was left out. */
-function clip(text: string, width: number): string {
-  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
 }
 
 /**
@@ -96,7 +92,7 @@ function alignedLines(cells: readonly string[][]): string[] {
         .flatMap((text, col) => {
           const width = widths[col] ?? 0;
           if (width === 0) return [];
-          const cell = clip(text, width);
+          const cell = clip(text, width, { fit: true });
           return [right.has(col) ? cell.padStart(width) : cell.padEnd(width)];
         })
         .join(GAP)
@@ -116,6 +112,7 @@ function verdict(rows: readonly BenchRow[]): string[] {
       clip(
         `${INDENT}- ${r.suite}: ${r.name}${r.size === "-" ? "" : ` (${r.size})`}: ${figure(r)}, target ${r.target}`,
         REPORT_WIDTH,
+        { fit: true },
       ),
     ),
   ];

@@ -19,8 +19,6 @@ const REAL_TIMERS_ALLOWED: Record<string, string> = {
     "systemTimers: the Timers port's production side, the one place logic's waits meet the machine",
   "src/channels/telegram/transport.ts":
     "network level: the limit on one request to Telegram and on a stalled answer, aborting the fetch",
-  "src/channels/telegram/retry.ts":
-    "network level: the pause between attempts of one Telegram request, ended by the request's abort signal",
   "src/channels/telegram/first-contact.ts":
     "network level: the limit on one getMe attempt while start-up waits for Telegram to answer at all",
   "src/app/main.ts": "process exit: a second signal exits after a moment even if removing the lock hangs",

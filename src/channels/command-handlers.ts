@@ -8,7 +8,7 @@ import type {
 } from "../companion/memory-review.ts";
 import { formatQuietHours, type QuietHours } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
-import { plural } from "../core/text.ts";
+import { clip, plural } from "../core/text.ts";
 import type { MindStore } from "../store/mind.ts";
 import {
   BOT_COMMANDS,
@@ -129,11 +129,8 @@ function memoryPages(entries: readonly { group: ReviewGroup; text: string }[]): 
   return pages;
 }
 
-/** "I work nights at the…": the start of a message, on one line. */
-function quote(text: string, max = 60): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line;
-}
+/** /memory quotes where an item came from in this many characters at most, "…" included: "I work nights at the…". */
+const SOURCE_QUOTE_CHARS = 60;
 
 /**
  * Why a /memory number names nothing now, and what to do. For /forget, digits the person meant
@@ -295,7 +292,7 @@ export class CommandHandlers {
         ? "source unknown"
         : entry.source.kind === "gone"
           ? "its messages are no longer kept"
-          : `from ${entry.source.byPerson ? "your" : "my"} message "${quote(entry.source.text)}"`;
+          : `from ${entry.source.byPerson ? "your" : "my"} message "${clip(entry.source.text, SOURCE_QUOTE_CHARS, { oneLine: true, fit: true })}"`;
     const about = [learned, source, entry.corrected ? "corrected by you" : ""].filter(Boolean).join(" · ");
     return { group: entry.group, text: `${entry.number}. ${entry.text}\n    ${about}` };
   }

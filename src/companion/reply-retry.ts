@@ -1,4 +1,5 @@
 import { isNotice } from "../conversation/pending-messages.ts";
+import { Backoff } from "../core/backoff.ts";
 import type { Clock } from "../core/clock.ts";
 import type { Message } from "../core/message.ts";
 import type { MessageLog } from "../store/messages.ts";
@@ -43,17 +44,19 @@ export interface ReplyRetryDeps {
  */
 export class ReplyRetry {
   readonly #deps: ReplyRetryDeps;
-  readonly #delays: readonly number[];
+  /** The waits before each background attempt, started over once nothing waits. */
+  readonly #backoff: Backoff;
   readonly #noticeAfterMs: number;
   readonly #noticeText: string;
-  #attempt = 0;
   /** What the last schedule or cancel asked for and the companion has not taken yet: a delay, or null for none. */
   #change: number | null | undefined;
   #stopped = false;
 
   constructor(deps: ReplyRetryDeps, options: ReplyRetryOptions) {
     this.#deps = deps;
-    this.#delays = options.retryDelaysMs?.length ? options.retryDelaysMs : DEFAULT_RETRY_DELAYS_MS;
+    this.#backoff = new Backoff({
+      delaysMs: options.retryDelaysMs?.length ? options.retryDelaysMs : DEFAULT_RETRY_DELAYS_MS,
+    });
     this.#noticeAfterMs = options.noticeAfterMs ?? DEFAULT_NOTICE_AFTER_MS;
     this.#noticeText = options.noticeText ?? DEFAULT_NOTICE_TEXT;
   }
@@ -61,8 +64,7 @@ export class ReplyRetry {
   /** Asks for the next background attempt at the unanswered messages, after a growing wait; returns the wait. */
   schedule(): number {
     if (this.#stopped) return 0;
-    const delay = this.#delays[Math.min(this.#attempt, this.#delays.length - 1)] ?? 60_000;
-    this.#attempt += 1;
+    const delay = this.#backoff.next();
     this.#change = delay;
     return delay;
   }
@@ -70,7 +72,7 @@ export class ReplyRetry {
   /** No attempt is due and the backoff starts over: the messages were answered (or none wait). */
   cancel(): void {
     this.#change = null;
-    this.#attempt = 0;
+    this.#backoff.reset();
   }
 
   /** Cancels for good: a closing companion takes no more turns. */

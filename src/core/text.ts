@@ -16,17 +16,42 @@ export function mentionMatcher(text: string): (candidate: string) => boolean {
   return (candidate) => needle !== "" && normalizeSpacing(candidate).includes(needle);
 }
 
+/** How {@link clip} cuts a text: each caller says what its place needs. */
+export interface ClipOptions {
+  /**
+   * On one line: each run of whitespace one space and the ends trimmed before measuring, and no
+   * space left before the "…" (a message quoted inside a line of its own).
+   */
+  oneLine?: boolean;
+  /**
+   * Back to the last space when one is in the last 40% of the cut, and the punctuation the cut
+   * ends with dropped, so a quote does not stop mid-word or on a comma.
+   */
+  atWord?: boolean;
+  /**
+   * The "…" counts towards `max`, so the result is never longer than `max` (a table cell, a
+   * quote in a fixed-width answer); otherwise `max` characters are kept and the "…" follows.
+   */
+  fit?: boolean;
+}
+
 /**
- * Text on one line (each run of whitespace one space), cut to at most `max` characters at a word
- * boundary when one is near, its trailing punctuation dropped, and "…" added when it was cut:
- * how a message is quoted inside a line of its own.
+ * The text cut to `max` characters with "…" marking the cut, or as it is when it is short
+ * enough: the one way presence shortens what it shows (awareness quotes, /memory's sources,
+ * reflection's refusals, the trace, the bench report).
  */
-export function clipLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  if (flat.length <= max) return flat;
-  const cut = flat.slice(0, max);
-  const atWord = cut.lastIndexOf(" ") > max * 0.6 ? cut.slice(0, cut.lastIndexOf(" ")) : cut;
-  return `${atWord.replace(/[\s,.;:!?—-]+$/u, "")}…`;
+export function clip(text: string, max: number, options: ClipOptions = {}): string {
+  const whole = options.oneLine ? text.replace(/\s+/g, " ").trim() : text;
+  if (whole.length <= max) return whole;
+  let cut = whole.slice(0, options.fit ? Math.max(0, max - 1) : max);
+  if (options.atWord) {
+    const space = cut.lastIndexOf(" ");
+    if (space > cut.length * 0.6) cut = cut.slice(0, space);
+    cut = cut.replace(/[\s,.;:!?—-]+$/u, "");
+  } else if (options.oneLine) {
+    cut = cut.trimEnd();
+  }
+  return `${cut}…`;
 }
 
 /** Lower case, each run of whitespace one space, trimmed: how a text is searched for (mentionMatcher). */

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type Anthropic from "@anthropic-ai/sdk";
 import { detectTopics } from "../conversation/awareness/topics.ts";
 import { openQuestions } from "../conversation/pending-messages.ts";
+import { backoffDelay } from "../core/backoff.ts";
 import type { Clock } from "../core/clock.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
 import type { Message } from "../core/message.ts";
@@ -376,7 +377,7 @@ export class Reflector {
       this.#logger.error({ job: job.id, err: error }, "reflection given up");
       return "dropped";
     }
-    const delay = RETRY_BACKOFF_MS[Math.min(attempts, RETRY_BACKOFF_MS.length) - 1] ?? 0;
+    const delay = backoffDelay({ delaysMs: RETRY_BACKOFF_MS }, attempts);
     const notBefore = new Date(this.#deps.clock.now().getTime() + delay).toISOString();
     await this.#deps.mind.update((mind) => {
       const queued = mind.reflectionQueue.find((j) => j.id === job.id);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { clip } from "../core/text.ts";
 import { estimateTokens } from "../model/tokens.ts";
 import {
   type FieldKey,
@@ -219,7 +220,8 @@ function applyWorkspaceEdit(workspace: string, edit: WorkspaceEdit): string | { 
     }
     case "find_replace": {
       if (edit.find === undefined) return { problem: "needs find" };
-      if (!workspace.includes(edit.find)) return { problem: `"${clip(edit.find)}" is not in WORKSPACE` };
+      if (!workspace.includes(edit.find))
+        return { problem: `"${clip(edit.find, QUOTED_CHARS)}" is not in WORKSPACE` };
       const replacement = edit.replace ?? "";
       return edit.all
         ? workspace.split(edit.find).join(replacement)
@@ -227,7 +229,8 @@ function applyWorkspaceEdit(workspace: string, edit: WorkspaceEdit): string | { 
     }
     case "delete": {
       if (!edit.text) return { problem: "needs the exact text to remove" };
-      if (!workspace.includes(edit.text)) return { problem: `"${clip(edit.text)}" is not in WORKSPACE` };
+      if (!workspace.includes(edit.text))
+        return { problem: `"${clip(edit.text, QUOTED_CHARS)}" is not in WORKSPACE` };
       return workspace
         .replace(edit.text, "")
         .replace(/\n{3,}/g, "\n\n")
@@ -258,7 +261,7 @@ function checkPad(before: Scratchpad, after: Scratchpad, update: ScratchpadUpdat
   const oversized = oversizedField(before, after);
   if (oversized !== null) return oversized;
   if (update.fields?.self_confidence !== undefined && !CONFIDENCE.test(after.self_confidence)) {
-    return `SELF.Confidence must start with HIGH, MEDIUM or LOW and say why (got "${clip(after.self_confidence)}")`;
+    return `SELF.Confidence must start with HIGH, MEDIUM or LOW and say why (got "${clip(after.self_confidence, QUOTED_CHARS)}")`;
   }
   const size = (pad: Scratchpad) =>
     SCRATCHPAD_FIELDS.reduce((sum, f) => sum + fieldText(pad, f.key).trim().length, 0);
@@ -273,9 +276,8 @@ function archiveKey(now: Date): string {
   return `workspace-${iso.slice(0, 10).replaceAll("-", "")}-${iso.slice(11, 19).replaceAll(":", "")}`;
 }
 
-function clip(text: string, max = 60): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
+/** A refusal quotes the model's own text up to this many characters, then "…". */
+const QUOTED_CHARS = 60;
 
 function refuse(reason: string): ScratchpadResult {
   return { ok: false, reason };

@@ -1,5 +1,6 @@
 import { DateTime } from "luxon";
 import { systemClock } from "../../core/clock.ts";
+import { clip } from "../../core/text.ts";
 import { Trace, type TraceLine } from "../../store/trace.ts";
 import { loadCoreConfig } from "../config.ts";
 import { defineCommand, UsageError } from "./command.ts";
@@ -54,6 +55,7 @@ const SHOWN_FIRST = [
   "tokens",
 ] as const;
 const IN_HEADER = new Set(["ts", "kind", "stage", "outcome"]);
+/** A value longer than this many characters is cut, "…" after it. */
 const CLIP = 240;
 
 /** One trace record as a few labelled lines, times in the person's zone. */
@@ -70,7 +72,7 @@ function formatTraceRecord(record: TraceLine, zone: string): string {
   for (const [key, value] of Object.entries(record)) {
     if (IN_HEADER.has(key) || (SHOWN_FIRST as readonly string[]).includes(key) || value === undefined)
       continue;
-    line(key, clip(typeof value === "string" ? value : JSON.stringify(value)));
+    line(key, clip(typeof value === "string" ? value : JSON.stringify(value), CLIP));
   }
   return lines.join("\n");
 }
@@ -86,13 +88,13 @@ function describeField(key: (typeof SHOWN_FIRST)[number], value: unknown): strin
     case "reflection":
       return typeof value === "object" && value !== null && "text" in value
         ? quote(textOf(value))
-        : clip(JSON.stringify(value));
+        : clip(JSON.stringify(value), CLIP);
     case "changes":
       return Array.isArray(value)
         ? value.length === 0
           ? "nothing"
           : value.join("; ")
-        : clip(JSON.stringify(value));
+        : clip(JSON.stringify(value), CLIP);
     case "usage":
     case "tokens":
       return describeTokens(value);
@@ -101,7 +103,7 @@ function describeField(key: (typeof SHOWN_FIRST)[number], value: unknown): strin
 
 /** Section sizes, whether as [{ name, tokens }] (reflection) or { section: tokens } (reply, heartbeat). */
 function describeShown(value: unknown): string {
-  if (typeof value !== "object" || value === null) return clip(JSON.stringify(value));
+  if (typeof value !== "object" || value === null) return clip(JSON.stringify(value), CLIP);
   const record = value as Record<string, unknown>;
   const model = typeof record.model === "string" ? `${record.model}: ` : "";
   if (Array.isArray(record.sections)) {
@@ -111,7 +113,7 @@ function describeShown(value: unknown): string {
     return `${model}${parts.join(", ")} tokens`;
   }
   const sizes = Object.entries(record).filter(([, v]) => typeof v === "number");
-  if (sizes.length === 0) return clip(JSON.stringify(value));
+  if (sizes.length === 0) return clip(JSON.stringify(value), CLIP);
   const truncated =
     Array.isArray(record.truncated) && record.truncated.length > 0
       ? ` (cut: ${record.truncated.join(", ")})`
@@ -129,7 +131,7 @@ function describeTokens(value: unknown): string {
   const input = sum("input");
   const output = sum("output");
   if (calls.length === 0 || (input === 0 && output === 0 && sum("cacheRead") === 0))
-    return clip(JSON.stringify(value));
+    return clip(JSON.stringify(value), CLIP);
   return `input ${input}, output ${output}, cache write ${sum("cacheWrite")}, cache read ${sum("cacheRead")}`;
 }
 
@@ -140,9 +142,5 @@ function textOf(value: unknown): string {
 }
 
 function quote(text: string): string {
-  return `"${clip(text.replace(/\s+/g, " "))}"`;
-}
-
-function clip(text: string): string {
-  return text.length > CLIP ? `${text.slice(0, CLIP)}…` : text;
+  return `"${clip(text.replace(/\s+/g, " "), CLIP)}"`;
 }

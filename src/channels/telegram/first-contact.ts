@@ -1,7 +1,8 @@
 import { Api, GrammyError, HttpError } from "grammy";
 import type { UserFromGetMe } from "grammy/types";
+import { Backoff, type BackoffSchedule, waitToRetry } from "../../core/backoff.ts";
+import { systemTimers } from "../../core/clock.ts";
 import type { Logger } from "../../core/log.ts";
-import { abortableSleep } from "./retry.ts";
 
 /**
  * The first call to Telegram (getMe), as `start` and `setup` make it: bounded in all and per
@@ -51,9 +52,8 @@ export interface FirstContactOptions {
 
 /** One attempt may take this long, so that a request that hangs still leaves time for another. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
-/** The wait after the first failed attempt; it doubles up to MAX_BACKOFF_MS. */
-const FIRST_BACKOFF_MS = 500;
-const MAX_BACKOFF_MS = 5_000;
+/** The waits between attempts: 500 ms after the first failure, doubling up to 5 s. */
+const BACKOFF: BackoffSchedule = { firstMs: 500, maxMs: 5_000 };
 
 /**
  * Asks Telegram who the bot is. A rejected token (401, or 404 for a malformed one) fails at
@@ -66,14 +66,14 @@ export async function firstContact(token: string, options: FirstContactOptions):
   const api = new Api(token, { apiRoot });
   const started = performance.now();
   const deadline = started + options.timeoutMs;
-  let backoff = FIRST_BACKOFF_MS;
+  const backoff = new Backoff(BACKOFF);
   for (let attempt = 1; ; attempt += 1) {
     options.signal?.throwIfAborted();
     const attemptMs = Math.max(1, Math.ceil(Math.min(ATTEMPT_TIMEOUT_MS, deadline - performance.now())));
     const timeout = AbortSignal.timeout(attemptMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     let reason: string;
-    let waitMs = backoff;
+    let retryAfterMs: number | undefined;
     try {
       // grammY types its signal as a polyfill's; it only adds an abort listener, which Node's has.
       return await api.getMe(signal as Parameters<Api["getMe"]>[0]);
@@ -88,22 +88,25 @@ export async function firstContact(token: string, options: FirstContactOptions):
         if (error.error_code !== 429 && error.error_code < 500) throw error;
         reason = `${error.error_code} ${error.description}`;
         const retryAfter = error.parameters.retry_after;
-        if (typeof retryAfter === "number") waitMs = retryAfter * 1000;
+        if (typeof retryAfter === "number") retryAfterMs = retryAfter * 1000;
       } else if (error instanceof HttpError) {
         reason = timeout.aborted ? `no answer within ${formatSeconds(attemptMs)}` : networkReason(error);
       } else {
         throw error;
       }
     }
+    // Counted even when a 429's retry_after replaces it: the wait after the next failure doubles all the same.
+    const backoffMs = backoff.next();
+    const waitMs = retryAfterMs ?? backoffMs;
     const left = deadline - performance.now();
     if (waitMs >= left)
       throw new TelegramUnreachableError(apiRoot, reason, attempt, performance.now() - started);
     options.logger?.warn({ attempt, waitMs, problem: reason }, "telegram unreachable at start, retrying");
-    await abortableSleep(waitMs, options.signal).catch((error: unknown) => {
+    // The machine's timers, as the bound is the machine's time (performance.now, AbortSignal.timeout).
+    await waitToRetry(systemTimers, waitMs, options.signal).catch((error: unknown) => {
       options.signal?.throwIfAborted();
       throw error;
     });
-    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
   }
 }
 

@@ -1,4 +1,6 @@
 import { HttpError, type Transformer } from "grammy";
+import { Backoff, waitToRetry } from "../../core/backoff.ts";
+import { systemTimers, type Timers } from "../../core/clock.ts";
 import type { Logger } from "../../core/log.ts";
 import { describeTransportFailure, mayHaveReachedTelegram } from "./transport.ts";
 
@@ -41,23 +43,20 @@ const NOT_RETRIED = new Set(["getUpdates", "sendChatAction"]);
  * A send whose answer was lost after the request went out (cut off, or none in time) may be in
  * the chat already, so it is repeated once at most: a second such loss ends the call, and the
  * caller's own schedule takes over (the outbox keeps a reply for later). A refused connection
- * never reached Telegram and is retried like a 5xx.
+ * never reached Telegram and is retried like a 5xx. A 429's retry_after is waited as asked and
+ * does not count towards the backoff. The waits are spent on `timers`, the machine's unless a
+ * caller passes its own.
  */
 export function retryTransformer(
   policy: RetryPolicy,
   logger: Logger,
-  sleep: (ms: number, signal?: AbortSignalLike) => Promise<void> = abortableSleep,
+  timers: Timers = systemTimers,
 ): Transformer {
   return async (prev, method, payload, signal) => {
     if (NOT_RETRIED.has(method)) return prev(method, payload, signal);
     const delivers = method.startsWith("send");
     let repeatedAfterLoss = false;
-    let backoff = policy.baseDelayMs;
-    const nextBackoff = () => {
-      const wait = backoff;
-      backoff = Math.min(backoff * 2, policy.maxDelayMs);
-      return wait;
-    };
+    const backoff = new Backoff({ firstMs: policy.baseDelayMs, maxMs: policy.maxDelayMs });
     for (let attempt = 1; ; attempt += 1) {
       const last = attempt >= policy.maxAttempts;
       let waitMs: number;
@@ -69,7 +68,7 @@ export function retryTransformer(
           if (retryAfter > policy.maxRetryAfterSeconds) return result;
           waitMs = retryAfter * 1000;
         } else if (result.error_code >= 500) {
-          waitMs = nextBackoff();
+          waitMs = backoff.next();
         } else {
           return result;
         }
@@ -83,39 +82,13 @@ export function retryTransformer(
           if (repeatedAfterLoss) throw error;
           repeatedAfterLoss = true;
         }
-        waitMs = nextBackoff();
+        waitMs = backoff.next();
         logger.warn(
           { method, attempt, waitMs, err: describeTransportFailure(error) },
           "telegram unreachable, retrying",
         );
       }
-      await sleep(waitMs, signal);
+      await waitToRetry(timers, waitMs, signal);
     }
   };
-}
-
-/** What grammY passes as a signal (its own AbortSignal polyfill type, not the DOM one). */
-type AbortSignalLike = {
-  readonly aborted: boolean;
-  addEventListener(type: "abort", listener: () => void, options?: { once: boolean }): void;
-  removeEventListener(type: "abort", listener: () => void): void;
-};
-
-/** Waits `ms`, or rejects as soon as the signal aborts. */
-export function abortableSleep(ms: number, signal?: AbortSignalLike): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(new Error("aborted while waiting to retry"));
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Error("aborted while waiting to retry"));
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

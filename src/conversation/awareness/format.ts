@@ -1,5 +1,5 @@
 import type { Message } from "../../core/message.ts";
-import { clipLine, formatDuration, messageAsRead, plural } from "../../core/text.ts";
+import { clip, formatDuration, messageAsRead, plural } from "../../core/text.ts";
 import { isReaction } from "../pending-messages.ts";
 import type { AwarenessContext, Trigger } from "./context.ts";
 import { inZone, localStamp } from "./time.ts";
@@ -18,7 +18,7 @@ const SLIM_MESSAGES = 6;
 
 /** A message in one line, in quotes, cut at a word boundary, with its media described. */
 function quote(message: Message, max: number): string {
-  return `"${clipLine(messageAsRead(message), max)}"`;
+  return `"${clip(messageAsRead(message), max, { oneLine: true, atWord: true })}"`;
 }
 
 function topicList(topics: readonly string[]): string {

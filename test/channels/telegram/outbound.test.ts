@@ -32,8 +32,12 @@ async function setup(
     ...policy,
   };
   api.config.use(
-    retryTransformer(fullPolicy, silentLogger, async (ms) => {
-      waits.push(ms);
+    retryTransformer(fullPolicy, silentLogger, {
+      after(ms, fire) {
+        waits.push(ms);
+        fire();
+        return { cancel() {} };
+      },
     }),
   );
   return new TelegramOutbound({

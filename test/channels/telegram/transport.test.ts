@@ -20,8 +20,12 @@ function api(apiRoot: string, waits: number[]): Api {
   });
   const policy = { maxAttempts: 4, baseDelayMs: 10, maxDelayMs: 40, maxRetryAfterSeconds: 5 };
   client.config.use(
-    retryTransformer(policy, silentLogger, async (ms) => {
-      waits.push(ms);
+    retryTransformer(policy, silentLogger, {
+      after(ms, fire) {
+        waits.push(ms);
+        fire();
+        return { cancel() {} };
+      },
     }),
   );
   return client;
