@@ -2,6 +2,7 @@ import { join, relative } from "node:path";
 import { CommandHandlers } from "../channels/command-handlers.ts";
 import { TelegramChannel } from "../channels/telegram/bot.ts";
 import { TelegramConnection } from "../channels/telegram/connection.ts";
+import { TELEGRAM_TEXT_LIMIT } from "../channels/telegram/split.ts";
 import { TelegramUpdatesState } from "../channels/telegram/updates-state.ts";
 import { type Companion, type CompanionOptions, createCompanion } from "../companion/companion.ts";
 import type { Clock, Timers } from "../core/clock.ts";
@@ -170,6 +171,8 @@ export interface CommandHooks {
   /** Runs /wipe through the companion (Companion.exclusive), so nothing in flight writes back. */
   exclusive?<T>(work: () => Promise<T>): Promise<T>;
   onTimezoneChange?(zone: string): void;
+  /** The channel's text limit (TELEGRAM_TEXT_LIMIT, TERMINAL_TEXT_LIMIT): /memory's pages fit it. */
+  textLimit?: number;
 }
 
 /**
@@ -424,6 +427,7 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       commands: buildCommandHandlers(runtime, built, {
         exclusive: (work) => built.exclusive(work),
         onTimezoneChange: queueRestart,
+        textLimit: TELEGRAM_TEXT_LIMIT,
       }),
       clock,
       timers,
