@@ -145,7 +145,7 @@ function sample(i: number, ms: number): Message {
     text: TEXTS[i % TEXTS.length] ?? "",
     channel: "telegram",
     ...(user
-      ? { telegram: { chatId: 1, messageId: sequence, updateId: sequence } }
+      ? { external: { chatId: 1, messageId: sequence, updateId: sequence } }
       : {
           trigger: "reply" as const,
           annotations: { topics: ["water"], question: true, tone: "warm" as const },

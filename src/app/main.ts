@@ -1,5 +1,6 @@
 import { TelegramChannel } from "../channels/telegram/bot.ts";
 import { TelegramConnection } from "../channels/telegram/connection.ts";
+import { TELEGRAM_TEXT_LIMIT } from "../channels/telegram/split.ts";
 import { TelegramUpdatesState } from "../channels/telegram/updates-state.ts";
 import type { Companion } from "../companion/companion.ts";
 import type { Clock, Timers } from "../core/clock.ts";
@@ -213,6 +214,7 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       commands: buildCommandHandlers(runtime, built, {
         exclusive: (work) => built.exclusive(work),
         onTimezoneChange: queueRestart,
+        textLimit: TELEGRAM_TEXT_LIMIT,
       }),
       clock,
       timers,

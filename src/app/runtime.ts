@@ -182,6 +182,8 @@ export interface CommandHooks {
   /** Runs /wipe through the companion (Companion.exclusive), so nothing in flight writes back. */
   exclusive?<T>(work: () => Promise<T>): Promise<T>;
   onTimezoneChange?(zone: string): void;
+  /** The channel's text limit (TELEGRAM_TEXT_LIMIT, TERMINAL_TEXT_LIMIT): /memory's pages fit it. */
+  textLimit?: number;
 }
 
 /**

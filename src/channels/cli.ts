@@ -2,6 +2,7 @@ import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
+import type { SettleTimes } from "../companion/companion.ts";
 import { InFlight } from "../core/in-flight.ts";
 import type { Logger } from "../core/log.ts";
 import type { Delivery, OutboundPort, OutgoingMessage, OutgoingReaction } from "../core/port.ts";
@@ -14,6 +15,18 @@ import { commandOf } from "./commands.ts";
  * channel "cli". Lines typed while it thinks are picked up together in its next turn, as on
  * Telegram; the slash commands work too.
  */
+
+/**
+ * The terminal answers each line at once: a line comes whole, with Enter, and lines typed while
+ * the companion thinks join its next turn anyway.
+ */
+const TERMINAL_SETTLE: SettleTimes = { pauseMs: 0, maxMs: 0 };
+
+/**
+ * A terminal shows text of any length; an answer is cut into pages (/memory) of about a screen,
+ * some fifty lines of eighty columns, so its start has not scrolled away before it is read.
+ */
+export const TERMINAL_TEXT_LIMIT = 4_096;
 
 /** Prints what the companion says; check-ins that fire while chatting appear here too. */
 export class CliOutbound implements OutboundPort {
@@ -40,7 +53,7 @@ export class CliOutbound implements OutboundPort {
 
 export interface CliChatOptions {
   /** The terminal only hands over lines and asks for answers. */
-  companion: Pick<ChannelCompanion, "receive" | "reply">;
+  companion: Pick<ChannelCompanion, "receive" | "settleReplies">;
   commands: CommandHandlers;
   input: Readable;
   write: (text: string) => void;
@@ -58,6 +71,7 @@ export async function runCliChat(options: CliChatOptions): Promise<void> {
     logger.error({ err }, "reply failed");
     write("\n(I couldn't answer just now; I'll answer when you start me again.)\n\n");
   });
+  const settle = companion.settleReplies(TERMINAL_SETTLE, (reply) => replies.track(reply));
   write(
     "Talking to presence in the terminal. The same commands work here (/help lists them); /quit ends.\n\n",
   );
@@ -86,7 +100,7 @@ export async function runCliChat(options: CliChatOptions): Promise<void> {
       continue;
     }
     await companion.receive({ text, channel: "cli" });
-    replies.track(companion.reply());
+    settle.arrived();
   }
   lines.close();
   await replies.settled();

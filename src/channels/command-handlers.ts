@@ -24,10 +24,9 @@ import {
   WIPE_CONFIRMATION,
 } from "./commands.ts";
 import { decisionSentence } from "./reasons.ts";
-import { TELEGRAM_TEXT_LIMIT } from "./telegram/split.ts";
 
 /**
- * What each slash command does, apart from Telegram: it reads and changes the mind's state
+ * What each slash command does, apart from any channel: it reads and changes the mind's state
  * and answers with text (or, for /export, a file). Kept out of the bot so every command can
  * be exercised against a real MindStore without a network.
  */
@@ -50,6 +49,11 @@ export interface CommandHandlerDeps {
   wipeAll(): Promise<void>;
   /** /memory, /forget and /fix: the companion's review of memory (it runs the changes with nothing else writing). */
   memory: MemoryCommands;
+  /**
+   * The longest text the channel shows as one message (each channel says its own): a /memory
+   * page fits in it. Without one, the whole list is one page.
+   */
+  textLimit?: number;
   /**
    * Runs /wipe with no turn or reflection writing meanwhile (Companion.exclusive), so nothing
    * in flight writes back what it deletes. Without it it runs at once.
@@ -97,8 +101,8 @@ const WIPE_QUESTION = [
   `To go ahead, send /wipe ${WIPE_CONFIRMATION}. /wipe no cancels.`,
 ].join("\n");
 
-/** A /memory page's items: room is left for its header and footer under Telegram's limit. */
-const MEMORY_PAGE_CHARS = TELEGRAM_TEXT_LIMIT - 300;
+/** Room a /memory page leaves under the channel's text limit for its header and footer. */
+const MEMORY_PAGE_FRAME_CHARS = 300;
 
 /** The headings of /memory's groups. */
 const GROUP_HEADINGS: Record<ReviewGroup, string> = {
@@ -110,8 +114,8 @@ const GROUP_HEADINGS: Record<ReviewGroup, string> = {
   milestone: "Milestones",
 };
 
-/** The listing cut into pages that fit a Telegram message, each group headed (again on a new page). */
-function memoryPages(entries: readonly { group: ReviewGroup; text: string }[]): string[] {
+/** The listing cut into pages of at most `pageChars`, each group headed (again on a new page). */
+function memoryPages(entries: readonly { group: ReviewGroup; text: string }[], pageChars: number): string[] {
   const pages: string[] = [];
   let page = "";
   let group: ReviewGroup | null = null;
@@ -119,7 +123,7 @@ function memoryPages(entries: readonly { group: ReviewGroup; text: string }[]): 
     const heading = `${GROUP_HEADINGS[entry.group]}\n${entry.text}`;
     const piece = entry.group === group ? entry.text : page === "" ? heading : `\n${heading}`;
     const joined = page === "" ? piece : `${page}\n${piece}`;
-    if (page !== "" && joined.length > MEMORY_PAGE_CHARS) {
+    if (page !== "" && joined.length > pageChars) {
       pages.push(page);
       page = heading;
     } else page = joined;
@@ -268,7 +272,11 @@ export class CommandHandlers {
     const entries = await this.#deps.memory.listMemory({ fresh: page === 1 });
     if (entries.length === 0)
       return { text: "I don't know much about you yet. That will change as we talk." };
-    const pages = memoryPages(entries.map((entry) => this.#memoryEntry(entry)));
+    const shown = entries.map((entry) => this.#memoryEntry(entry));
+    const pages = memoryPages(
+      shown,
+      (this.#deps.textLimit ?? Number.POSITIVE_INFINITY) - MEMORY_PAGE_FRAME_CHARS,
+    );
     const body = pages[page - 1];
     if (body === undefined) {
       return {

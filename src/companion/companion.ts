@@ -3,7 +3,7 @@ import type { HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Clock, Timer, Timers } from "../core/clock.ts";
 import { InFlight, settledWithin } from "../core/in-flight.ts";
 import type { Logger } from "../core/log.ts";
-import type { Channel, Message } from "../core/message.ts";
+import type { Channel, ExternalIds, Message } from "../core/message.ts";
 import { type IncomingInput, type OutboundPort, RecipientBlockedError } from "../core/port.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
 import type { PendingImage } from "../mind/compose.ts";
@@ -21,6 +21,7 @@ import { type MemoryCommands, MemoryReview } from "./memory-review.ts";
 import { Outbox } from "./outbox.ts";
 import { ReflectionSchedule } from "./reflection-schedule.ts";
 import { ReplyRetry, type ReplyRetryOptions } from "./reply-retry.ts";
+import { ReplySettle, type SettleTimes } from "./reply-settle.ts";
 import { type ReplyOutcome, reflectOnRecovered, replyTurn } from "./reply-turn.ts";
 import type { TurnContext } from "./turn-context.ts";
 
@@ -33,6 +34,7 @@ export {
   DEFAULT_RETRY_DELAYS_MS,
   FAILURE_NOTICE_TEXT,
 } from "./reply-retry.ts";
+export type { ReplySettle, SettleTimes } from "./reply-settle.ts";
 export type { ReplyOutcome } from "./reply-turn.ts";
 
 /**
@@ -97,13 +99,23 @@ export interface Companion {
    * Throws when the channel could not deliver, like a channel's own send.
    */
   answerFixed(message: Message, text: string): Promise<FixedAnswer>;
-  /** Records that the person edited a message the log holds (matched by its Telegram ids); the logged message, or null. */
+  /**
+   * Records that the person edited a message the log holds, matched by its channel and its ids
+   * there; the logged message, or null.
+   */
   receiveEdit(
-    telegram: { chatId: number; messageId: number },
+    channel: Channel,
+    ids: ExternalIds,
     edit: { text: string; editedAt: string },
   ): Promise<Message | null>;
   /** Logs `input` if given, then answers everything the person said since the last answer, in one turn. */
   reply(input?: IncomingInput): Promise<ReplyOutcome>;
+  /**
+   * Replies that wait for a burst of the person's messages to settle (reply-settle.ts): a channel
+   * opts in with its own times, tells it of each message it logged (`arrived`), and hears each
+   * reply it starts (`started`), to wait for when it stops. "Typing…" shows while a burst settles.
+   */
+  settleReplies(times: SettleTimes, started: (reply: Promise<unknown>) => void): ReplySettle;
   /**
    * Considers a check-in now: pre-check, budget, decide, guard, write, send; then says a notice
    * when check-ins stopped or resumed for a reason the person cannot see (checkin-turn.ts).
@@ -187,7 +199,7 @@ class CompanionImpl implements Companion {
       text: input.text,
       channel: input.channel,
       ...(media ? { media } : {}),
-      ...(input.telegram ? { telegram: input.telegram } : {}),
+      ...(input.external ? { external: input.external } : {}),
       ...(input.replyTo ? { replyTo: input.replyTo } : {}),
     });
     if (input.image) this.#images.set(message.id, input.image);
@@ -214,10 +226,11 @@ class CompanionImpl implements Companion {
   }
 
   async receiveEdit(
-    telegram: { chatId: number; messageId: number },
+    channel: Channel,
+    ids: ExternalIds,
     edit: { text: string; editedAt: string },
   ): Promise<Message | null> {
-    const logged = await this.#deps.log.findByTelegram(telegram.chatId, telegram.messageId);
+    const logged = await this.#deps.log.findByExternal(channel, ids);
     if (!logged) return null;
     await this.#deps.log.update(logged.id, edit);
     return logged;
@@ -232,6 +245,17 @@ class CompanionImpl implements Companion {
       } finally {
         this.#followRetry();
       }
+    });
+  }
+
+  settleReplies(times: SettleTimes, started: (reply: Promise<unknown>) => void): ReplySettle {
+    const { port, timers } = this.#deps;
+    return new ReplySettle({
+      times,
+      timers,
+      reply: () => this.reply(),
+      showWorking: port.showWorking?.bind(port),
+      started,
     });
   }
 

@@ -281,7 +281,7 @@ export class Outbox {
         };
         delivery = await this.#deps.port.send(outgoing, async (partsDelivered, part) => {
           progress.partsDelivered = partsDelivered;
-          if (!progress.telegram && part.telegram) progress.telegram = part.telegram;
+          if (!progress.external && part.external) progress.external = part.external;
           await this.#recordProgress(progress);
         });
       }
@@ -302,7 +302,7 @@ export class Outbox {
       return { status: "failed", error: error instanceof Error ? error.message : String(error) };
     }
     if (delivery.refused !== undefined) return this.#refused(intent, delivery.refused);
-    const telegram = progress.telegram ?? delivery.telegram;
+    const external = progress.external ?? delivery.external;
     const message = await this.#deps.log.append({
       role: "assistant",
       text: intent.text,
@@ -315,7 +315,7 @@ export class Outbox {
       ...(intent.annotations ? { annotations: intent.annotations } : {}),
       // Fixed words that cover the person's messages (answerFixed) are an answer, not a notice.
       ...(intent.kind === "notice" && !intent.answeredThrough ? { notice: true } : {}),
-      ...(telegram ? { telegram } : {}),
+      ...(external ? { external } : {}),
     });
     const reflection = await this.#settle(intent, message, afterSent);
     return { status: "sent", message, reflection };

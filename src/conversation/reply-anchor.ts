@@ -1,7 +1,7 @@
 import type { Message, MessageRef } from "../core/message.ts";
 
 /**
- * When a reply is shown as answering a particular message (Telegram's quoted reply). An
+ * When a reply is shown as answering a particular message (on Telegram, a quoted reply). An
  * immediate answer to the one message the person just sent is obviously its answer, and a
  * quote would only clutter the chat; a reply that covers several messages, comes late, or comes
  * from a process that started after the person wrote is anchored to the newest message it
@@ -26,19 +26,19 @@ interface AnchorInput {
  * immediate answer to one message. Anchored when it answers more than one message, when the
  * newest waited more than ANCHOR_AFTER_MS by `sendAt`, or when the newest was written before this
  * process started (the reply is sent after a restart). A message's wait starts when it was
- * written: the earlier of when it was logged and when Telegram says it was sent (`sentAt`), so a
+ * written: the earlier of when it was logged and when its channel says it was sent (`sentAt`), so a
  * message sent while presence was down and logged only after the restart has waited all along.
  */
 export function replyAnchor(input: AnchorInput): MessageRef | undefined {
   const newest = input.answered.at(-1);
   if (newest === undefined) return undefined;
   const loggedAt = Date.parse(newest.ts);
-  const sentAt = newest.telegram?.sentAt === undefined ? loggedAt : Date.parse(newest.telegram.sentAt);
+  const sentAt = newest.external?.sentAt === undefined ? loggedAt : Date.parse(newest.external.sentAt);
   const anchored =
     input.answered.length > 1 ||
     input.sendAt.getTime() - Math.min(loggedAt, sentAt) > ANCHOR_AFTER_MS ||
     loggedAt < input.startedAt.getTime() ||
-    // Telegram's time is whole seconds: only a message sent a full second before the start surely was.
+    // A channel's time may be whole seconds (Telegram's is): only one a full second before the start surely was.
     sentAt + 1_000 <= input.startedAt.getTime();
   return anchored ? messageRef(newest) : undefined;
 }
@@ -47,8 +47,8 @@ export function replyAnchor(input: AnchorInput): MessageRef | undefined {
 export function messageRef(message: Message): MessageRef {
   return {
     id: message.id,
-    ...(message.telegram
-      ? { telegram: { chatId: message.telegram.chatId, messageId: message.telegram.messageId } }
+    ...(message.external
+      ? { external: { chatId: message.external.chatId, messageId: message.external.messageId } }
       : {}),
   };
 }

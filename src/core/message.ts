@@ -68,15 +68,39 @@ export const mediaSchema = z.looseObject({
 });
 export type Media = z.infer<typeof mediaSchema>;
 
-/** A message's identifiers on Telegram: the chat, and the message in it. */
-export const telegramIdsSchema = z.object({ chatId: z.number().int(), messageId: z.number().int() });
+/**
+ * A message's identifiers on the channel that carried it: the conversation there and the message
+ * in it, as that channel numbers them (on Telegram, the chat and the message). Edits, quoted
+ * replies and reactions address a message by them.
+ */
+export const externalIdsSchema = z.object({ chatId: z.number().int(), messageId: z.number().int() });
+export type ExternalIds = z.infer<typeof externalIdsSchema>;
 
 /**
- * One of the person's messages as a channel points at it: its log id and, on Telegram, its ids
- * there. The outbound port takes it (an anchored reply, a reaction) and the outbox keeps it in
- * its entries (store/mind.ts), so both read the one shape.
+ * What a message's channel told about it: its identifiers there, the delivery it came in, and
+ * when the person sent it. A message from a channel that numbers nothing (the terminal) has none.
  */
-export const messageRefSchema = z.object({ id: z.string().min(1), telegram: telegramIdsSchema.optional() });
+const externalRefSchema = z.looseObject({
+  ...externalIdsSchema.shape,
+  /**
+   * The channel's id of the delivery that brought it (Telegram's update), so a delivery repeated
+   * after a restart is not logged twice.
+   */
+  updateId: z.number().int().optional(),
+  /**
+   * When the channel says the person sent it (Telegram's `date`, whole seconds): earlier than `ts`
+   * when it waited there while presence was not running. Absent in logs from before it was kept.
+   */
+  sentAt: isoUtc.optional(),
+});
+export type ExternalRef = z.infer<typeof externalRefSchema>;
+
+/**
+ * One of the person's messages as a channel points at it: its log id and, when its channel
+ * numbers messages, its ids there. The outbound port takes it (an anchored reply, a reaction) and
+ * the outbox keeps it in its entries (store/mind.ts), so both read the one shape.
+ */
+export const messageRefSchema = z.object({ id: z.string().min(1), external: externalIdsSchema.optional() });
 export type MessageRef = z.infer<typeof messageRefSchema>;
 
 /** Fields only the companion's own messages carry, and fields only the person's carry. */
@@ -100,18 +124,8 @@ export const messageSchema = z
     media: mediaSchema.optional(),
     editedAt: isoUtc.optional(),
     replyTo: z.string().min(1).optional(),
-    telegram: z
-      .looseObject({
-        chatId: z.number().int(),
-        messageId: z.number().int(),
-        updateId: z.number().int().optional(),
-        /**
-         * When Telegram says the person sent it (its `date`, whole seconds): earlier than `ts` when
-         * it waited in Telegram while presence was not running. Absent in logs from before it was kept.
-         */
-        sentAt: isoUtc.optional(),
-      })
-      .optional(),
+    /** Where its channel keeps it (absent for the terminal's); version 1 of the log called it `telegram`. */
+    external: externalRefSchema.optional(),
     annotations: annotationsSchema.optional(),
     /**
      * The person's newest message this reply or check-in answers: messages logged after that

@@ -1,4 +1,4 @@
-import type { Media, MessageRef } from "./message.ts";
+import type { Channel, ExternalIds, ExternalRef, Media, MessageRef } from "./message.ts";
 
 /**
  * The outbound port: how the companion speaks to the person without knowing which
@@ -57,8 +57,8 @@ export type SendProgress = (partsDelivered: number, part: Delivery) => Promise<v
 
 /** What the channel reports about a delivered message. */
 export interface Delivery {
-  /** Telegram's identifiers, when the channel is Telegram. */
-  telegram?: { chatId: number; messageId: number };
+  /** The delivered message's identifiers on the channel, when the channel numbers its messages. */
+  external?: ExternalIds;
   /**
    * Set when a reaction was refused for good (Telegram's 400: the message was deleted, the emoji
    * is not allowed there): nothing appeared, and trying again cannot change that. The channel's reason.
@@ -77,7 +77,7 @@ export type DocumentKind = "pdf" | "text";
 /** A message from the person as a channel hands it to the companion, before it is logged. */
 export interface IncomingInput {
   text: string;
-  channel: "telegram" | "cli" | "simulation";
+  channel: Channel;
   media?: Media;
   /** An image the model may see (base64), for photos. */
   image?: { mediaType: "image/jpeg" | "image/png" | "image/gif" | "image/webp"; base64: string };
@@ -86,7 +86,7 @@ export interface IncomingInput {
    * kind before the message is logged; the message's media then says where (media.stored).
    */
   document?: { name: string; kind: DocumentKind; bytes: Uint8Array };
-  /** Telegram's ids, and when Telegram says the person sent it (ISO UTC, from the message's `date`). */
-  telegram?: { chatId: number; messageId: number; updateId?: number; sentAt?: string };
+  /** The message's ids on its channel, the delivery it came in, and when the channel says it was sent. */
+  external?: ExternalRef;
   replyTo?: string;
 }

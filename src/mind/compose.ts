@@ -511,12 +511,12 @@ function stamped(text: string, stamp: string | undefined): string {
  * before. So that messages of one side are never joined without their times, the first of a
  * turn whose later part carries a time carries its own too, unless its time can already be
  * read (it follows on from a message that shows one): a repeated time would cost tokens and
- * say nothing. The person's time is when they sent it (Telegram's `sentAt`: a message can
+ * say nothing. The person's time is when they sent it (the channel's `sentAt`: a message can
  * wait there while presence is down), else when it was logged. In a flowing conversation
  * nothing carries a time, and the prompt does not grow.
  */
 function sentTimes(messages: readonly Message[], now: Date, zone: string): Map<string, string> {
-  const at = messages.map((m) => Date.parse(m.telegram?.sentAt ?? m.ts));
+  const at = messages.map((m) => Date.parse(m.external?.sentAt ?? m.ts));
   const day = (ms: number) => DateTime.fromMillis(ms, { zone }).toISODate();
   const paused = (i: number) =>
     i > 0 &&

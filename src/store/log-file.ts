@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { DateTime } from "luxon";
 import { type Message, messageSchema } from "../core/message.ts";
+import { migrateEntry } from "./log-format.ts";
 
 /**
  * A log given on the command line (`--log FILE`) that cannot be used. The message is one line
@@ -23,8 +24,8 @@ const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\
  * Reads a hand-written or exported log for the read-only commands: `{ "messages": [...] }` or a
  * bare array, entries needing only `role`, `text` and `ts` (any offset), in any order. Times
  * become UTC with milliseconds, a missing id becomes `m<position>` (never an id the file uses
- * itself) and a missing channel "telegram"; the result is sorted by time once (stable), ready
- * for the awareness engine.
+ * itself) and a missing channel "telegram", and an older version's fields are read as today's
+ * (migrateEntry); the result is sorted by time once (stable), ready for the awareness engine.
  */
 export async function loadLogFile(path: string): Promise<Message[]> {
   let text: string;
@@ -81,7 +82,7 @@ function normalizeEntry(entry: unknown, id: string, fail: (problem: string) => L
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
     throw fail("is not an object with role, text and ts");
   }
-  const fields = entry as Record<string, unknown>;
+  const fields = migrateEntry(entry) as Record<string, unknown>;
   const candidate: Record<string, unknown> = {
     ...fields,
     id: fields.id ?? id,

@@ -1,7 +1,10 @@
 import { type Message, messageSchema } from "../core/message.ts";
 
-/** The format version this code writes. Older files are migrated in memory when read. */
-export const MESSAGE_LOG_VERSION = 1;
+/**
+ * The format version this code writes (2: a message's channel ids are `external`, not
+ * `telegram`). Older files are migrated in memory when read.
+ */
+export const MESSAGE_LOG_VERSION = 2;
 
 /** The contents of messages.json and of every archive month file. */
 export interface MessageLogData {
@@ -32,12 +35,12 @@ function describeEntry(index: number, id: string | undefined): string {
 }
 
 /**
- * Version 0 is what came before the version field: a bare array of messages, or an object
- * with `messages` and no `version`. Its entries already have today's shape, so migrating it
- * only wraps them; later versions add a step here.
+ * The entries of any known version, in today's shape. Version 0 is what came before the version
+ * field: a bare array of messages, or an object with `messages` and no `version`; versions 0 and 1
+ * keep a message's channel ids under `telegram` (migrateEntry). Later versions add a step here.
  */
 function migrate(file: string, value: unknown): unknown[] {
-  if (Array.isArray(value)) return value;
+  if (Array.isArray(value)) return value.map(migrateEntry);
   if (typeof value !== "object" || value === null) {
     throw new MessageLogError(file, `expected { "version": ${MESSAGE_LOG_VERSION}, "messages": [...] }`);
   }
@@ -55,7 +58,23 @@ function migrate(file: string, value: unknown): unknown[] {
   if (!Array.isArray(record.messages)) {
     throw new MessageLogError(file, `"messages" must be an array`);
   }
-  return record.messages;
+  return version < 2 ? record.messages.map(migrateEntry) : record.messages;
+}
+
+/** Where versions 0 and 1 kept a message's ids on its channel, the only channel they knew. */
+const FORMER_IDS = "telegram";
+
+/**
+ * Version 1 → 2: a message's ids on its channel (chat, message, update, sent time) move from
+ * `telegram` to `external`, unchanged. Logs given on the command line carry no version and go
+ * through it too (loadLogFile). Anything not understood is left for the schema to name.
+ */
+export function migrateEntry(entry: unknown): unknown {
+  if (typeof entry !== "object" || entry === null || !(FORMER_IDS in entry) || "external" in entry) {
+    return entry;
+  }
+  const { [FORMER_IDS]: external, ...rest } = entry as Record<string, unknown>;
+  return { ...rest, external };
 }
 
 /**

@@ -3,7 +3,7 @@ import { type Adapter, Low } from "lowdb";
 import { DateTime } from "luxon";
 import type { Clock } from "../core/clock.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
-import { type Message, messageSchema } from "../core/message.ts";
+import { type Channel, type ExternalIds, type Message, messageSchema } from "../core/message.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
 import { machineZone, requireKnownZone } from "../core/zones.ts";
 import { awarenessSliceStart } from "./awareness-slice.ts";
@@ -50,7 +50,7 @@ export class InvalidMessageError extends Error {
   override readonly name = "InvalidMessageError";
 }
 
-/** The log already holds this id or this Telegram update: appending it again would duplicate it. */
+/** The log already holds this id or this delivery of its channel: appending it again would duplicate it. */
 export class DuplicateMessageError extends Error {
   override readonly name = "DuplicateMessageError";
 }
@@ -64,8 +64,8 @@ export interface MessageLogOptions {
   timeZone?: string;
   /**
    * Local days kept in messages.json: today and the days before it. Older days move into
-   * archive/ so one append never rewrites a year. At least 2, so everything Telegram may
-   * deliver again (24 h) is still in the window.
+   * archive/ so one append never rewrites a year. At least 2, so everything a channel may
+   * deliver again (Telegram: 24 h) is still in the window.
    */
   windowDays?: number;
   logger?: Logger;
@@ -93,8 +93,9 @@ export class MessageLog {
   readonly #logger: Logger;
   readonly #nextId: () => string;
   #byId = new Map<string, Message>();
-  #byTelegram = new Map<string, Message>();
-  #updateIds = new Set<number>();
+  /** The window's messages by their channel ids (externalKey), and the deliveries they came in. */
+  #byExternal = new Map<string, Message>();
+  #updates = new Set<string>();
   /** Newest archived message and newest archived message from the person, once looked up. */
   #archiveTail: { last: Message | null; lastUser: Message | null } | undefined;
   /** Every read of the archive and every write, in the order they were asked for. */
@@ -235,22 +236,27 @@ export class MessageLog {
     });
   }
 
-  /** The logged message for a Telegram message, so an edit can update its text. */
-  findByTelegram(chatId: number, messageId: number): Promise<Message | null> {
-    const inWindow = this.#byTelegram.get(telegramKey(chatId, messageId));
+  /** The logged message a channel knows by these ids, so an edit there can update its text. */
+  findByExternal(channel: Channel, ids: ExternalIds): Promise<Message | null> {
+    const inWindow = this.#byExternal.get(externalKey(channel, ids));
     if (inWindow) return Promise.resolve(inWindow);
     return this.#queue.run(() =>
-      this.#findInArchives((m) => m.telegram?.chatId === chatId && m.telegram.messageId === messageId),
+      this.#findInArchives(
+        (m) =>
+          m.channel === channel &&
+          m.external?.chatId === ids.chatId &&
+          m.external.messageId === ids.messageId,
+      ),
     );
   }
 
   /**
-   * Whether a Telegram update was already logged, for exactly-once processing across
-   * restarts. Only the window is consulted: Telegram never redelivers an update older than
-   * 24 hours, and the window always covers more than that.
+   * Whether a channel's delivery (`external.updateId`) was already logged, for exactly-once
+   * processing across restarts. Only the window is consulted: Telegram never redelivers an
+   * update older than 24 hours, and the window always covers more than that.
    */
-  hasTelegramUpdate(updateId: number): boolean {
-    return this.#updateIds.has(updateId);
+  hasUpdate(channel: Channel, updateId: number): boolean {
+    return this.#updates.has(updateKey(channel, updateId));
   }
 
   /** The newest message of the whole log, or null when it is empty. */
@@ -341,9 +347,9 @@ export class MessageLog {
     if (this.#byId.has(message.id)) {
       throw new DuplicateMessageError(`a message with id ${JSON.stringify(message.id)} is already logged`);
     }
-    const updateId = message.telegram?.updateId;
-    if (updateId !== undefined && this.#updateIds.has(updateId)) {
-      throw new DuplicateMessageError(`Telegram update ${updateId} is already logged`);
+    const updateId = message.external?.updateId;
+    if (updateId !== undefined && this.hasUpdate(message.channel, updateId)) {
+      throw new DuplicateMessageError(`${message.channel} update ${updateId} is already logged`);
     }
   }
 
@@ -470,17 +476,17 @@ export class MessageLog {
 
   #reindex(): void {
     this.#byId = new Map();
-    this.#byTelegram = new Map();
-    this.#updateIds = new Set();
+    this.#byExternal = new Map();
+    this.#updates = new Set();
     for (const message of this.#low.data.messages) this.#index(message);
   }
 
   #index(message: Message): void {
     this.#byId.set(message.id, message);
-    const telegram = message.telegram;
-    if (!telegram) return;
-    this.#byTelegram.set(telegramKey(telegram.chatId, telegram.messageId), message);
-    if (telegram.updateId !== undefined) this.#updateIds.add(telegram.updateId);
+    const external = message.external;
+    if (!external) return;
+    this.#byExternal.set(externalKey(message.channel, external), message);
+    if (external.updateId !== undefined) this.#updates.add(updateKey(message.channel, external.updateId));
   }
 }
 
@@ -511,8 +517,12 @@ function archivePath(archiveDir: string, month: string): string {
   return join(archiveDir, `${month}.json`);
 }
 
-function telegramKey(chatId: number, messageId: number): string {
-  return `${chatId}:${messageId}`;
+function externalKey(channel: Channel, ids: ExternalIds): string {
+  return `${channel}:${ids.chatId}:${ids.messageId}`;
+}
+
+function updateKey(channel: Channel, updateId: number): string {
+  return `${channel}:${updateId}`;
 }
 
 /** A new array with the message after every message not later than it. */

@@ -11,7 +11,13 @@ import {
 } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { type Decision, decisionSchema } from "../core/decision.ts";
-import { annotationsSchema, isoUtc, messageRefSchema, telegramIdsSchema } from "../core/message.ts";
+import {
+  annotationsSchema,
+  channelSchema,
+  externalIdsSchema,
+  isoUtc,
+  messageRefSchema,
+} from "../core/message.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
 import { mentionMatcher } from "../core/text.ts";
 import { type UsageRecord, usageTotal } from "../core/usage.ts";
@@ -38,8 +44,11 @@ import { PERSON_FILES } from "./person-files.ts";
  * together or not at all; updates go through one queue, so none is lost.
  */
 
-/** The format version this code writes (2: UNDERSTANDING lines are items with provenance). */
-export const MIND_VERSION = 2;
+/**
+ * The format version this code writes (2: UNDERSTANDING lines are items with provenance; 3: an
+ * outbox entry's channel ids are `external`, not `telegram`).
+ */
+export const MIND_VERSION = 3;
 /** Heartbeat decisions kept for /why and status; older ones have been answered for. */
 export const DECISIONS_KEPT = 500;
 /** Days of per-call usage records kept; daily totals are kept for good. */
@@ -100,12 +109,12 @@ const outboxIntentFields = z.looseObject({
   reaction: z.string().min(1).optional(),
   /**
    * The person's message a reply is shown as answering, decided before the intent was written
-   * (conversation/reply-anchor.ts), with the Telegram ids the channel needs, so a crash between
+   * (conversation/reply-anchor.ts), with the ids on the channel it needs, so a crash between
    * the decision and the send still anchors it; for a reaction, the message it is put on.
    */
   anchor: messageRefSchema.optional(),
   trigger: z.enum(["reply", "heartbeat"]),
-  channel: z.enum(["telegram", "cli", "simulation"]),
+  channel: channelSchema,
   createdAt: isoUtc,
   replyTo: z.string().optional(),
   answeredThrough: z.string().optional(),
@@ -114,8 +123,8 @@ const outboxIntentFields = z.looseObject({
   decision: decisionSchema.optional(),
   /** Parts of a split text the channel already accepted: a later attempt sends only the rest. */
   partsDelivered: z.number().int().min(0).optional(),
-  /** The first part's Telegram identifiers, once it was accepted (the log records them). */
-  telegram: telegramIdsSchema.optional(),
+  /** The first part's identifiers on the channel, once it was accepted (the log records them). */
+  external: externalIdsSchema.optional(),
   /** A notice about check-ins stopping or resuming: recorded as told in the write that logs it as sent. */
   said: noticeSaidSchema.optional(),
 });
@@ -444,7 +453,8 @@ function rememberForgotten(mind: MindState, items: readonly { text: string }[]):
  * Reads mind.json into today's shape, or says what is wrong with it. Fields added within a
  * version carry schema defaults, so a file written before them still loads and gains them on
  * the next write. A change defaults cannot express raises MIND_VERSION and adds its migration
- * step here: version 1 kept UNDERSTANDING as text (see migrateFromV1).
+ * step here: version 1 kept UNDERSTANDING as text (see migrateFromV1), version 2 named the
+ * outbox's channel ids `telegram` (migrateFromV2).
  */
 function parseMindFile(file: string, value: unknown): MindState {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
@@ -464,7 +474,10 @@ function parseMindFile(file: string, value: unknown): MindState {
       `was written by a newer presence (format version ${version}; this one reads up to ${MIND_VERSION})`,
     );
   }
-  const parsed = mindStateSchema.safeParse(version === 1 ? migrateFromV1(data) : data);
+  let current = data;
+  if (version < 2) current = migrateFromV1(current);
+  if (version < 3) current = migrateFromV2(current);
+  const parsed = mindStateSchema.safeParse(current);
   if (!parsed.success) {
     throw new DataFileError(
       file,
@@ -494,7 +507,32 @@ function migrateFromV1(data: Record<string, unknown>): Record<string, unknown> {
       .filter((line) => line !== "")
       .map((line, index) => ({ id: `${prefix}-${index + 1}`, text: line, sourceMessageIds: [] }));
   }
-  return { ...data, version: MIND_VERSION, scratchpad: migrated };
+  return { ...data, version: 2, scratchpad: migrated };
+}
+
+/**
+ * Version 2 → 3: an outbox entry's ids on its channel move from `telegram` to `external`, the
+ * first part's and those of the message its reply quotes or its reaction is put on (`anchor`),
+ * unchanged. Anything not understood is left for the schema to name.
+ */
+function migrateFromV2(data: Record<string, unknown>): Record<string, unknown> {
+  const migrated: Record<string, unknown> = { ...data, version: MIND_VERSION };
+  if (Array.isArray(data.outbox)) migrated.outbox = data.outbox.map(withExternalIds);
+  return migrated;
+}
+
+/** Where version 2 kept an outbox entry's ids on the channel, the only channel it knew. */
+const FORMER_IDS = "telegram";
+
+/** The entry with its former ids field named `external`, and its anchor's. */
+function withExternalIds(value: unknown): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const { [FORMER_IDS]: external, anchor, ...rest } = value as Record<string, unknown>;
+  return {
+    ...rest,
+    ...(anchor === undefined ? {} : { anchor: withExternalIds(anchor) }),
+    ...(external === undefined ? {} : { external }),
+  };
 }
 
 /**

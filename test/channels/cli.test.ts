@@ -5,7 +5,8 @@ import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CliOutbound, runCliChat } from "../../src/channels/cli.ts";
 import { CommandHandlers } from "../../src/channels/command-handlers.ts";
-import { SettableClock } from "../../src/core/clock.ts";
+import { ReplySettle, type SettleTimes } from "../../src/companion/reply-settle.ts";
+import { SettableClock, systemTimers } from "../../src/core/clock.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import type { IncomingInput } from "../../src/core/port.ts";
 import { MindStore } from "../../src/store/mind.ts";
@@ -50,6 +51,9 @@ const companion = {
   async reply() {
     await new Promise((r) => setTimeout(r, 5));
     await outbound.send({ text: `you said ${received.at(-1)?.text}`, kind: "reply" });
+  },
+  settleReplies(times: SettleTimes, started: (reply: Promise<unknown>) => void) {
+    return new ReplySettle({ times, timers: systemTimers, reply: () => this.reply(), started });
   },
 };
 

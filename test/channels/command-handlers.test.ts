@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CommandHandlers, type CommandReply } from "../../src/channels/command-handlers.ts";
 import { BOT_COMMANDS } from "../../src/channels/commands.ts";
+import { TELEGRAM_TEXT_LIMIT } from "../../src/channels/telegram/split.ts";
 import { SettableClock } from "../../src/core/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";
@@ -37,6 +38,7 @@ beforeEach(async () => {
       wiped += 1;
     },
     onTimezoneChange: (zone) => zoneChanges.push(zone),
+    textLimit: TELEGRAM_TEXT_LIMIT,
   });
 });
 
@@ -168,6 +170,35 @@ describe("CommandHandlers", () => {
       `Your /memory list has ${pages} pages; /memory ${pages} is the last.`,
     );
     expect(text(await handlers.run("memory", "two"))).toContain("not a page number");
+  });
+
+  it("pages by the channel's own text limit, and lists everything at once for a channel without one", async () => {
+    await mind.update((m) => {
+      m.scratchpad.understanding_unknown = [];
+      m.memory = Array.from({ length: 12 }, (_, i) =>
+        item("pattern", `pattern number ${i + 1}: ${"something they said about their week. ".repeat(7)}`, {
+          id: `m${i + 1}`,
+        }),
+      );
+    });
+    const memory = await memoryReviewFor(dir, clock, mind, log);
+    const commands = (textLimit?: number) =>
+      new CommandHandlers({
+        mind,
+        memory,
+        clock,
+        settings: { timezone: "UTC", quietHours: { start: 0, end: 0 } },
+        status: async () => "",
+        exportAll: async () => ({}),
+        wipeAll: async () => {},
+        ...(textLimit === undefined ? {} : { textLimit }),
+      });
+    const narrow = text(await commands(1_000).run("memory", ""));
+    expect(narrow.length).toBeLessThanOrEqual(1_000);
+    expect(narrow).toMatch(/page 1 of \d+/);
+    const whole = text(await commands().run("memory", ""));
+    expect(whole).toMatch(/^What I remember about you:\n/);
+    expect(whole).toContain("12. pattern number 12:");
   });
 
   it("/forget N deletes exactly that item, by the last listing's numbers, also after a restart", async () => {

@@ -75,6 +75,8 @@ interface PortState {
   fail?: Error;
   /** Reactions are refused for good with this reason, as Telegram's 400 for a deleted message. */
   refuseReactions?: string;
+  /** How often the channel was asked to show the companion working ("typing…"), and stopped. */
+  working?: { shown: number; stopped: number };
   failPart?: { index: number; error: Error };
 }
 
@@ -138,8 +140,8 @@ async function harness(
             throw failure.error;
           }
           parts.push(part);
-          const delivery = { telegram: { chatId: 1, messageId: 100 + parts.length } };
-          if (!first.telegram) first = delivery;
+          const delivery = { external: { chatId: 1, messageId: 100 + parts.length } };
+          if (!first.external) first = delivery;
           await progress?.(index + 1, delivery);
         }
         sent.push(message);
@@ -150,6 +152,13 @@ async function harness(
         if (portState.refuseReactions) return { refused: portState.refuseReactions };
         reactions.push(reaction);
         return {};
+      },
+      showWorking() {
+        portState.working ??= { shown: 0, stopped: 0 };
+        portState.working.shown += 1;
+        return () => {
+          if (portState.working) portState.working.stopped += 1;
+        };
       },
     },
     persona: personaFromDir(),
@@ -261,7 +270,7 @@ describe("the companion replying", () => {
     expect(messages[1]).toMatchObject({
       trigger: "reply",
       replyTo: messages[0]?.id,
-      telegram: { chatId: 1, messageId: 101 },
+      external: { chatId: 1, messageId: 101 },
     });
     expect(h.mind.read().outbox).toEqual([]);
   });
@@ -276,6 +285,28 @@ describe("the companion replying", () => {
     expect(h.sent.map((m) => m.text)).toEqual(["got: one / two / three"]);
     expect(await h.companion.reply()).toEqual({ status: "nothing-pending" });
     expect(h.api.requests).toHaveLength(1);
+  });
+
+  it("answers a burst once it settles, by the channel's settle times, showing the channel's typing meanwhile", async () => {
+    const h = await harness({ virtualTimers: true });
+    h.api.setHandler((body) => textReply(`got: ${lastUserText(body).replace(/\n/g, " / ")}`));
+    const replies: Promise<unknown>[] = [];
+    const settle = h.companion.settleReplies({ pauseMs: 1_500, maxMs: 5_000 }, (reply) =>
+      replies.push(reply),
+    );
+    for (const text of ["one", "two"]) {
+      await h.companion.receive(said(text));
+      settle.arrived();
+    }
+    await h.virtual.advanceTo(new Date(h.clock.now().getTime() + 1_499));
+    expect(replies).toEqual([]);
+    expect(h.port.working).toEqual({ shown: 1, stopped: 0 });
+    await h.virtual.advanceTo(new Date(h.clock.now().getTime() + 1));
+    expect(replies).toHaveLength(1);
+    expect(await replies[0]).toMatchObject({ status: "sent" });
+    expect(h.sent.map((m) => m.text)).toEqual(["got: one / two"]);
+    // The turn shows its own while it writes; nothing is left showing.
+    expect(h.port.working?.stopped).toBe(h.port.working?.shown);
   });
 
   it("answers messages that arrive while a reply is being written together, in the next turn", async () => {
@@ -463,17 +494,19 @@ describe("the companion saying fixed words for what it cannot take in", () => {
     expect(pendingMessages(h.log.recent(), h.clock.now()).map((m) => m.id)).toEqual([note.id]);
   });
 
-  it("records the person's edit of a logged message, found by its Telegram ids", async () => {
+  it("records the person's edit of a logged message, found by its channel and its ids there", async () => {
     const h = await harness();
-    const logged = await h.companion.receive({ ...said("helo"), telegram: { chatId: 1, messageId: 7 } });
+    const logged = await h.companion.receive({ ...said("helo"), external: { chatId: 1, messageId: 7 } });
     const editedAt = h.clock.now().toISOString();
     expect(
-      await h.companion.receiveEdit({ chatId: 1, messageId: 7 }, { text: "hello", editedAt }),
+      await h.companion.receiveEdit("telegram", { chatId: 1, messageId: 7 }, { text: "hello", editedAt }),
     ).toMatchObject({
       id: logged.id,
     });
     expect(await h.log.get(logged.id)).toMatchObject({ text: "hello", editedAt });
-    expect(await h.companion.receiveEdit({ chatId: 1, messageId: 8 }, { text: "x", editedAt })).toBeNull();
+    const edit = { text: "x", editedAt };
+    expect(await h.companion.receiveEdit("telegram", { chatId: 1, messageId: 8 }, edit)).toBeNull();
+    expect(await h.companion.receiveEdit("cli", { chatId: 1, messageId: 7 }, edit)).toBeNull();
   });
 });
 
@@ -1018,7 +1051,7 @@ describe("the companion when the channel fails", () => {
     };
     expect(await h.companion.reply(said("What now?"))).toMatchObject({ status: "deferred" });
     expect(h.parts).toEqual(["First, the good news."]);
-    expect(h.mind.read().outbox).toMatchObject([{ partsDelivered: 1, telegram: { messageId: 101 } }]);
+    expect(h.mind.read().outbox).toMatchObject([{ partsDelivered: 1, external: { messageId: 101 } }]);
     await vi.waitFor(() => expect(h.sent).toHaveLength(1), { timeout: 3_000 });
     await h.companion.idle();
     expect(h.parts).toEqual(["First, the good news.", "Second, the plan."]);
@@ -1026,7 +1059,7 @@ describe("the companion when the channel fails", () => {
     expect(h.log.recent().at(-1)).toMatchObject({
       role: "assistant",
       text: "First, the good news.\n\nSecond, the plan.",
-      telegram: { chatId: 1, messageId: 101 },
+      external: { chatId: 1, messageId: 101 },
     });
   });
 
@@ -1398,7 +1431,7 @@ describe("Telegram manners: anchored replies", () => {
   const onTelegram = (text: string, messageId: number): IncomingInput => ({
     text,
     channel: "telegram",
-    telegram: { chatId: 1, messageId },
+    external: { chatId: 1, messageId },
   });
 
   it("does not anchor an immediate answer to one message", async () => {
@@ -1416,7 +1449,7 @@ describe("Telegram manners: anchored replies", () => {
     await h.companion.receive(onTelegram("Pasta tonight?", 7));
     const newest = await h.companion.receive(onTelegram("Or soup", 8));
     await h.companion.reply();
-    expect(h.sent[0]?.anchor).toEqual({ id: newest.id, telegram: { chatId: 1, messageId: 8 } });
+    expect(h.sent[0]?.anchor).toEqual({ id: newest.id, external: { chatId: 1, messageId: 8 } });
   });
 
   it("anchors an answer to a message that waited more than two minutes, by the clock", async () => {
@@ -1427,7 +1460,7 @@ describe("Telegram manners: anchored replies", () => {
     });
     const question = await h.companion.receive(onTelegram("Can you remind me later?", 7));
     await h.companion.reply();
-    expect(h.sent[0]?.anchor).toEqual({ id: question.id, telegram: { chatId: 1, messageId: 7 } });
+    expect(h.sent[0]?.anchor).toEqual({ id: question.id, external: { chatId: 1, messageId: 7 } });
   });
 
   it("anchors the answer sent after a restart to the message it answers", async () => {
@@ -1441,7 +1474,7 @@ describe("Telegram manners: anchored replies", () => {
     const second = await harness({ dataDir, api, start: "2026-03-04T09:00:30.000Z" });
     await second.companion.recover();
     expect(second.sent.map((m) => [m.text, m.anchor])).toEqual([
-      ["I'm here.", { id: question.id, telegram: { chatId: 1, messageId: 7 } }],
+      ["I'm here.", { id: question.id, external: { chatId: 1, messageId: 7 } }],
     ]);
   });
 
@@ -1467,7 +1500,7 @@ describe("Telegram manners: anchored replies", () => {
     const newest = await h.companion.receive(onTelegram("Or coffee?", 8));
     expect(await h.companion.reply()).toMatchObject({ status: "deferred" });
     expect(h.mind.read().outbox).toMatchObject([
-      { text: "Both, then.", anchor: { id: newest.id, telegram: { chatId: 1, messageId: 8 } } },
+      { text: "Both, then.", anchor: { id: newest.id, external: { chatId: 1, messageId: 8 } } },
     ]);
   });
 });
@@ -1476,7 +1509,7 @@ describe("Telegram manners: a reaction instead of a message", () => {
   const onTelegram = (text: string, messageId: number): IncomingInput => ({
     text,
     channel: "telegram",
-    telegram: { chatId: 1, messageId },
+    external: { chatId: 1, messageId },
   });
 
   it("offers the react tool in the cached prefix of every call, the same bytes each time", async () => {
@@ -1502,7 +1535,7 @@ describe("Telegram manners: a reaction instead of a message", () => {
     const outcome = await h.companion.reply();
     expect(outcome).toMatchObject({ status: "sent" });
     expect(h.reactions).toEqual([
-      { emoji: "👍", to: { id: thanks.id, telegram: { chatId: 1, messageId: 7 } } },
+      { emoji: "👍", to: { id: thanks.id, external: { chatId: 1, messageId: 7 } } },
     ]);
     expect(h.sent).toEqual([]);
     expect(h.api.requests).toHaveLength(1);
@@ -1515,7 +1548,7 @@ describe("Telegram manners: a reaction instead of a message", () => {
       replyTo: thanks.id,
       answeredThrough: thanks.id,
     });
-    expect(reaction?.telegram).toBeUndefined();
+    expect(reaction?.external).toBeUndefined();
     expect(pendingMessages(h.log.recent(), h.clock.now())).toEqual([]);
     expect(h.mind.read().outbox).toEqual([]);
     const [turn] = await h.trace.last(1);
@@ -1688,7 +1721,7 @@ describe("Telegram manners: a reaction instead of a message", () => {
         kind: "reply",
         text: "",
         reaction: "👍",
-        anchor: { id: thanks.id, telegram: { chatId: 1, messageId: 7 } },
+        anchor: { id: thanks.id, external: { chatId: 1, messageId: 7 } },
         trigger: "reply",
         channel: "telegram",
         createdAt: first.clock.now().toISOString(),

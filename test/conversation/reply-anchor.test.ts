@@ -11,7 +11,7 @@ function said(id: string, ts: string, telegramId?: number): Message {
     role: "user",
     text: `message ${id}`,
     channel: "telegram",
-    ...(telegramId === undefined ? {} : { telegram: { chatId: 1001, messageId: telegramId } }),
+    ...(telegramId === undefined ? {} : { external: { chatId: 1001, messageId: telegramId } }),
   };
 }
 
@@ -29,7 +29,7 @@ describe("replyAnchor", () => {
     const answered = [said("a", "2026-03-04T10:00:00.000Z", 7), said("b", "2026-03-04T10:00:05.000Z", 8)];
     expect(replyAnchor({ answered, sendAt: at("2026-03-04T10:00:20.000Z"), startedAt: STARTED })).toEqual({
       id: "b",
-      telegram: { chatId: 1001, messageId: 8 },
+      external: { chatId: 1001, messageId: 8 },
     });
   });
 
@@ -62,7 +62,7 @@ describe("replyAnchor", () => {
   /** A message Telegram says was sent at `sentAt`, logged (received) at `ts`. */
   const sentEarlier = (ts: string, sentAt: string): Message => {
     const message = said("a", ts, 7);
-    return { ...message, telegram: { chatId: 1001, messageId: 7, sentAt } };
+    return { ...message, external: { chatId: 1001, messageId: 7, sentAt } };
   };
 
   it("counts the wait from when Telegram says the message was sent, when that is before it was logged", () => {
@@ -70,7 +70,7 @@ describe("replyAnchor", () => {
     const answered = [sentEarlier("2026-03-04T09:00:01.000Z", "2026-03-04T08:50:00.000Z")];
     expect(replyAnchor({ answered, sendAt: at("2026-03-04T09:00:05.000Z"), startedAt: STARTED })).toEqual({
       id: "a",
-      telegram: { chatId: 1001, messageId: 7 },
+      external: { chatId: 1001, messageId: 7 },
     });
   });
 

@@ -528,7 +528,7 @@ describe("composePrompt: when messages were sent", () => {
   it("stamps the person's message with when they sent it, which Telegram may say was earlier than it was logged", () => {
     const log = [sentAt("a", "assistant", "Sleep well!", "2026-03-04T22:00", zone)];
     const waited = sentAt("b", "user", "one more thing", "2026-03-05T07:30", zone, {
-      telegram: { chatId: 1, messageId: 2, sentAt: instant("2026-03-04T23:40", zone).toISOString() },
+      external: { chatId: 1, messageId: 2, sentAt: instant("2026-03-04T23:40", zone).toISOString() },
     });
     const { params } = composePrompt(
       input({ log: [...log, waited], pending: [waited], zone, now: instant("2026-03-05T07:31", zone) }),

@@ -5,6 +5,7 @@ import { SettableClock } from "../../src/core/clock.ts";
 import {
   DuplicateMessageError,
   InvalidMessageError,
+  MESSAGE_LOG_VERSION,
   MessageLog,
   MessageLogError,
   type NewMessage,
@@ -101,7 +102,7 @@ describe("opening", () => {
     ).rejects.toThrow("Mars/Olympus");
   });
 
-  it("migrates a version 0 file (a bare array) in memory and writes version 1 only with the next append", async () => {
+  it("migrates a version 0 file (a bare array) in memory and writes today's version only with the next append", async () => {
     const dataDir = await tempDataDir();
     await mkdir(dataDir);
     const file = join(dataDir, "messages.json");
@@ -122,7 +123,7 @@ describe("opening", () => {
 
     await log.append(assistant("hello"));
     const written = (await readJson(file)) as { version: number; messages: Record<string, unknown>[] };
-    expect(written.version).toBe(1);
+    expect(written.version).toBe(MESSAGE_LOG_VERSION);
     expect(written.messages.map((m) => m.text)).toEqual(["morning", "hello"]);
     expect(written.messages[0]?.mood).toBe("ok");
   });
@@ -155,7 +156,7 @@ describe("appending", () => {
     const file = join(dataDir, "messages.json");
     expect(await modeOf(file)).toBe(0o600);
     const onDisk = (await readJson(file)) as { version: number; messages: { id: string }[] };
-    expect(onDisk.version).toBe(1);
+    expect(onDisk.version).toBe(MESSAGE_LOG_VERSION);
     expect(onDisk.messages.map((m) => m.id)).toEqual([first.id, second.id]);
     expect((await readdir(dataDir)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
   });
@@ -189,10 +190,10 @@ describe("appending", () => {
   it("refuses invalid messages, duplicate ids and an update logged twice, and writes nothing for them", async () => {
     const dataDir = await tempDataDir();
     const log = await openLog(dataDir);
-    await log.append(user("once", { id: "x", telegram: { chatId: 1, messageId: 5, updateId: 900 } }));
+    await log.append(user("once", { id: "x", external: { chatId: 1, messageId: 5, updateId: 900 } }));
     await expect(log.append(user("again", { id: "x" }))).rejects.toThrow(DuplicateMessageError);
     await expect(
-      log.append(user("same update", { telegram: { chatId: 1, messageId: 6, updateId: 900 } })),
+      log.append(user("same update", { external: { chatId: 1, messageId: 6, updateId: 900 } })),
     ).rejects.toThrow(DuplicateMessageError);
     await expect(log.append(user("bad", { trigger: "reply" }))).rejects.toThrow(InvalidMessageError);
     await expect(log.append(user("bad", { ts: "2026-02-07 08:00" }))).rejects.toThrow(InvalidMessageError);
@@ -202,15 +203,17 @@ describe("appending", () => {
 });
 
 describe("lookups and edits", () => {
-  it("finds a message by Telegram ids and knows which updates were processed", async () => {
+  it("finds a message by its channel's ids and knows which of the channel's updates were processed", async () => {
     const dataDir = await tempDataDir();
     const log = await openLog(dataDir);
-    const logged = await log.append(user("hi", { telegram: { chatId: 42, messageId: 7, updateId: 1001 } }));
-    expect(await log.findByTelegram(42, 7)).toEqual(logged);
-    expect(await log.findByTelegram(42, 8)).toBeNull();
-    expect(log.hasTelegramUpdate(1001)).toBe(true);
-    expect(log.hasTelegramUpdate(1002)).toBe(false);
-    expect((await openLog(dataDir)).hasTelegramUpdate(1001)).toBe(true);
+    const logged = await log.append(user("hi", { external: { chatId: 42, messageId: 7, updateId: 1001 } }));
+    expect(await log.findByExternal("telegram", { chatId: 42, messageId: 7 })).toEqual(logged);
+    expect(await log.findByExternal("telegram", { chatId: 42, messageId: 8 })).toBeNull();
+    expect(await log.findByExternal("cli", { chatId: 42, messageId: 7 })).toBeNull();
+    expect(log.hasUpdate("telegram", 1001)).toBe(true);
+    expect(log.hasUpdate("telegram", 1002)).toBe(false);
+    expect(log.hasUpdate("cli", 1001)).toBe(false);
+    expect((await openLog(dataDir)).hasUpdate("telegram", 1001)).toBe(true);
   });
 
   it("edits text with editedAt from the clock and adds annotations, keeping every other field", async () => {
@@ -273,7 +276,7 @@ describe("growth: the window and the archive", () => {
       version: number;
       messages: unknown[];
     };
-    expect(february.version).toBe(1);
+    expect(february.version).toBe(MESSAGE_LOG_VERSION);
     expect(february.messages).toHaveLength(56);
   });
 
@@ -469,7 +472,7 @@ describe("deleteAll", () => {
     const log = await openLog(dataDir, clock);
     await log.append(user("old"));
     clock.advanceMinutes(40 * 24 * 60);
-    await log.append(user("new", { telegram: { chatId: 1, messageId: 2, updateId: 3 } }));
+    await log.append(user("new", { external: { chatId: 1, messageId: 2, updateId: 3 } }));
     await log.flush();
     expect(await readdir(dataDir)).toContain("archive");
 
@@ -477,7 +480,7 @@ describe("deleteAll", () => {
     expect(await readdir(dataDir)).toEqual([]);
     expect(await log.all()).toEqual([]);
     expect(await log.lastUserMessage()).toBeNull();
-    expect(log.hasTelegramUpdate(3)).toBe(false);
+    expect(log.hasUpdate("telegram", 3)).toBe(false);
     expect(await (await openLog(dataDir, clock)).all()).toEqual([]);
   });
 });

@@ -6,16 +6,18 @@ import { pendingMessages } from "../../src/conversation/pending-messages.ts";
 import { SettableClock } from "../../src/core/clock.ts";
 import { renderScratchpad } from "../../src/mind/scratchpad.ts";
 import { DataFileError } from "../../src/store/files.ts";
-import { MessageLog, MessageLogError } from "../../src/store/messages.ts";
-import { MindStore } from "../../src/store/mind.ts";
+import { loadLogFile } from "../../src/store/log-file.ts";
+import { MESSAGE_LOG_VERSION, MessageLog, MessageLogError } from "../../src/store/messages.ts";
+import { MIND_VERSION, MindStore } from "../../src/store/mind.ts";
 import { NotesStore } from "../../src/store/notes.ts";
 import { Trace } from "../../src/store/trace.ts";
 import { tempDataDir } from "./helpers.ts";
 
 /**
  * Data files as earlier versions wrote them (test/fixtures/data-files) still load now that
- * the schemas name every field: the message log's companion fields, the decision reasons
- * of every version so far (checked against the history), trace lines of older and newer shapes.
+ * the schemas name every field: the message log's companion fields and its Telegram ids under
+ * their old name, the decision reasons of every version so far (checked against the history), the
+ * outbox's Telegram ids under their old name, trace lines of older and newer shapes.
  */
 const FIXTURES = join(import.meta.dirname, "../fixtures/data-files");
 const NOW = "2026-11-20T13:00:00.000Z";
@@ -47,13 +49,36 @@ describe("messages.json written by earlier versions", () => {
       // The check-in answered through m-user-3, m-user-4 was handled without a reply, the notice answers nothing.
       expect(pendingMessages(log.recent(), clock.now()).map((m) => m.id)).toEqual(["m-user-5"]);
 
+      // The ids Telegram gave, kept as `telegram` before version 2, are the message's external ids.
+      expect(byId.get("m-user-1")?.external).toEqual({ chatId: 42, messageId: 100, updateId: 9001 });
+      expect(byId.get("m-assistant-1")?.external).toEqual({ chatId: 42, messageId: 101 });
+      expect([...byId.values()].filter((m) => "telegram" in m)).toEqual([]);
+      expect(await log.findByExternal("telegram", { chatId: 42, messageId: 102 })).toBe(byId.get("m-user-2"));
+      expect(log.hasUpdate("telegram", 9002)).toBe(true);
+
       await log.append({ role: "user", text: "Ok", channel: "telegram" });
       const written = JSON.parse(await readFile(join(dataDir, "messages.json"), "utf8"));
-      const original = JSON.parse(await readFile(join(FIXTURES, "messages.v0.json"), "utf8"));
-      expect(written.version).toBe(1);
-      expect(written.messages.slice(0, original.length)).toEqual(original);
+      const original: Record<string, unknown>[] = JSON.parse(
+        await readFile(join(FIXTURES, "messages.v0.json"), "utf8"),
+      );
+      expect(written.version).toBe(MESSAGE_LOG_VERSION);
+      // Written back whole, the ids under their new name.
+      const renamed = original.map(({ telegram, ...entry }) =>
+        telegram === undefined ? entry : { ...entry, external: telegram },
+      );
+      expect(written.messages.slice(0, original.length)).toEqual(renamed);
     },
   );
+
+  it("a log given on the command line reads the old name of the ids too", async () => {
+    const messages = await loadLogFile(join(FIXTURES, "messages.v1.json"));
+    expect(messages.find((m) => m.id === "m-user-1")?.external).toEqual({
+      chatId: 42,
+      messageId: 100,
+      updateId: 9001,
+    });
+    expect(messages.filter((m) => "telegram" in m)).toEqual([]);
+  });
 
   it("refuses a companion field on the person's message, naming the entry and the field", async () => {
     const entries = JSON.parse(await readFile(join(FIXTURES, "messages.v0.json"), "utf8"));
@@ -131,7 +156,7 @@ describe("mind.json written by earlier versions", () => {
 });
 
 describe("mind.json version 1: UNDERSTANDING as text becomes items", () => {
-  it("turns each line into an item with unknown provenance, with the same ids on every read, and writes version 2", async () => {
+  it("turns each line into an item with unknown provenance, with the same ids on every read, and writes today's version", async () => {
     const dataDir = await dataDirWith("mind.v1-understanding.json", "mind.json");
     const clock = new SettableClock(NOW);
     const mind = await MindStore.open(dataDir, clock);
@@ -167,7 +192,7 @@ describe("mind.json version 1: UNDERSTANDING as text becomes items", () => {
       [5, "Hear how the long run went", "2026-11-19T18:00:00.000Z", "gone"],
     ]);
     const written = JSON.parse(await readFile(join(dataDir, "mind.json"), "utf8"));
-    expect(written.version).toBe(2);
+    expect(written.version).toBe(MIND_VERSION);
     expect(written.scratchpad.understanding_known[1]).toEqual({
       id: "k-2",
       text: "- (inferred) trains for a half marathon",
@@ -180,9 +205,35 @@ describe("mind.json version 1: UNDERSTANDING as text becomes items", () => {
     const original = JSON.parse(await readFile(join(FIXTURES, "mind.v1.json"), "utf8"));
     const dataDir = await tempDataDir();
     await mkdir(dataDir, { recursive: true });
-    await writeFile(join(dataDir, "mind.json"), JSON.stringify({ ...original, version: 3 }));
+    await writeFile(join(dataDir, "mind.json"), JSON.stringify({ ...original, version: MIND_VERSION + 1 }));
     await expect(MindStore.open(dataDir, new SettableClock(NOW))).rejects.toThrow(
-      /written by a newer presence \(format version 3; this one reads up to 2\)/,
+      `written by a newer presence (format version ${MIND_VERSION + 1}; this one reads up to ${MIND_VERSION})`,
+    );
+  });
+});
+
+describe("mind.json version 2: the outbox's Telegram ids under their old name", () => {
+  it("reads a half-sent reply's and a reaction's ids as their external ids, and writes them so", async () => {
+    const dataDir = await dataDirWith("mind.v2-outbox.json", "mind.json");
+    const mind = await MindStore.open(dataDir, new SettableClock(NOW));
+    const [reply, reaction] = mind.read().outbox;
+    expect(reply).toMatchObject({
+      partsDelivered: 1,
+      anchor: { id: "m-user-9", external: { chatId: 42, messageId: 120 } },
+      external: { chatId: 42, messageId: 121 },
+    });
+    expect(reaction).toMatchObject({
+      reaction: "👍",
+      anchor: { id: "m-user-10", external: { chatId: 42, messageId: 122 } },
+    });
+    expect(JSON.stringify(mind.read().outbox)).not.toContain('telegram":');
+
+    await mind.update(() => undefined);
+    const written = JSON.parse(await readFile(join(dataDir, "mind.json"), "utf8"));
+    const original = JSON.parse(await readFile(join(FIXTURES, "mind.v2-outbox.json"), "utf8"));
+    expect(written.version).toBe(MIND_VERSION);
+    expect(written.outbox).toEqual(
+      JSON.parse(JSON.stringify(original.outbox).replaceAll('"telegram":', '"external":')),
     );
   });
 });

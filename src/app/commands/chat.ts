@@ -1,4 +1,4 @@
-import { CliOutbound, runCliChat } from "../../channels/cli.ts";
+import { CliOutbound, runCliChat, TERMINAL_TEXT_LIMIT } from "../../channels/cli.ts";
 import { systemClock, systemTimers } from "../../core/clock.ts";
 import { createLogger } from "../../core/log.ts";
 import { loadConfigParts, loadCoreConfig, loadModelConfig } from "../config.ts";
@@ -44,6 +44,7 @@ export const chatCommand = defineCommand({
         companion,
         commands: buildCommandHandlers(runtime, companion, {
           exclusive: (work) => companion.exclusive(work),
+          textLimit: TERMINAL_TEXT_LIMIT,
         }),
         input: process.stdin,
         write: io.stdout,

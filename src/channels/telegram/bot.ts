@@ -1,6 +1,7 @@
 import { type Bot, type Context, GrammyError } from "grammy";
 import type { Document, Message as TelegramMessage, UserFromGetMe } from "grammy/types";
-import type { Clock, Timer, Timers } from "../../core/clock.ts";
+import type { ReplySettle, SettleTimes } from "../../companion/companion.ts";
+import type { Clock, Timers } from "../../core/clock.ts";
 import { InFlight, settledWithin } from "../../core/in-flight.ts";
 import type { Logger } from "../../core/log.ts";
 import type { Message } from "../../core/message.ts";
@@ -21,12 +22,12 @@ export interface TelegramChannelOptions {
   connection: TelegramConnection;
   companion: ChannelCompanion;
   /** Read only: whether an update or a Telegram message is in the log already (after a restart). */
-  messages: Pick<MessageLog, "hasTelegramUpdate" | "findByTelegram">;
+  messages: Pick<MessageLog, "hasUpdate" | "findByExternal">;
   /** Which updates were handled before a restart, and which strangers were answered lately. */
   updates: TelegramUpdatesState;
   commands: CommandHandlers;
   clock: Clock;
-  /** What the settle before a reply, the typing refresh and stop()'s bounds wait on. */
+  /** What stop()'s bounds wait on. */
   timers: Timers;
   logger: Logger;
   /**
@@ -43,14 +44,13 @@ export interface TelegramChannelOptions {
 /** How long stopping waits for Telegram to confirm the last handled update. */
 export const CONFIRM_OFFSET_MS = 2_000;
 /**
- * People often send a thought as several short messages a moment apart: answering the first
- * at once would give the burst two replies, the first blind to the rest.
+ * On Telegram people often send a thought as several short messages a moment apart: the reply
+ * waits this long after the latest for another (the companion's settle, SettleTimes.pauseMs).
  */
 export const REPLY_SETTLE_MS = 1_500;
 /**
- * The settle waits for a pause, and someone who keeps writing never pauses: however many
- * messages follow, the reply starts this long after the first unanswered one. What comes
- * while it is written is answered in the next turn.
+ * However many messages follow, the reply starts this long after the first unanswered one
+ * (SettleTimes.maxMs).
  */
 export const REPLY_SETTLE_MAX_MS = 5_000;
 /** The model accepts images up to 5 MB; larger photos reach it as their caption only. */
@@ -89,12 +89,9 @@ export class TelegramChannel {
   readonly #connection: TelegramConnection;
   /** Replies started outside the update loop, which stop() waits for. */
   readonly #replies: InFlight;
+  /** The companion's reply to a burst, once the person pauses (with "typing…" meanwhile). */
+  readonly #settle: ReplySettle;
   #polling: Promise<void> | undefined;
-  /**
-   * The reply waiting for the person to finish a burst: `pause` restarts with each message,
-   * `bound` runs from the first; whichever ends first starts the reply. With its "typing…".
-   */
-  #settling: { pause: Timer; bound: Timer; stopWorking: () => void } | undefined;
   /** Set when an update could not be logged: from then on nothing may confirm it to Telegram. */
   #halted = false;
 
@@ -103,6 +100,11 @@ export class TelegramChannel {
     this.#replies = new InFlight((err: unknown) => {
       options.logger.error({ err }, "reply failed; it will be retried after a restart");
     });
+    const times: SettleTimes = {
+      pauseMs: options.replySettleMs ?? REPLY_SETTLE_MS,
+      maxMs: options.replySettleMaxMs ?? REPLY_SETTLE_MAX_MS,
+    };
+    this.#settle = options.companion.settleReplies(times, (reply) => this.#replies.track(reply));
     this.#connection = options.connection;
     this.bot = options.connection.bot;
     this.outbound = options.connection.outbound;
@@ -179,7 +181,7 @@ export class TelegramChannel {
       const polling = this.#polling ?? Promise.resolve();
       await settledWithin(Promise.allSettled([stopping, polling]), CONFIRM_OFFSET_MS, this.#options.timers);
     }
-    this.#replyNow();
+    this.#settle.flush();
     await this.#replies.settledWithin(graceMs, this.#options.timers);
   }
 
@@ -222,12 +224,16 @@ export class TelegramChannel {
   async #applyEdit(edited: TelegramMessage): Promise<void> {
     // A document's edited caption keeps saying why the document was not read, if it was not.
     const before = edited.document
-      ? await this.#options.messages.findByTelegram(edited.chat.id, edited.message_id)
+      ? await this.#options.messages.findByExternal("telegram", {
+          chatId: edited.chat.id,
+          messageId: edited.message_id,
+        })
       : null;
     const described = describeMessage(edited, before?.media?.notRead);
     if (!described) return;
     const editedAt = new Date((edited.edit_date ?? edited.date) * 1000).toISOString();
     const logged = await this.#options.companion.receiveEdit(
+      "telegram",
       { chatId: edited.chat.id, messageId: edited.message_id },
       { text: described.text, editedAt },
     );
@@ -266,9 +272,12 @@ export class TelegramChannel {
 
   async #receive(updateId: number, message: TelegramMessage): Promise<void> {
     const { messages, companion, logger } = this.#options;
-    if (messages.hasTelegramUpdate(updateId)) {
+    if (messages.hasUpdate("telegram", updateId)) {
       logger.info({ updateId }, "message already logged before a restart; not logged again");
-      const logged = await messages.findByTelegram(message.chat.id, message.message_id);
+      const logged = await messages.findByExternal("telegram", {
+        chatId: message.chat.id,
+        messageId: message.message_id,
+      });
       const described = describeMessage(message, logged?.media?.notRead);
       const fixed = described?.unheard ? UNHEARD_REPLY : described?.unreadReply;
       if (logged && fixed) await companion.answerFixed(logged, fixed);
@@ -281,7 +290,7 @@ export class TelegramChannel {
       text: described.text,
       channel: "telegram",
       ...(described.media ? { media: described.media } : {}),
-      telegram: {
+      external: {
         chatId: message.chat.id,
         messageId: message.message_id,
         updateId,
@@ -304,35 +313,7 @@ export class TelegramChannel {
     // A voice note it cannot listen to, or a document it could not read, gets fixed words, never the model's (Companion.answerFixed).
     const fixed = described.unheard ? UNHEARD_REPLY : described.unreadReply;
     if (fixed && (await companion.answerFixed(logged, fixed)) === "answered") return;
-    this.#replyOnceSettled();
-  }
-
-  /**
-   * Asks for the reply once no message has come for the settle time, or once the burst's first
-   * message has waited the longest settle, showing "typing…" meanwhile; each new message starts
-   * the short wait again. Messages that arrive during the reply itself join the companion's next turn.
-   */
-  #replyOnceSettled(): void {
-    const { timers } = this.#options;
-    const pause = timers.after(this.#options.replySettleMs ?? REPLY_SETTLE_MS, () => this.#replyNow());
-    if (this.#settling) {
-      this.#settling.pause.cancel();
-      this.#settling.pause = pause;
-      return;
-    }
-    const bound = timers.after(this.#options.replySettleMaxMs ?? REPLY_SETTLE_MAX_MS, () => this.#replyNow());
-    this.#settling = { pause, bound, stopWorking: this.outbound.showWorking() };
-  }
-
-  /** Starts the reply a settling burst is waiting for, if one is. */
-  #replyNow(): void {
-    const settling = this.#settling;
-    if (!settling) return;
-    this.#settling = undefined;
-    settling.pause.cancel();
-    settling.bound.cancel();
-    settling.stopWorking();
-    this.#replies.track(this.#options.companion.reply());
+    this.#settle.arrived();
   }
 
   async #downloadImage(fileId: string): Promise<IncomingInput["image"] | undefined> {

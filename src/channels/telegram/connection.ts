@@ -55,7 +55,9 @@ export class TelegramConnection {
     });
     // grammY's own client timeout (500 s by default) stays as it is: the limits above end a request first.
     this.bot = new Bot(options.token, { client: { apiRoot: this.apiRoot, fetch: this.fetch } });
-    this.bot.api.config.use(retryTransformer(options.retryPolicy ?? DEFAULT_RETRY_POLICY, options.logger));
+    this.bot.api.config.use(
+      retryTransformer(options.retryPolicy ?? DEFAULT_RETRY_POLICY, options.logger, options.timers),
+    );
     this.bot.api.config.use(pollingHealthTransformer(options.logger));
     this.outbound = new TelegramOutbound({
       api: this.bot.api,

@@ -66,14 +66,14 @@ export class TelegramOutbound implements OutboundPort {
     if (parts.length === 0) return Promise.reject(new Error("refusing to send an empty message"));
     return this.#sends.run(async () => {
       let first: Delivery = {};
-      const anchor = message.anchor?.telegram?.messageId;
+      const anchor = message.anchor?.external?.messageId;
       for (const [index, part] of parts.entries()) {
         if (index < (message.partsDelivered ?? 0)) continue;
         const replyTo = index === 0 ? anchor : undefined;
         const delivery = {
-          telegram: { chatId: this.#chatId, messageId: await this.#sendPart(part, replyTo) },
+          external: { chatId: this.#chatId, messageId: await this.#sendPart(part, replyTo) },
         };
-        if (!first.telegram) first = delivery;
+        if (!first.external) first = delivery;
         await progress?.(index + 1, delivery);
       }
       return first;
@@ -88,7 +88,7 @@ export class TelegramOutbound implements OutboundPort {
    * trying again cannot change it, and the outbox must not log as given what the person never saw.
    */
   react(reaction: OutgoingReaction): Promise<Delivery> {
-    const target = reaction.to.telegram;
+    const target = reaction.to.external;
     if (!target) return this.send({ text: reaction.emoji, kind: "notice" });
     return this.#sends.run(async () => {
       try {
@@ -112,7 +112,7 @@ export class TelegramOutbound implements OutboundPort {
       const sent = await this.#call(() =>
         this.#api.sendDocument(this.#chatId, new InputFile(contents, fileName), caption ? { caption } : {}),
       );
-      return { telegram: { chatId: this.#chatId, messageId: sent.message_id } };
+      return { external: { chatId: this.#chatId, messageId: sent.message_id } };
     });
   }
 

@@ -18,9 +18,11 @@ import {
 } from "../../../src/channels/telegram/connection.ts";
 import { TelegramTokenRejectedError } from "../../../src/channels/telegram/first-contact.ts";
 import { TelegramUpdatesState } from "../../../src/channels/telegram/updates-state.ts";
+import { ReplySettle, type SettleTimes } from "../../../src/companion/reply-settle.ts";
+import type { Timers } from "../../../src/core/clock.ts";
 import { SettableClock, systemTimers, VirtualTimers } from "../../../src/core/clock.ts";
 import { createLogger, type Logger, silentLogger } from "../../../src/core/log.ts";
-import type { Message } from "../../../src/core/message.ts";
+import type { Channel, ExternalIds, Message } from "../../../src/core/message.ts";
 import type { IncomingInput } from "../../../src/core/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { MindStore } from "../../../src/store/mind.ts";
@@ -50,9 +52,10 @@ afterEach(async () => {
 
 /**
  * A stand-in for the companion with the same contract: receive() logs, reply() answers every
- * unanswered message in one message and logs it. Replies wait on `gate` when a test holds it.
+ * unanswered message in one message and logs it, the companion's own settle starts it. Replies
+ * wait on `gate` when a test holds it.
  */
-function companionDouble(messages: MessageLog, outbound: TelegramConnection["outbound"]) {
+function companionDouble(messages: MessageLog, outbound: TelegramConnection["outbound"], timers: Timers) {
   const received: IncomingInput[] = [];
   let gate: Promise<void> = Promise.resolve();
   let turn: Promise<unknown> = Promise.resolve();
@@ -72,7 +75,7 @@ function companionDouble(messages: MessageLog, outbound: TelegramConnection["out
         text: input.text,
         channel: input.channel,
         ...(input.media ? { media: input.media } : {}),
-        ...(input.telegram ? { telegram: input.telegram } : {}),
+        ...(input.external ? { external: input.external } : {}),
       });
     },
     /** As Companion.answerFixed: the answer when the message is all that waits, else a notice. */
@@ -93,11 +96,8 @@ function companionDouble(messages: MessageLog, outbound: TelegramConnection["out
       });
       return alone ? ("answered" as const) : ("noticed" as const);
     },
-    async receiveEdit(
-      telegram: { chatId: number; messageId: number },
-      edit: { text: string; editedAt: string },
-    ) {
-      const logged = await messages.findByTelegram(telegram.chatId, telegram.messageId);
+    async receiveEdit(channel: Channel, ids: ExternalIds, edit: { text: string; editedAt: string }) {
+      const logged = await messages.findByExternal(channel, ids);
       if (logged) await messages.update(logged.id, edit);
       return logged;
     },
@@ -119,6 +119,10 @@ function companionDouble(messages: MessageLog, outbound: TelegramConnection["out
         });
       });
       return turn;
+    },
+    settleReplies(times: SettleTimes, started: (reply: Promise<unknown>) => void) {
+      const showWorking = () => outbound.showWorking();
+      return new ReplySettle({ times, timers, reply: () => this.reply(), showWorking, started });
     },
   };
 }
@@ -146,7 +150,7 @@ async function startChannel(
     pollTimeoutSeconds: 1,
     ...(timeouts ? { timeouts } : {}),
   });
-  const companion = companionDouble(messages, connection.outbound);
+  const companion = companionDouble(messages, connection.outbound, timers);
   const updates = await TelegramUpdatesState.open(dataDir, clock.now());
   const commands = new CommandHandlers({
     mind,
@@ -191,7 +195,7 @@ describe("TelegramChannel", () => {
     expect(fake.commands.map((c) => c.command)).toEqual(BOT_COMMANDS.map((c) => c.command));
   });
 
-  it("logs the owner's message with its Telegram identifiers and when Telegram says it was sent, and answers it once", async () => {
+  it("logs the owner's message with its Telegram identifiers (as its external ids) and when Telegram says it was sent, and answers it once", async () => {
     const { messages } = await startChannel();
     const sentAt = new Date(Date.now() - 10 * 60_000);
     const sent = fake.message(fake.user(OWNER, "Ada"), { text: "good morning" }, { sentAt });
@@ -201,7 +205,7 @@ describe("TelegramChannel", () => {
     expect(log[0]).toMatchObject({
       role: "user",
       text: "good morning",
-      telegram: {
+      external: {
         chatId: OWNER,
         messageId: sent.messageId,
         updateId: sent.updateId,
@@ -404,7 +408,7 @@ describe("TelegramChannel", () => {
       role: "user",
       text: "replayed",
       channel: "telegram",
-      telegram: { chatId: OWNER, messageId: replayed.messageId, updateId: replayed.updateId },
+      external: { chatId: OWNER, messageId: replayed.messageId, updateId: replayed.updateId },
     });
     await messages.append({
       role: "assistant",

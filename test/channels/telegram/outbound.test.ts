@@ -57,7 +57,7 @@ describe("TelegramOutbound", () => {
       text: "Drink water today",
       entities: [{ type: "bold", offset: 6, length: 5 }],
     });
-    expect(delivery.telegram).toEqual({ chatId: OWNER, messageId: fake.sent[0]?.messageId });
+    expect(delivery.external).toEqual({ chatId: OWNER, messageId: fake.sent[0]?.messageId });
   });
 
   it("splits a long reply into messages within the limit, in order", async () => {
@@ -145,7 +145,7 @@ describe("TelegramOutbound", () => {
     const delivery = await outbound.send({ text, kind: "reply", partsDelivered: 1 }, record);
     expect(progress).toEqual([1, 2]);
     expect(fake.sent.map((s) => s.text.split(" ")[0])).toEqual(["first", "second"]);
-    expect(delivery.telegram?.messageId).toBe(fake.sent[1]?.messageId);
+    expect(delivery.external?.messageId).toBe(fake.sent[1]?.messageId);
   });
 
   it("sends nothing when every part was already delivered", async () => {
@@ -218,7 +218,7 @@ describe("TelegramOutbound", () => {
     /** A message of the person's in the fake chat, as the log would point at it. */
     function theirMessage(text: string) {
       const scripted = fake.message(fake.user(OWNER, "Ada"), { text });
-      return { id: `m-${scripted.messageId}`, telegram: { chatId: OWNER, messageId: scripted.messageId } };
+      return { id: `m-${scripted.messageId}`, external: { chatId: OWNER, messageId: scripted.messageId } };
     }
     const longText = Array.from({ length: 3 }, (_, i) => `Part ${i}. ${"word ".repeat(900).trim()}`).join(
       "\n\n",
@@ -230,7 +230,7 @@ describe("TelegramOutbound", () => {
       await outbound.send({ text: longText, kind: "reply", anchor });
       expect(fake.sent.length).toBeGreaterThan(1);
       expect(fake.sent[0]?.replyTo).toEqual({
-        messageId: anchor.telegram.messageId,
+        messageId: anchor.external.messageId,
         allowSendingWithoutReply: true,
       });
       for (const later of fake.sent.slice(1)) expect(later.replyTo).toBeUndefined();
@@ -256,7 +256,7 @@ describe("TelegramOutbound", () => {
       await outbound.send({
         text: "Still here.",
         kind: "reply",
-        anchor: { id: "m-gone", telegram: { chatId: OWNER, messageId: 9_999 } },
+        anchor: { id: "m-gone", external: { chatId: OWNER, messageId: 9_999 } },
       });
       expect(fake.sent[0]).toMatchObject({
         text: "Still here.",
@@ -268,7 +268,7 @@ describe("TelegramOutbound", () => {
       const outbound = await setup();
       const to = theirMessage("ok thanks");
       expect(await outbound.react({ emoji: "👍", to })).toEqual({});
-      expect(fake.reactions).toEqual([{ chatId: OWNER, messageId: to.telegram.messageId, emoji: ["👍"] }]);
+      expect(fake.reactions).toEqual([{ chatId: OWNER, messageId: to.external.messageId, emoji: ["👍"] }]);
       expect(fake.sent).toEqual([]);
       expect(fake.calls.filter((c) => c.method === "sendMessage")).toEqual([]);
     });
@@ -276,7 +276,7 @@ describe("TelegramOutbound", () => {
     it("gives up a reaction Telegram refuses (the message was deleted) and reports it refused, not delivered", async () => {
       const outbound = await setup();
       await expect(
-        outbound.react({ emoji: "👍", to: { id: "m-gone", telegram: { chatId: OWNER, messageId: 9_999 } } }),
+        outbound.react({ emoji: "👍", to: { id: "m-gone", external: { chatId: OWNER, messageId: 9_999 } } }),
       ).resolves.toEqual({ refused: expect.stringContaining("MESSAGE_ID_INVALID") });
       const call = fake.calls.find((c) => c.method === "setMessageReaction");
       expect(call?.status).toBe(400);
