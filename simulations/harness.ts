@@ -148,7 +148,7 @@ interface RunParts {
   companion: Companion;
   commands: CommandHandlers;
   calls: CallRecord[];
-  /** The zones the heartbeat schedule was told to follow, in order (the /tz command's hook). */
+  /** The zones the heartbeat schedule was told to follow, in order (the companion's zone listener). */
   followedZones: string[];
   /** What the baselines carry: the same protocol, persona and HEARTBEAT.md the companion runs with. */
   baseline: BaselinePrompt;
@@ -201,13 +201,13 @@ class SimulationRun {
     const runtime = await openRuntime({ core, model, purpose: "simulation", clock, timers, logger, llm });
     await seedMemory(runtime.mind, scenario, plan.start);
     const port = new RecordingPort();
-    const companion = buildCompanion(runtime, port, { defaultChannel: "simulation" });
     const followedZones: string[] = [];
+    const companion = buildCompanion(runtime, port, { defaultChannel: "simulation" }, (zone) =>
+      followedZones.push(zone),
+    );
     const persona = await loadPersona();
     const baseline = { system: protocolAndPersona(persona), heartbeat: persona.heartbeat };
-    const commands = buildCommandHandlers(runtime, companion, {
-      onTimezoneChange: (zone) => followedZones.push(zone),
-    });
+    const commands = buildCommandHandlers(runtime, companion);
     return new SimulationRun(plan, options, clock, timers, {
       runtime,
       port,
@@ -377,9 +377,8 @@ class SimulationRun {
 
   /** The tone of the last exchange as the companion's awareness reads it at this moment. */
   async #tone(now: Date): Promise<Extract<SimEvent, { kind: "checkin-sent" }>["tone"]> {
-    const { messages, mind } = this.parts.runtime;
-    const slice = await messages.awarenessSlice(now, defaultAwarenessSettings.windowHours);
-    const zone = mind.read().heartbeat.timezone ?? this.plan.scenario.timezone;
+    const slice = await this.parts.runtime.messages.awarenessSlice(now, defaultAwarenessSettings.windowHours);
+    const zone = this.parts.companion.checkins.settings().timezone;
     const context = buildAwarenessContext(slice, now, {
       ...defaultAwarenessSettings,
       timezone: zone,

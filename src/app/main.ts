@@ -34,7 +34,7 @@ function startHeartbeat(runtime: Runtime, companion: Companion): HeartbeatSchedu
   const { core, logger } = runtime;
   return startHeartbeatSchedule({
     cron: core.heartbeatCron,
-    timezone: runtime.mind.read().heartbeat.timezone ?? core.timezone,
+    timezone: companion.checkins.settings().timezone,
     logger,
     onTick: async () => {
       const outcome = await companion.heartbeat();
@@ -202,20 +202,20 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       timers,
       logger,
     });
-    const built = buildCompanion(runtime, connection.outbound, {
-      closeTimeoutMs: STOP_BUDGET.companionCloseMs,
-    });
+    // The companion tells each move of the person's zone (/tz, a /wipe that drops it): the schedule re-arms in it.
+    const built = buildCompanion(
+      runtime,
+      connection.outbound,
+      { closeTimeoutMs: STOP_BUDGET.companionCloseMs },
+      queueRestart,
+    );
     companion = built;
     const started = new TelegramChannel({
       connection,
       companion: built,
       messages: runtime.messages,
       updates,
-      commands: buildCommandHandlers(runtime, built, {
-        exclusive: (work) => built.exclusive(work),
-        onTimezoneChange: queueRestart,
-        textLimit: TELEGRAM_TEXT_LIMIT,
-      }),
+      commands: buildCommandHandlers(runtime, built, { textLimit: TELEGRAM_TEXT_LIMIT }),
       clock,
       timers,
       logger,

@@ -1,6 +1,11 @@
 import { join, relative } from "node:path";
 import { CommandHandlers } from "../channels/command-handlers.ts";
-import { type Companion, type CompanionOptions, createCompanion } from "../companion/companion.ts";
+import {
+  type Companion,
+  type CompanionOptions,
+  createCompanion,
+  type ZoneListener,
+} from "../companion/companion.ts";
 import type { Clock, Timers } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { OutboundPort } from "../core/port.ts";
@@ -87,8 +92,16 @@ export async function openRuntime(options: {
   }
 }
 
-/** The companion over a runtime and a channel's outbound port. */
-export function buildCompanion(runtime: Runtime, port: OutboundPort, options?: CompanionOptions): Companion {
+/**
+ * The companion over a runtime and a channel's outbound port; `onZoneChange` hears each move
+ * of the person's zone (the heartbeat schedule re-arms in it).
+ */
+export function buildCompanion(
+  runtime: Runtime,
+  port: OutboundPort,
+  options?: CompanionOptions,
+  onZoneChange?: ZoneListener,
+): Companion {
   return createCompanion({
     clock: runtime.clock,
     timers: runtime.timers,
@@ -104,6 +117,7 @@ export function buildCompanion(runtime: Runtime, port: OutboundPort, options?: C
     persona: personaFromDir(),
     logger: runtime.logger,
     ...(options ? { options } : {}),
+    ...(onZoneChange ? { onZoneChange } : {}),
   });
 }
 
@@ -177,31 +191,29 @@ async function copiesForExport(dataDir: string, files: SentFiles): Promise<unkno
   return copies;
 }
 
-/** Hooks the commands need from the rest of the process. */
+/** What the channel brings to its commands. */
 export interface CommandHooks {
-  /** Runs /wipe through the companion (Companion.exclusive), so nothing in flight writes back. */
-  exclusive?<T>(work: () => Promise<T>): Promise<T>;
-  onTimezoneChange?(zone: string): void;
   /** The channel's text limit (TELEGRAM_TEXT_LIMIT, TERMINAL_TEXT_LIMIT): /memory's pages fit it. */
   textLimit?: number;
 }
 
 /**
- * The slash commands over a runtime and its companion: status, pause and the rest, export and
- * wipe; /memory, /forget and /fix go to the companion.
+ * The slash commands over a runtime and its companion: status, export and wipe here; the
+ * check-in settings (/pause, /quiet, /tz, /why) and memory (/memory, /forget, /fix) go to the
+ * companion, and /wipe runs through it (Companion.exclusive), so nothing in flight writes back.
  */
 export function buildCommandHandlers(
   runtime: Runtime,
-  companion: Pick<Companion, "memory">,
+  companion: Pick<Companion, "memory" | "checkins" | "exclusive">,
   hooks: CommandHooks = {},
 ): CommandHandlers {
   const { core, model, clock, messages, mind, notes, files, trace } = runtime;
   return new CommandHandlers({
     ...hooks,
     memory: companion.memory,
-    mind,
+    checkins: companion.checkins,
+    exclusive: (work) => companion.exclusive(work),
     clock,
-    settings: { timezone: core.timezone, quietHours: core.quietHours },
     async status() {
       const status = await readStatus({
         now: clock.now(),

@@ -14,6 +14,7 @@ import {
   MIN_CHECKINS,
   timingLookbackStart,
 } from "../conversation/timing.ts";
+import { effectiveSettings } from "../core/checkin-settings.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
 import { plural } from "../core/text.ts";
@@ -95,7 +96,7 @@ export async function readStatus(input: {
 }): Promise<Status> {
   const { now, core, mind, log, budget } = input;
   const state = mind.read();
-  const timezone = state.heartbeat.timezone ?? core.timezone;
+  const { timezone } = effectiveSettings(core, state.heartbeat, now);
   return buildStatus({
     now,
     core,
@@ -116,36 +117,24 @@ const LOOKAHEAD_TICKS = 2_000;
 export function buildStatus(input: StatusInput): Status {
   const { now, core, mind, timing } = input;
   const heartbeat = mind.heartbeat;
-  const timezone = heartbeat.timezone ?? core.timezone;
-  const pausedUntil =
-    heartbeat.pausedUntil !== null && Date.parse(heartbeat.pausedUntil) > now.getTime()
-      ? heartbeat.pausedUntil
-      : null;
-  const paused =
-    heartbeat.pausedIndefinitely || pausedUntil !== null
-      ? {
-          until: heartbeat.pausedIndefinitely ? null : pausedUntil,
-          indefinitely: heartbeat.pausedIndefinitely,
-        }
-      : null;
+  const { timezone, quietHours, paused } = effectiveSettings(core, heartbeat, now);
   const unanswered = unansweredCount(input.messages);
-  const awaitingYou =
-    !heartbeat.pausedIndefinitely && (heartbeat.blocked || unanswered >= core.maxUnanswered);
+  const awaitingYou = !paused?.indefinitely && (heartbeat.blocked || unanswered >= core.maxUnanswered);
   const sentToday = checkinsToday(heartbeat, now, timezone);
   const overBudget = input.budget !== null && input.tokensToday >= input.budget;
   const notBefore = latest([
-    pausedUntil === null ? null : Date.parse(pausedUntil),
+    paused?.until ? Date.parse(paused.until) : null,
     lastAt(input.messages, "assistant", core.minGapMinutes),
     lastAt(input.messages, "user", core.recentMinutes),
   ]);
   const weekendHeld = unanswered >= core.weekendMaxUnanswered;
   const next =
-    heartbeat.pausedIndefinitely || awaitingYou
+    paused?.indefinitely || awaitingYou
       ? null
       : nextCheckin({
           cron: core.heartbeatCron,
           timezone,
-          quiet: heartbeat.quietHours ?? core.quietHours,
+          quiet: quietHours,
           now,
           notBefore: notBefore === null ? null : new Date(notBefore),
           skipToday: overBudget || sentToday >= core.maxCheckinsPerDay,
@@ -160,8 +149,7 @@ export function buildStatus(input: StatusInput): Status {
     unansweredCount: unanswered,
     nextCheckin: next,
     // A weekend-only schedule held by the weekend limit also waits for the person's message.
-    awaitingYou:
-      awaitingYou || (next === null && weekendHeld && unanswered > 0 && !heartbeat.pausedIndefinitely),
+    awaitingYou: awaitingYou || (next === null && weekendHeld && unanswered > 0 && !paused?.indefinitely),
     tokensToday: input.tokensToday,
     budget: input.budget,
     wipedToday:

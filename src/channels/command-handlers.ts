@@ -1,4 +1,5 @@
 import { DateTime } from "luxon";
+import type { CheckinCommands } from "../companion/checkin-controls.ts";
 import type {
   ForgottenCopies,
   MemoryCommands,
@@ -6,10 +7,9 @@ import type {
   NotListed,
   ReviewGroup,
 } from "../companion/memory-review.ts";
-import { formatQuietHours, type QuietHours } from "../core/checkin-settings.ts";
+import { formatQuietHours } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { clip, plural } from "../core/text.ts";
-import type { MindStore } from "../store/mind.ts";
 import {
   BOT_COMMANDS,
   type CommandName,
@@ -26,9 +26,10 @@ import {
 import { decisionSentence } from "./reasons.ts";
 
 /**
- * What each slash command does, apart from any channel: it reads and changes the mind's state
- * and answers with text (or, for /export, a file). Kept out of the bot so every command can
- * be exercised against a real MindStore without a network.
+ * What each slash command does, apart from any channel: it reads and changes the person's
+ * settings and memory through the companion (Companion.checkins, Companion.memory) and answers
+ * with text (or, for /export, a file). Kept out of the bot so every command can be exercised
+ * against real stores without a network.
  */
 
 /** What a command answers with. */
@@ -37,10 +38,9 @@ export type CommandReply =
   | { document: { fileName: string; contents: Uint8Array; caption: string } };
 
 export interface CommandHandlerDeps {
-  mind: MindStore;
   clock: Clock;
-  /** The configured zone and quiet hours; the person's /tz and /quiet override them. */
-  settings: { timezone: string; quietHours: QuietHours };
+  /** /pause, /resume, /quiet, /tz and /why: the companion's check-in settings (it tells the schedule a new zone). */
+  checkins: CheckinCommands;
   /** The /status text (built by the status module from the stores and the schedule). */
   status(): Promise<string>;
   /** Everything kept about the person, as one JSON-able object. */
@@ -56,11 +56,10 @@ export interface CommandHandlerDeps {
   textLimit?: number;
   /**
    * Runs /wipe with no turn or reflection writing meanwhile (Companion.exclusive), so nothing
-   * in flight writes back what it deletes. Without it it runs at once.
+   * in flight writes back what it deletes, and the schedule follows a /tz the wipe dropped.
+   * Without it it runs at once.
    */
   exclusive?<T>(work: () => Promise<T>): Promise<T>;
-  /** The person's zone changed (/tz): the heartbeat schedule follows it. */
-  onTimezoneChange?(zone: string): void;
 }
 
 /** /forget leaves the conversation log as it is: the person's own record, removed only by /wipe. */
@@ -185,10 +184,7 @@ export class CommandHandlers {
       case "pause":
         return this.#pause(args);
       case "resume":
-        await this.#deps.mind.update((m) => {
-          m.heartbeat.pausedIndefinitely = false;
-          m.heartbeat.pausedUntil = null;
-        });
+        await this.#deps.checkins.resume();
         return { text: "Check-ins are back on." };
       case "quiet":
         return this.#quiet(args);
@@ -210,7 +206,7 @@ export class CommandHandlers {
   }
 
   #zone(): string {
-    return this.#deps.mind.read().heartbeat.timezone ?? this.#deps.settings.timezone;
+    return this.#deps.checkins.settings().timezone;
   }
 
   #localTime(instant: Date | string): string {
@@ -223,10 +219,7 @@ export class CommandHandlers {
     const parsed = parsePauseArgs(args, this.#deps.clock.now(), this.#zone());
     if (!parsed.ok) return { text: parsed.problem };
     const request = parsed.value;
-    await this.#deps.mind.update((m) => {
-      m.heartbeat.pausedIndefinitely = request.kind === "indefinitely";
-      m.heartbeat.pausedUntil = request.kind === "until" ? request.until.toISOString() : null;
-    });
+    await this.#deps.checkins.pause(request.kind === "until" ? request.until : null);
     if (request.kind === "indefinitely")
       return { text: "Check-ins paused until you send /resume. I'm still here when you write." };
     return { text: `Check-ins paused until ${this.#localTime(request.until)} (${this.#zone()}).` };
@@ -235,11 +228,8 @@ export class CommandHandlers {
   async #quiet(args: string): Promise<CommandReply> {
     const parsed = parseQuietArgs(args);
     if (!parsed.ok) return { text: parsed.problem };
-    const quiet = parsed.value;
-    await this.#deps.mind.update((m) => {
-      m.heartbeat.quietHours = quiet;
-    });
-    const effective = quiet ?? this.#deps.settings.quietHours;
+    await this.#deps.checkins.setQuietHours(parsed.value);
+    const effective = this.#deps.checkins.settings().quietHours;
     return {
       text:
         effective.start === effective.end
@@ -252,10 +242,7 @@ export class CommandHandlers {
     const parsed = parseTimezoneArgs(args);
     if (!parsed.ok) return { text: parsed.problem };
     const zone = parsed.value;
-    await this.#deps.mind.update((m) => {
-      m.heartbeat.timezone = zone;
-    });
-    this.#deps.onTimezoneChange?.(this.#zone());
+    await this.#deps.checkins.setZone(zone);
     const now = DateTime.fromJSDate(this.#deps.clock.now(), { zone: this.#zone() }).toFormat("HH:mm");
     return {
       text:
@@ -390,17 +377,14 @@ export class CommandHandlers {
       };
     }
     if (answer === "ask") return { text: WIPE_QUESTION };
-    const zoneBefore = this.#zone();
     await this.#exclusive(() => this.#deps.wipeAll());
-    // The wipe dropped any /tz: the check-in schedule goes back to the configured zone with it.
-    if (this.#zone() !== zoneBefore) this.#deps.onTimezoneChange?.(this.#zone());
     return {
       text: "Done. Everything is deleted; I'm starting fresh. Only the count of tokens used stays, so today's budget still holds.",
     };
   }
 
   #why(): string {
-    const decision = this.#deps.mind.lastDecision();
+    const decision = this.#deps.checkins.lastDecision();
     if (!decision) return "I haven't considered a check-in yet.";
     return `At ${this.#localTime(decision.ts)} ${decisionSentence(decision)}`;
   }

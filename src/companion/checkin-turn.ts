@@ -1,15 +1,11 @@
 import { isDeepStrictEqual } from "node:util";
 import { defaultAwarenessSettings } from "../conversation/awareness/context.ts";
 import { planCheckinNotice } from "../conversation/checkin-notices.ts";
-import {
-  effectiveTimezone,
-  heartbeatSettingsFromConfig,
-  shouldFireHeartbeat,
-  unlikelyMoment,
-} from "../conversation/checkin-policy.ts";
+import { shouldFireHeartbeat, unlikelyMoment } from "../conversation/checkin-policy.ts";
 import { pendingMessages } from "../conversation/pending-messages.ts";
 import { learnTiming, timingLookbackStart } from "../conversation/timing.ts";
 import { checkinAnnotations, guardTopic } from "../conversation/topic-guard.ts";
+import { effectiveSettings } from "../core/checkin-settings.ts";
 import type { Decision, DecisionReason } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
 import { generateCheckin } from "../mind/generate.ts";
@@ -36,8 +32,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   const { clock, core, model, mind: store } = context;
   const now = clock.now();
   const mind = store.read();
-  const settings = heartbeatSettingsFromConfig(core);
-  const zone = effectiveTimezone(settings, mind.heartbeat);
+  const zone = effectiveSettings(core, mind.heartbeat, now).timezone;
   const spent = store.tokensOnLocalDay(now, zone);
   const budgetExceeded = model.dailyTokenBudget > 0 && spent >= model.dailyTokenBudget;
   const held = (reason: DecisionReason, detail: string, extra: Partial<Decision> = {}) =>
@@ -50,7 +45,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   const slice = await context.log.awarenessSlice(now, defaultAwarenessSettings.windowHours);
   const prior = priorMemoryFor(mind, queryOf(slice.slice(-4)), now, PRIOR_CONTEXT_TOKENS);
   const awareness = awarenessFor(slice, now, zone, "heartbeat", prior);
-  let preCheck = shouldFireHeartbeat(awareness, now, settings, { ...mind.heartbeat, budgetExceeded });
+  let preCheck = shouldFireHeartbeat(awareness, now, core, { ...mind.heartbeat, budgetExceeded });
   if (preCheck.fire && core.learnTiming) {
     // The learned timing is the last rule, so it is read (weeks of log) only when every other
     // rule lets the check-in out: a night of quiet-hour ticks costs no archive read.
@@ -206,7 +201,7 @@ export async function noticeAfterCheckin(context: TurnContext, decision: Decisio
     { notices: mind.checkinNotices, heartbeat: mind.heartbeat, decisions: mind.decisions },
     decision,
     new Date(decision.ts),
-    heartbeatSettingsFromConfig(context.core),
+    context.core,
   );
   if (!isDeepStrictEqual(plan.state, mind.checkinNotices)) {
     await context.mind.update((draft) => {

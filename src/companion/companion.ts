@@ -16,6 +16,7 @@ import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { SentFiles } from "../store/sent-files.ts";
 import type { Trace } from "../store/trace.ts";
+import { type CheckinCommands, CheckinControls, type ZoneListener } from "./checkin-controls.ts";
 import { checkinTurn, type HeartbeatOutcome, noticeAfterCheckin } from "./checkin-turn.ts";
 import { type MemoryCommands, MemoryReview } from "./memory-review.ts";
 import { Outbox } from "./outbox.ts";
@@ -26,6 +27,7 @@ import { type ReplyOutcome, reflectOnRecovered, replyTurn } from "./reply-turn.t
 import type { TurnContext } from "./turn-context.ts";
 
 export { pendingMessages } from "../conversation/pending-messages.ts";
+export type { ZoneListener } from "./checkin-controls.ts";
 export type { HeartbeatOutcome } from "./checkin-turn.ts";
 export { STALE_CHECKIN_MS } from "./outbox.ts";
 export {
@@ -68,6 +70,8 @@ export interface CompanionDeps {
   logger: Logger;
   /** The reflection runner; by default one is built from the other deps. */
   reflector?: Reflector;
+  /** Told when the person's zone moves (/tz, a /wipe that drops it): the app's heartbeat schedule follows it. */
+  onZoneChange?: ZoneListener;
   options?: CompanionOptions;
 }
 
@@ -88,6 +92,11 @@ export type FixedAnswer = "answered" | "noticed" | "already";
 export interface Companion {
   /** The person's review of memory (/memory, /forget, /fix); its changes run with nothing else writing (exclusive). */
   readonly memory: MemoryCommands;
+  /**
+   * The check-in settings in force and the last decision (/pause, /resume, /quiet, /tz, /why
+   * read and change them here); a new zone is told to the schedule (CompanionDeps.onZoneChange).
+   */
+  readonly checkins: CheckinCommands;
   /** Logs the person's message at once (outside the turn lock) and returns it as logged. */
   receive(input: IncomingInput): Promise<Message>;
   /**
@@ -127,7 +136,7 @@ export interface Companion {
    * Runs `work` (a /wipe, a /forget) with nothing else touching the stores: it takes the turn
    * lock, so the turn in flight finishes first and the next one starts after; retries wait, and
    * a reflection in flight finishes before `work` starts, so neither can write back what `work`
-   * deletes.
+   * deletes. When `work` dropped the person's /tz (a /wipe), the schedule is told the zone.
    */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   /** Resolves when no turn or background work (reflection, a retry that started) is running; a retry still waiting for its timer is not waited for. */
@@ -153,6 +162,7 @@ class CompanionImpl implements Companion {
   readonly #reflection: ReflectionSchedule;
   readonly #turn: TurnContext;
   readonly memory: MemoryReview;
+  readonly checkins: CheckinControls;
   /** The background attempt at a reply the retry asked for, waiting for its time. */
   #retryTimer: Timer | undefined;
   #closed = false;
@@ -186,6 +196,7 @@ class CompanionImpl implements Companion {
       ...deps,
       exclusive: (work) => this.exclusive(work),
     });
+    this.checkins = new CheckinControls(deps);
   }
 
   async receive(input: IncomingInput): Promise<Message> {
@@ -284,8 +295,11 @@ class CompanionImpl implements Companion {
       this.#retry.cancel();
       this.#followRetry();
       await this.#reflection.settle();
+      const zoneBefore = this.checkins.settings().timezone;
       try {
-        return await work();
+        const result = await work();
+        this.checkins.followZone(zoneBefore);
+        return result;
       } finally {
         await this.#afterExclusive(retrying);
       }
@@ -363,7 +377,7 @@ function defaultReflector(deps: CompanionDeps): Reflector {
     model: deps.llm,
     config: deps.model,
     clock: deps.clock,
-    timezone: deps.core.timezone,
+    settings: deps.core,
     persona: deps.persona,
     trace: deps.trace,
     logger: deps.logger,

@@ -8,8 +8,7 @@ import {
 } from "../conversation/awareness/context.ts";
 import { formatAwarenessForPrompt } from "../conversation/awareness/format.ts";
 import { detectTopics } from "../conversation/awareness/topics.ts";
-import { effectiveTimezone, heartbeatSettingsFromConfig } from "../conversation/checkin-policy.ts";
-import type { HeartbeatSettings } from "../core/checkin-settings.ts";
+import { effectiveSettings, type HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Message } from "../core/message.ts";
 import { pdfPageCount } from "../core/pdf.ts";
 import {
@@ -72,7 +71,7 @@ export async function composeTurnPrompt(
   pending: readonly Message[],
   known?: KnownContext,
 ): Promise<Composed> {
-  const zone = known?.zone ?? effectiveTimezone(heartbeatSettingsFromConfig(deps.core), mind.heartbeat);
+  const zone = known?.zone ?? effectiveSettings(deps.core, mind.heartbeat, now).timezone;
   const slice = known?.slice ?? (await deps.log.awarenessSlice(now, defaultAwarenessSettings.windowHours));
   const query = queryOf(kind === "reply" ? pending : slice.slice(-4));
   const prior = known?.prior ?? priorMemoryFor(mind, query, now, PRIOR_CONTEXT_TOKENS);

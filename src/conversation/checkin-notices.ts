@@ -1,6 +1,7 @@
 import { DateTime } from "luxon";
 import {
   type CheckinNoticeState,
+  effectiveSettings,
   type HeartbeatSettings,
   type HeartbeatState,
   type NoticeCause,
@@ -9,7 +10,7 @@ import {
   noticeCauseSchema,
 } from "../core/checkin-settings.ts";
 import { type Decision, type DecisionReason, modelAnsweredReasonSchema } from "../core/decision.ts";
-import { effectiveTimezone, isInQuietHours } from "./checkin-policy.ts";
+import { isInQuietHours } from "./checkin-policy.ts";
 
 /**
  * When check-ins stop for a reason the person cannot see from their side — the day's token
@@ -91,8 +92,8 @@ export function planCheckinNotice(
   const failed = MODEL_FAILED.has(decision.reason);
   const answered = MODEL_ANSWERED.has(decision.reason);
 
-  const zone = effectiveTimezone(settings, state.heartbeat);
-  if (isInQuietHours(now, zone, state.heartbeat.quietHours ?? settings.quietHours)) {
+  const { timezone: zone, quietHours } = effectiveSettings(settings, state.heartbeat, now);
+  if (isInQuietHours(now, zone, quietHours)) {
     return { state: next, say: null };
   }
   if (decision.reason === "budget" && !announcedOnDay(next.budget, now, zone)) {

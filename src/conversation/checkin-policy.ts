@@ -1,5 +1,6 @@
 import { DateTime } from "luxon";
 import {
+  effectiveSettings,
   formatQuietHours,
   type HeartbeatSettings,
   type HeartbeatState,
@@ -30,25 +31,6 @@ export type PreCheckState = HeartbeatState & { budgetExceeded?: boolean; timing?
 
 /** However unlikely the hour, a check-in may go out once none has for this long. */
 const UNLIKELY_MOMENT_OVERRIDE_HOURS = 24;
-
-/** The pre-check's settings out of the configuration (CoreConfig holds them among others). */
-export function heartbeatSettingsFromConfig(core: HeartbeatSettings): HeartbeatSettings {
-  return {
-    timezone: core.timezone,
-    quietHours: core.quietHours,
-    maxUnanswered: core.maxUnanswered,
-    weekendMaxUnanswered: core.weekendMaxUnanswered,
-    recentMinutes: core.recentMinutes,
-    minGapMinutes: core.minGapMinutes,
-    maxCheckinsPerDay: core.maxCheckinsPerDay,
-    learnTiming: core.learnTiming,
-  };
-}
-
-/** The zone the person is in now: their /tz override, else the configured one. */
-export function effectiveTimezone(settings: HeartbeatSettings, state: HeartbeatState): string {
-  return state.timezone ?? settings.timezone;
-}
 
 /** True when the local time of `now` in `zone` falls in quiet hours (start inclusive, end exclusive, may wrap midnight). */
 export function isInQuietHours(now: Date, zone: string, quiet: QuietHours): boolean {
@@ -82,16 +64,18 @@ export function withCheckinSent(state: HeartbeatState, at: Date): HeartbeatState
 /**
  * May a check-in go out now? The first rule that holds gives the reason: paused, blocked,
  * quiet-hours, unanswered-limit, weekend-limit, recent-conversation, too-soon, daily-limit,
- * budget, unlikely-moment; otherwise `ok`. Local times (quiet hours, weekend, "today") are in the person's
- * zone, the state's override first.
+ * budget, unlikely-moment; otherwise `ok`. The rules read the settings in force now
+ * (effectiveSettings: the person's pause, /tz and /quiet over the configured ones); local times
+ * (quiet hours, weekend, "today") are in the person's zone.
  */
 export function shouldFireHeartbeat(
   awareness: AwarenessContext,
   now: Date,
-  settings: HeartbeatSettings,
+  configured: HeartbeatSettings,
   state: PreCheckState,
 ): HeartbeatDecision {
-  const zone = effectiveTimezone(settings, state);
+  const settings = effectiveSettings(configured, state, now);
+  const zone = settings.timezone;
   const local = DateTime.fromJSDate(now, { zone });
   const hold = (reason: HeartbeatReason, detail: string): HeartbeatDecision => ({
     fire: false,
@@ -99,15 +83,16 @@ export function shouldFireHeartbeat(
     detail,
   });
 
-  if (state.pausedIndefinitely) return hold("paused", "Check-ins are paused until /resume.");
-  if (state.pausedUntil !== null && now.getTime() < Date.parse(state.pausedUntil)) {
-    const until = DateTime.fromISO(state.pausedUntil, { zone });
+  const { paused } = settings;
+  if (paused?.indefinitely) return hold("paused", "Check-ins are paused until /resume.");
+  if (paused) {
+    const until = DateTime.fromISO(paused.until, { zone });
     return hold("paused", `Check-ins are paused until ${until.toFormat("ccc d LLL HH:mm")} (${zone}).`);
   }
   if (state.blocked) {
     return hold("blocked", "The person blocked the bot; check-ins resume when they write again.");
   }
-  const quiet = state.quietHours ?? settings.quietHours;
+  const quiet = settings.quietHours;
   if (isInQuietHours(now, zone, quiet)) {
     return hold(
       "quiet-hours",

@@ -38,7 +38,11 @@ export function formatQuietHours(q: QuietHours): string {
   return `${hhmm(q.start)}-${hhmm(q.end)}`;
 }
 
-/** The configured rules; the person's overrides in HeartbeatState win over zone and quiet hours. */
+/**
+ * The configured rules; the person's overrides in HeartbeatState win over zone and quiet hours
+ * (effectiveSettings). CoreConfig satisfies it by its shape, so the configuration is passed
+ * as it is, never copied field by field.
+ */
 export interface HeartbeatSettings {
   timezone: string;
   quietHours: QuietHours;
@@ -83,6 +87,40 @@ export type HeartbeatState = z.infer<typeof heartbeatStateSchema>;
 
 /** Nothing set, nothing sent: a fresh install. */
 export const emptyHeartbeatState: HeartbeatState = heartbeatStateSchema.parse({});
+
+/** A pause in force: until an instant (`/pause 2h`), or until `/resume`. */
+type Pause = { until: null; indefinitely: true } | { until: string; indefinitely: false };
+
+/** The check-in settings in force at one moment. */
+export interface EffectiveSettings extends HeartbeatSettings {
+  /** The pause that holds check-ins at that moment, or null. */
+  paused: Pause | null;
+}
+
+/**
+ * The settings in force at `now`: the configured ones with the person's `/tz` and `/quiet`
+ * over them, and their pause while it lasts. Every reader of the person's zone, quiet hours
+ * or pause (the pre-check, notices, prompts, reflection, /status, the slash commands, the
+ * heartbeat schedule) asks this one function, so they can never disagree.
+ */
+export function effectiveSettings(
+  configured: HeartbeatSettings,
+  state: HeartbeatState,
+  now: Date,
+): EffectiveSettings {
+  const until =
+    state.pausedUntil !== null && now.getTime() < Date.parse(state.pausedUntil) ? state.pausedUntil : null;
+  return {
+    ...configured,
+    timezone: state.timezone ?? configured.timezone,
+    quietHours: state.quietHours ?? configured.quietHours,
+    paused: state.pausedIndefinitely
+      ? { until: null, indefinitely: true }
+      : until !== null
+        ? { until, indefinitely: false }
+        : null,
+  };
+}
 
 /*
  * What the companion told the person about check-ins that stopped for a reason they cannot

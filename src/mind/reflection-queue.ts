@@ -3,6 +3,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { detectTopics } from "../conversation/awareness/topics.ts";
 import { openQuestions } from "../conversation/pending-messages.ts";
 import { backoffDelay } from "../core/backoff.ts";
+import { effectiveSettings, type HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
 import type { Message } from "../core/message.ts";
@@ -56,8 +57,8 @@ export interface ReflectorDeps {
   model: Pick<ModelClient, "create">;
   config: Pick<ModelConfig, "reflectModel" | "reflectMode" | "prices">;
   clock: Clock;
-  /** The configured zone; a zone the person set with /tz (mind.heartbeat.timezone) wins, read per job. */
-  timezone: string;
+  /** The configured check-in settings; the zone in force (the person's /tz first, effectiveSettings) is read per job. */
+  settings: HeartbeatSettings;
   /** The persona, read per reflection like per turn: reflection keeps IDENTITY consistent with it. */
   persona: PersonaSource;
   trace?: Pick<Trace, "note">;
@@ -200,7 +201,7 @@ export class Reflector {
     }
     const evicting = await this.#load(job.exchange.evicting);
     const mind = this.#deps.mind.read();
-    const zone = mind.heartbeat.timezone ?? this.#deps.timezone;
+    const zone = effectiveSettings(this.#deps.settings, mind.heartbeat, this.#deps.clock.now()).timezone;
     // Open as the exchange ended: what came after it cannot be what it answers.
     const ended = new Date(Math.max(...messages.map((m) => Date.parse(m.ts))));
     const questions = questionsToShow(

@@ -43,6 +43,8 @@ interface World {
   api: MessagesApiFake;
   sent: OutgoingMessage[];
   dataDir: string;
+  /** The zones the companion told the heartbeat schedule to follow, in order. */
+  zones: string[];
 }
 
 const open: World[] = [];
@@ -70,6 +72,7 @@ async function world(): Promise<World> {
     logger: silentLogger,
   });
   const sent: OutgoingMessage[] = [];
+  const zones: string[] = [];
   const companion = buildCompanion(
     runtime,
     {
@@ -82,11 +85,10 @@ async function world(): Promise<World> {
       },
     },
     { closeTimeoutMs: 2_000 },
+    (zone) => zones.push(zone),
   );
-  const commands = buildCommandHandlers(runtime, companion, {
-    exclusive: (work) => companion.exclusive(work),
-  });
-  const w = { runtime, companion, commands, api, sent, dataDir };
+  const commands = buildCommandHandlers(runtime, companion);
+  const w = { runtime, companion, commands, api, sent, dataDir, zones };
   open.push(w);
   return w;
 }
@@ -117,6 +119,19 @@ function text(reply: CommandReply): string {
   if (!("text" in reply)) throw new Error("expected a text reply");
   return reply.text;
 }
+
+describe("the zone the heartbeat schedule follows", () => {
+  it("moves with /tz, stays through /forget, and goes back to the configured zone when a wipe drops the /tz", async () => {
+    const w = await world();
+    await w.commands.run("tz", "Asia/Tokyo");
+    await w.commands.run("forget", "nothing I know");
+    await w.commands.run("wipe", "");
+    await w.commands.run("wipe", "yes");
+    expect(w.zones).toEqual(["Asia/Tokyo", "Europe/Berlin"]);
+    expect(w.runtime.mind.read().heartbeat.timezone).toBeNull();
+    expect(w.runtime.mind.read().wipedAt).toBe(w.runtime.clock.now().toISOString());
+  });
+});
 
 describe("/wipe with work in flight", () => {
   it("is not undone by a reply the slow model finishes after it", async () => {

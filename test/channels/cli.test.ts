@@ -10,7 +10,7 @@ import { SettableClock, systemTimers } from "../../src/core/clock.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import type { IncomingInput } from "../../src/core/port.ts";
 import { MindStore } from "../../src/store/mind.ts";
-import { memoryReviewFor } from "./helpers.ts";
+import { checkinControlsFor, memoryReviewFor } from "./helpers.ts";
 
 let dir: string;
 let output: string;
@@ -28,10 +28,9 @@ beforeEach(async () => {
   const clock = new SettableClock("2026-03-10T10:00:00Z");
   const mind = await MindStore.open(dir, clock);
   handlers = new CommandHandlers({
-    mind,
     memory: await memoryReviewFor(dir, clock, mind),
+    checkins: checkinControlsFor(mind, clock, { timezone: "UTC", quietHours: { start: 1320, end: 480 } }),
     clock,
-    settings: { timezone: "UTC", quietHours: { start: 1320, end: 480 } },
     status: async () => "check-ins: on",
     exportAll: async () => ({ hello: "world" }),
     wipeAll: async () => {},

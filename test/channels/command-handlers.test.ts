@@ -10,7 +10,10 @@ import { MessageLog } from "../../src/store/messages.ts";
 import { MindStore } from "../../src/store/mind.ts";
 import { forgottenHash, type MemoryItem } from "../../src/store/mind-schema.ts";
 import { lines } from "../mind/items.ts";
-import { memoryReviewFor } from "./helpers.ts";
+import { checkinControlsFor, memoryReviewFor } from "./helpers.ts";
+
+/** The configured zone and quiet hours the commands start from. */
+const BERLIN = { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } };
 
 let dir: string;
 let clock: SettableClock;
@@ -28,16 +31,14 @@ beforeEach(async () => {
   wiped = 0;
   zoneChanges = [];
   handlers = new CommandHandlers({
-    mind,
     memory: await memoryReviewFor(dir, clock, mind, log),
+    checkins: checkinControlsFor(mind, clock, BERLIN, (zone) => zoneChanges.push(zone)),
     clock,
-    settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
     status: async () => "status text",
     exportAll: async () => ({ everything: true }),
     wipeAll: async () => {
       wiped += 1;
     },
-    onTimezoneChange: (zone) => zoneChanges.push(zone),
     textLimit: TELEGRAM_TEXT_LIMIT,
   });
 });
@@ -184,10 +185,9 @@ describe("CommandHandlers", () => {
     const memory = await memoryReviewFor(dir, clock, mind, log);
     const commands = (textLimit?: number) =>
       new CommandHandlers({
-        mind,
         memory,
+        checkins: checkinControlsFor(mind, clock, { timezone: "UTC", quietHours: { start: 0, end: 0 } }),
         clock,
-        settings: { timezone: "UTC", quietHours: { start: 0, end: 0 } },
         status: async () => "",
         exportAll: async () => ({}),
         wipeAll: async () => {},
@@ -213,10 +213,9 @@ describe("CommandHandlers", () => {
     // A restart: the stores and the commands are opened again from the files.
     const reopened = await MindStore.open(dir, clock);
     const again = new CommandHandlers({
-      mind: reopened,
       memory: await memoryReviewFor(dir, clock, reopened, log),
+      checkins: checkinControlsFor(reopened, clock, BERLIN),
       clock,
-      settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
       status: async () => "",
       exportAll: async () => ({}),
       wipeAll: async () => {},
@@ -325,25 +324,6 @@ describe("CommandHandlers", () => {
       );
     }
     expect(wiped).toBe(0);
-  });
-
-  it("puts the check-in schedule back in the configured zone when a wipe drops the /tz", async () => {
-    const wiping = new CommandHandlers({
-      mind,
-      memory: await memoryReviewFor(dir, clock, mind, log),
-      clock,
-      settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
-      status: async () => "status text",
-      exportAll: async () => ({}),
-      wipeAll: () => mind.deleteAll(),
-      onTimezoneChange: (zone) => zoneChanges.push(zone),
-    });
-    await wiping.run("tz", "Asia/Tokyo");
-    await wiping.run("wipe", "");
-    await wiping.run("wipe", "yes");
-    expect(zoneChanges).toEqual(["Asia/Tokyo", "Europe/Berlin"]);
-    expect(mind.read().heartbeat.timezone).toBeNull();
-    expect(mind.read().wipedAt).toBe(clock.now().toISOString());
   });
 
   it("lists every command of the menu for /help, and points an unknown command at /help", async () => {

@@ -855,14 +855,12 @@ describe("the companion checking in", () => {
     });
     expect(h.api.requests).toEqual([]);
     const why = new CommandHandlers({
-      mind: h.mind,
       clock: h.clock,
-      settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
       status: async () => "",
       exportAll: async () => ({}),
       wipeAll: async () => undefined,
-      onTimezoneChange: () => undefined,
       memory: h.companion.memory,
+      checkins: h.companion.checkins,
     });
     const reply: CommandReply = await why.run("why", "");
     expect("text" in reply && reply.text).toBe(

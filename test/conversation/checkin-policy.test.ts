@@ -3,7 +3,6 @@ import { loadCoreConfig } from "../../src/app/config.ts";
 import type { AwarenessContext } from "../../src/conversation/awareness/context.ts";
 import {
   checkinsToday,
-  heartbeatSettingsFromConfig,
   isInQuietHours,
   type PreCheckState,
   shouldFireHeartbeat,
@@ -350,9 +349,10 @@ describe("heartbeat state", () => {
   });
 });
 
-describe("heartbeatSettingsFromConfig", () => {
-  it("takes the configured rules and their documented defaults", () => {
+describe("the configured settings", () => {
+  it("are the configuration as it is, with the configured rules and their documented defaults", () => {
     const core = loadCoreConfig({ PRESENCE_TIMEZONE: "Europe/Berlin", PRESENCE_MAX_UNANSWERED: "4" });
-    expect(heartbeatSettingsFromConfig(core)).toEqual({ ...settings, maxUnanswered: 4 });
+    const configured: HeartbeatSettings = core;
+    expect(configured).toMatchObject({ ...settings, maxUnanswered: 4 });
   });
 });

@@ -21,6 +21,7 @@ import {
   systemText,
   toolReply,
 } from "../../testkit/messages-api.ts";
+import { BERLIN_CHECKIN_SETTINGS } from "../support/core-config.ts";
 
 let root: string;
 let dataDir: string;
@@ -64,7 +65,7 @@ async function world(config: ModelConfig = modelConfig()): Promise<World> {
     model,
     config,
     clock,
-    timezone: "Europe/Berlin",
+    settings: BERLIN_CHECKIN_SETTINGS,
     persona: fixedPersona(await loadPersona()),
     trace,
   });

@@ -1,5 +1,4 @@
 import type { CoreConfig } from "../../src/app/config.ts";
-import { heartbeatSettingsFromConfig } from "../../src/conversation/checkin-policy.ts";
 import { parseCron } from "../../src/conversation/schedule.ts";
 import type { HeartbeatSettings } from "../../src/core/checkin-settings.ts";
 
@@ -24,7 +23,10 @@ export function testCoreConfig(dataDir: string): CoreConfig {
   return { timezone: "Europe/Berlin", dataDir, ...DOCUMENTED_CHECKIN_RULES, logLevel: "silent" };
 }
 
+const { heartbeatCron: _, ...DOCUMENTED_PRE_CHECK_RULES } = DOCUMENTED_CHECKIN_RULES;
+
 /** The pre-check's settings for a person in Berlin under the documented rules. */
-export const BERLIN_CHECKIN_SETTINGS: HeartbeatSettings = heartbeatSettingsFromConfig(
-  testCoreConfig("unused"),
-);
+export const BERLIN_CHECKIN_SETTINGS: HeartbeatSettings = {
+  timezone: "Europe/Berlin",
+  ...DOCUMENTED_PRE_CHECK_RULES,
+};

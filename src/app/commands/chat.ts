@@ -42,10 +42,7 @@ export const chatCommand = defineCommand({
     try {
       await runCliChat({
         companion,
-        commands: buildCommandHandlers(runtime, companion, {
-          exclusive: (work) => companion.exclusive(work),
-          textLimit: TERMINAL_TEXT_LIMIT,
-        }),
+        commands: buildCommandHandlers(runtime, companion, { textLimit: TERMINAL_TEXT_LIMIT }),
         input: process.stdin,
         write: io.stdout,
         logger,

@@ -1,4 +1,4 @@
-import { heartbeatSettingsFromConfig, shouldFireHeartbeat } from "../../conversation/checkin-policy.ts";
+import { shouldFireHeartbeat } from "../../conversation/checkin-policy.ts";
 import { isCheckin, learnTiming } from "../../conversation/timing.ts";
 import { emptyHeartbeatState, type HeartbeatState } from "../../core/checkin-settings.ts";
 import type { Message } from "../../core/message.ts";
@@ -58,7 +58,7 @@ export const heartbeatCheckCommand = defineCommand({
       pausedText === undefined
         ? null
         : parseInstant("heartbeat-check", "--paused-until", pausedText, timezone);
-    const settings = { ...heartbeatSettingsFromConfig(core), timezone };
+    const settings = { ...core, timezone };
     const state = stateFromLog(log, pausedUntil);
     const timing = core.learnTiming ? learnTiming(log, now, timezone) : undefined;
     const decision = shouldFireHeartbeat(context, now, settings, { ...state, ...(timing && { timing }) });

@@ -27,7 +27,7 @@ import type { IncomingInput } from "../../../src/core/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { MindStore } from "../../../src/store/mind.ts";
 import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
-import { memoryReviewFor } from "../helpers.ts";
+import { checkinControlsFor, memoryReviewFor } from "../helpers.ts";
 
 const OWNER = 1001;
 const FAST_RETRY = { maxAttempts: 6, baseDelayMs: 10, maxDelayMs: 40, maxRetryAfterSeconds: 5 };
@@ -153,10 +153,12 @@ async function startChannel(
   const companion = companionDouble(messages, connection.outbound, timers);
   const updates = await TelegramUpdatesState.open(dataDir, clock.now());
   const commands = new CommandHandlers({
-    mind,
     memory: await memoryReviewFor(dataDir, clock, mind, messages),
+    checkins: checkinControlsFor(mind, clock, {
+      timezone: "Europe/Berlin",
+      quietHours: { start: 22 * 60, end: 8 * 60 },
+    }),
     clock,
-    settings: { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } },
     status: async () => "all good",
     exportAll: async () => ({ messages: await messages.all(), mind: mind.exportAll() }),
     wipeAll: async () => {
