@@ -6,10 +6,11 @@ import type {
   NotListed,
   ReviewGroup,
 } from "../companion/memory-review.ts";
+import type { MindStore } from "../companion/mind-document.ts";
 import { formatQuietHours, type QuietHours } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
+import { lastDecision } from "../core/decision.ts";
 import { clip, plural } from "../core/text.ts";
-import type { MindStore } from "../store/mind.ts";
 import {
   BOT_COMMANDS,
   type CommandName,
@@ -400,7 +401,7 @@ export class CommandHandlers {
   }
 
   #why(): string {
-    const decision = this.#deps.mind.lastDecision();
+    const decision = lastDecision(this.#deps.mind.read());
     if (!decision) return "I haven't considered a check-in yet.";
     return `At ${this.#localTime(decision.ts)} ${decisionSentence(decision)}`;
   }

@@ -1,6 +1,8 @@
 import { DateTime } from "luxon";
 import {
   type CheckinNoticeState,
+  checkinNoticeStateSchema,
+  emptyCheckinNoticeState,
   type HeartbeatSettings,
   type HeartbeatState,
   type NoticeCause,
@@ -9,6 +11,7 @@ import {
   noticeCauseSchema,
 } from "../core/checkin-settings.ts";
 import { type Decision, type DecisionReason, modelAnsweredReasonSchema } from "../core/decision.ts";
+import { mindRecord } from "../core/mind-record.ts";
 import { effectiveTimezone, isInQuietHours } from "./checkin-policy.ts";
 
 /**
@@ -19,6 +22,16 @@ import { effectiveTimezone, isInQuietHours } from "./checkin-policy.ts";
  * they hold back never reaches these rules. Pure, like the pre-check: the companion applies the
  * plan and says the words through its outbox (companion/checkin-turn.ts).
  */
+
+/**
+ * What the person was told about check-ins stopping, kept in mind.json between ticks: the
+ * state these rules read and change, and the outbox records a notice in as said.
+ */
+export const checkinNoticesRecord = mindRecord({
+  key: "checkinNotices",
+  schema: checkinNoticeStateSchema.default(() => structuredClone(emptyCheckinNoticeState)),
+  initial: () => structuredClone(emptyCheckinNoticeState),
+});
 
 /** Model failures on check-in turns spanning longer than this (by the injected clock) are an outage worth telling. */
 const MODEL_OUTAGE_MS = 60 * 60_000;

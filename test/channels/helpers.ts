@@ -1,7 +1,7 @@
 import { MemoryReview } from "../../src/companion/memory-review.ts";
+import type { MindStore } from "../../src/companion/mind-document.ts";
 import type { Clock } from "../../src/core/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
-import type { MindStore } from "../../src/store/mind.ts";
 import { NotesStore } from "../../src/store/notes.ts";
 import { Trace } from "../../src/store/trace.ts";
 
@@ -17,6 +17,7 @@ export async function memoryReviewFor(
     log: log ?? (await MessageLog.open({ dataDir, clock, timeZone: "UTC" })),
     notes: new NotesStore({ dataDir }),
     trace: new Trace({ dataDir, clock }),
+    clock,
     // No turns run in these tests: nothing else writes meanwhile.
     exclusive: (work) => work(),
   });
