@@ -19,7 +19,7 @@ import { outboxRecord } from "./outbox.ts";
  * outbox, the mind's records, the check-in state below), so the list is made here, once; the
  * store below knows none of the shapes, and the rooms below see only the records they touch.
  */
-export const MIND_RECORDS = [
+const MIND_RECORDS = [
   scratchpadRecord,
   threadsRecord,
   memoryRecord,

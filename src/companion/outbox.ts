@@ -66,7 +66,7 @@ const outboxIntentFields = z.looseObject({
   said: noticeSaidSchema.optional(),
 });
 /** An outbox entry as mind.json holds it: words to say, or a reaction. */
-export const outboxIntentSchema = outboxIntentFields.refine(
+const outboxIntentSchema = outboxIntentFields.refine(
   (intent) => (intent.reaction === undefined ? intent.text !== "" : intent.anchor !== undefined),
   { message: "an outbox entry needs text, or a reaction and the message it is put on", path: ["text"] },
 );

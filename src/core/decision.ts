@@ -110,7 +110,7 @@ export const decisionsRecord = mindRecord({
 });
 
 /** The decisions as mind.json holds them. */
-export type DecisionLog = MindDocument<typeof decisionsRecord>;
+type DecisionLog = MindDocument<typeof decisionsRecord>;
 
 /**
  * Adds a decision to a mind being updated, keeping the last DECISIONS_KEPT: the one place

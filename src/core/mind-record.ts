@@ -46,7 +46,7 @@ export function mindRecord<K extends string, S extends z.ZodType>(record: {
 }
 
 /** The value a record holds. */
-export type RecordValue<R> = R extends MindRecord<string, infer T> ? T : never;
+type RecordValue<R> = R extends MindRecord<string, infer T> ? T : never;
 
 /**
  * The document these records make, as the rooms that read them see it: a record that may be

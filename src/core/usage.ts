@@ -36,12 +36,12 @@ export function usageTotal(u: Pick<UsageRecord, "input" | "output" | "cacheWrite
 }
 
 /** Days of per-call usage records kept; daily totals are kept for good. */
-export const USAGE_DETAIL_DAYS = 8;
+const USAGE_DETAIL_DAYS = 8;
 
 const tokenCount = z.number().int().nonnegative();
 
 /** One model call's tokens as the ledger keeps it: what the daily budget, status and the trace count. */
-export const usageRecordSchema = z.looseObject({
+const usageRecordSchema = z.looseObject({
   ts: isoUtc,
   purpose: z.enum(["reply", "heartbeat-decide", "heartbeat-write", "reflect", "judge"]),
   model: z.string(),
@@ -52,14 +52,13 @@ export const usageRecordSchema = z.looseObject({
 });
 
 /** One UTC day's spend, kept after its detailed records age out. */
-export const usageTotalsSchema = z.object({
+const usageTotalsSchema = z.object({
   calls: tokenCount,
   input: tokenCount,
   output: tokenCount,
   cacheWrite: tokenCount,
   cacheRead: tokenCount,
 });
-export type UsageTotals = z.infer<typeof usageTotalsSchema>;
 
 /**
  * The ledger's detailed records in mind.json (the last USAGE_DETAIL_DAYS days). Token counts

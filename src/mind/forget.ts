@@ -90,7 +90,7 @@ async function forgetInKeptCopies(
 }
 
 /** What /forget and /fix change in mind.json: the pad, memory, thread notes, and the forgotten hashes. */
-export type ForgettableMind = MindDocument<
+type ForgettableMind = MindDocument<
   typeof scratchpadRecord | typeof memoryRecord | typeof threadsRecord | typeof forgottenHashesRecord
 >;
 

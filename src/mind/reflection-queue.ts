@@ -48,7 +48,7 @@ export const MAX_FAILED_ATTEMPTS = 3;
 export const REFLECT_MAX_TOKENS = 2_048;
 
 /** An exchange waiting to be reflected on. */
-export const reflectionJobSchema = z.looseObject({
+const reflectionJobSchema = z.looseObject({
   id: z.string().min(1),
   exchange: z.object({
     /** The exchange's log entries (the person's messages and the reply, or a check-in). */
@@ -76,7 +76,7 @@ export const reflectionQueueRecord = mindRecord({
  * What the queue reads and writes of mind.json: what reflection changes, the queue and the
  * flush mark, the zone the person set (/tz), and the usage ledger its calls join.
  */
-export type QueuedMind = ReflectedMind &
+type QueuedMind = ReflectedMind &
   UsageLedger &
   MindDocument<typeof reflectionQueueRecord | typeof flushedThroughRecord | typeof heartbeatRecord>;
 

@@ -22,9 +22,7 @@ export const memoryListingRecord = mindRecord({
 });
 
 /** What a listing reads: the items, and the last listing's numbers. */
-export type ReviewedMind = MindDocument<
-  typeof scratchpadRecord | typeof memoryRecord | typeof memoryListingRecord
->;
+type ReviewedMind = MindDocument<typeof scratchpadRecord | typeof memoryRecord | typeof memoryListingRecord>;
 
 /** The groups a listing shows, in its order. */
 export type ReviewGroup = ItemFieldKey | MemoryKind;

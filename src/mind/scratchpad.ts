@@ -53,7 +53,7 @@ export function isItemField(key: FieldKey): key is ItemFieldKey {
 }
 
 /** The pad as mind.json stores it: one string per text field ("" when empty), items for UNDERSTANDING. */
-export const scratchpadSchema = z.object({
+const scratchpadSchema = z.object({
   identity_purpose: z.string(),
   identity_user: z.string(),
   identity_boundaries: z.string(),

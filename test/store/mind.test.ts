@@ -2,11 +2,13 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { initialMindState, type MindStore, openMind } from "../../src/companion/mind-document.ts";
 import { SettableClock } from "../../src/core/clock.ts";
+import { mindRecord } from "../../src/core/mind-record.ts";
 import type { UsageRecord } from "../../src/core/usage.ts";
 import { DataFileError } from "../../src/store/files.ts";
-import { MIND_VERSION } from "../../src/store/mind.ts";
+import { MIND_VERSION, MindStore as MindFileStore } from "../../src/store/mind.ts";
 import { lines } from "../mind/items.ts";
 
 let root: string;
@@ -140,6 +142,31 @@ describe("MindStore", () => {
     const written = JSON.parse(await readFile(mind.file, "utf8"));
     expect(written.heartbeat.blocked).toBe(true);
     expect(written.heartbeat).not.toHaveProperty("budgetExceeded");
+  });
+});
+
+describe("the store knows no record's shape", () => {
+  // Two records of a room made up for the test: the store takes whatever records it is given.
+  const tally = mindRecord({
+    key: "tally",
+    schema: z.object({ count: z.number() }),
+    initial: () => ({ count: 0 }),
+    migrations: {
+      2: (old) => ({ count: Number(old) }),
+      3: (old) => ({ count: (old as { count: number }).count * 10 }),
+    },
+    afterWipe: (kept) => kept,
+  });
+  const note = mindRecord({ key: "note", schema: z.string().optional(), initial: () => undefined });
+
+  it("runs each record's migration steps from the file's version up, and keeps what a record says outlives a wipe", async () => {
+    const dir = join(root, "generic");
+    await MindFileStore.open(dir, clock, [tally, note]);
+    await writeFile(join(dir, "mind.json"), JSON.stringify({ version: 1, tally: "4", note: "hello" }));
+    const store = await MindFileStore.open(dir, clock, [tally, note]);
+    expect(store.read()).toEqual({ version: MIND_VERSION, tally: { count: 40 }, note: "hello" });
+    await store.deleteAll();
+    expect(store.read()).toEqual({ version: MIND_VERSION, tally: { count: 40 } });
   });
 });
 
