@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { initialMindState, type MindState } from "../src/companion/mind-document.ts";
 import { buildAwarenessContext } from "../src/conversation/awareness/build.ts";
 import { defaultAwarenessSettings } from "../src/conversation/awareness/context.ts";
 import { formatAwarenessForPrompt } from "../src/conversation/awareness/format.ts";
@@ -6,10 +7,12 @@ import { detectTopics } from "../src/conversation/awareness/topics.ts";
 import type { Message } from "../src/core/message.ts";
 import { type ComposedPrompt, composePrompt, describeMessage } from "../src/mind/compose.ts";
 import { MAX_TOKENS } from "../src/mind/generate.ts";
+import type { MemoryItem } from "../src/mind/memory.ts";
 import { rankMemory } from "../src/mind/memory.ts";
 import { NOTES_TOOLS } from "../src/mind/notes-tools.ts";
 import { REFLECT_TOOL, reflectionPrompt, reflectionSystem } from "../src/mind/reflect.ts";
 import { renderScratchpad } from "../src/mind/scratchpad.ts";
+import type { Threads } from "../src/mind/threads.ts";
 import { recentThreadNotes } from "../src/mind/threads.ts";
 import { loadPersona } from "../src/model/persona.ts";
 import { minCacheableTokens, shippedPriceTable } from "../src/model/prices.ts";
@@ -21,8 +24,6 @@ import {
 } from "../src/model/prompts.ts";
 import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL } from "../src/model/settings.ts";
 import { estimateTokens } from "../src/model/tokens.ts";
-import { initialMindState, type MindState } from "../src/store/mind.ts";
-import type { MemoryItem, Threads } from "../src/store/mind-schema.ts";
 import type { BenchRow } from "./types.ts";
 
 /**

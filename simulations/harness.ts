@@ -12,6 +12,7 @@ import {
 import type { CommandHandlers } from "../src/channels/command-handlers.ts";
 import { commandOf } from "../src/channels/commands.ts";
 import type { Companion, HeartbeatOutcome } from "../src/companion/companion.ts";
+import type { MindStore } from "../src/companion/mind-document.ts";
 import { buildAwarenessContext } from "../src/conversation/awareness/build.ts";
 import { defaultAwarenessSettings } from "../src/conversation/awareness/context.ts";
 import { detectTopics } from "../src/conversation/awareness/topics.ts";
@@ -24,7 +25,6 @@ import { type ModelAnswer, ModelClient } from "../src/model/llm.ts";
 import { loadPersona } from "../src/model/persona.ts";
 import { protocolAndPersona } from "../src/model/prompts.ts";
 import type { ModelConfig } from "../src/model/settings.ts";
-import type { MindStore } from "../src/store/mind.ts";
 import type { BaselinePrompt } from "./baselines.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
 import { checkExpectations, computeMetrics, type ExpectationResult } from "./metrics.ts";

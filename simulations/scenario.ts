@@ -4,7 +4,8 @@ import { z } from "zod";
 import { CronError, parseCron } from "../src/conversation/schedule.ts";
 import { parseQuietHours, type QuietHours } from "../src/core/checkin-settings.ts";
 import { isKnownZone } from "../src/core/zones.ts";
-import { ITEM_TEXT_MAX_CHARS, memoryKindSchema } from "../src/store/mind-schema.ts";
+import { memoryKindSchema } from "../src/mind/memory.ts";
+import { ITEM_TEXT_MAX_CHARS } from "../src/mind/understanding.ts";
 
 /**
  * A scenario is a day (or a week) of one person's life with the companion, written as

@@ -6,6 +6,7 @@ import {
   createCompanion,
   type ZoneListener,
 } from "../companion/companion.ts";
+import { type MindStore, openMind } from "../companion/mind-document.ts";
 import type { Clock, Timers } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { OutboundPort } from "../core/port.ts";
@@ -16,7 +17,6 @@ import type { ModelConfig } from "../model/settings.ts";
 import { readTextIfExists } from "../store/files.ts";
 import { acquireDataLock, type DataLock } from "../store/lock.ts";
 import { MessageLog } from "../store/messages.ts";
-import { MindStore } from "../store/mind.ts";
 import { NotesStore } from "../store/notes.ts";
 import { keptCopies, PERSON_FILES, removeKeptCopies } from "../store/person-files.ts";
 import { SentFiles } from "../store/sent-files.ts";
@@ -80,7 +80,7 @@ export async function openRuntime(options: {
   const lock = await acquireDataLock(core.dataDir, options.purpose, clock);
   try {
     const messages = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone, logger });
-    const mind = await MindStore.open(core.dataDir, clock);
+    const mind = await openMind(core.dataDir, clock);
     const notes = new NotesStore({ dataDir: core.dataDir });
     const files = new SentFiles({ dataDir: core.dataDir });
     const trace = new Trace({ dataDir: core.dataDir, clock, logger });

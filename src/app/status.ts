@@ -1,5 +1,6 @@
 import { DateTime } from "luxon";
 import { decisionSentence } from "../channels/reasons.ts";
+import type { MindState, MindStore } from "../companion/mind-document.ts";
 import { isWeekend } from "../conversation/awareness/time.ts";
 import { checkinsToday, isInQuietHours, unlikelyMoment } from "../conversation/checkin-policy.ts";
 import { isMessageSent } from "../conversation/pending-messages.ts";
@@ -18,9 +19,9 @@ import { effectiveSettings } from "../core/checkin-settings.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
 import { plural } from "../core/text.ts";
+import { tokensOnLocalDay } from "../core/usage.ts";
 import { activeMemory } from "../mind/memory.ts";
 import type { MessageLog } from "../store/messages.ts";
-import type { MindState, MindStore } from "../store/mind.ts";
 import type { CoreConfig } from "./config.ts";
 
 /**
@@ -102,7 +103,7 @@ export async function readStatus(input: {
     core,
     mind: state,
     messages: await log.awarenessSlice(now, STATUS_WINDOW_HOURS),
-    tokensToday: mind.tokensOnLocalDay(now, timezone),
+    tokensToday: tokensOnLocalDay(state, now, timezone),
     budget,
     ...(core.learnTiming && {
       timing: learnTiming(await log.between(timingLookbackStart(now), now), now, timezone),

@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
+import { ITEM_TEXT_MAX_CHARS } from "../companion/memory-review.ts";
 import { parseQuietHours, type QuietHours } from "../core/checkin-settings.ts";
 import { canonicalZone } from "../core/zones.ts";
-import { ITEM_TEXT_MAX_CHARS } from "../store/mind-schema.ts";
 
 /**
  * The slash commands, on Telegram and in the terminal: the menu Telegram shows (setMyCommands)

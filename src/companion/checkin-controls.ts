@@ -5,8 +5,8 @@ import {
   type QuietHours,
 } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
-import type { Decision } from "../core/decision.ts";
-import type { MindStore } from "../store/mind.ts";
+import { type Decision, lastDecision } from "../core/decision.ts";
+import type { MindStore } from "./mind-document.ts";
 
 /**
  * The person's side of the check-in settings, as the slash commands use it: reading what is
@@ -52,7 +52,7 @@ export class CheckinControls {
 
   /** The last check-in decision, held or sent, for /why; null before the first. */
   lastDecision(): Decision | null {
-    return this.#deps.mind.lastDecision();
+    return lastDecision(this.#deps.mind.read());
   }
 
   /** Holds check-ins until `until`, or until resume() when null; replaces any pause before. */

@@ -7,12 +7,14 @@ import { learnTiming, timingLookbackStart } from "../conversation/timing.ts";
 import { checkinAnnotations, guardTopic } from "../conversation/topic-guard.ts";
 import { effectiveSettings } from "../core/checkin-settings.ts";
 import type { Decision, DecisionReason } from "../core/decision.ts";
+import { recordDecision } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
+import { tokensOnLocalDay } from "../core/usage.ts";
 import { generateCheckin } from "../mind/generate.ts";
 import { PRIOR_CONTEXT_TOKENS, priorMemoryFor } from "../mind/memory.ts";
 import { prefixCacheFor, TURN_PREFIX_PURPOSES } from "../model/cache-plan.ts";
 import { ModelRequestError, ModelUnavailableError, spentBefore } from "../model/llm.ts";
-import type { MindStore } from "../store/mind.ts";
+import type { MindStore } from "./mind-document.ts";
 import { generateDepsOf, recordSpent, type TurnContext } from "./turn-context.ts";
 import { awarenessFor, composeTurnPrompt, queryOf } from "./turn-prompt.ts";
 
@@ -33,7 +35,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   const now = clock.now();
   const mind = store.read();
   const zone = effectiveSettings(core, mind.heartbeat, now).timezone;
-  const spent = store.tokensOnLocalDay(now, zone);
+  const spent = tokensOnLocalDay(mind, now, zone);
   const budgetExceeded = model.dailyTokenBudget > 0 && spent >= model.dailyTokenBudget;
   const held = (reason: DecisionReason, detail: string, extra: Partial<Decision> = {}) =>
     hold(store, { ts: now.toISOString(), fire: false, reason, detail, ...extra });
@@ -178,7 +180,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
  * refused the message (heartbeat.blocked), for replies and check-ins alike.
  */
 async function hold(store: MindStore, decision: Decision): Promise<HeartbeatOutcome> {
-  await store.recordDecision(decision);
+  await recordDecision(store, decision);
   return { status: "held", decision };
 }
 

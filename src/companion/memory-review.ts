@@ -1,15 +1,25 @@
 import { isDeepStrictEqual } from "node:util";
+import type { Clock } from "../core/clock.ts";
 import type { Message } from "../core/message.ts";
 import { sameWords } from "../core/text.ts";
-import { type ForgottenCopies, forgetCopies } from "../mind/forget.ts";
+import {
+  type ForgetResult,
+  type ForgottenCopies,
+  fixItem,
+  forget,
+  forgetCopies,
+  forgetItem,
+} from "../mind/forget.ts";
 import { listed, listingIds, lookupListed, type NotListed, type ReviewGroup } from "../mind/review.ts";
 import type { MessageLog } from "../store/messages.ts";
-import type { ForgetResult, MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { Trace } from "../store/trace.ts";
+import type { MindStore } from "./mind-document.ts";
 
 export type { ForgottenCopies } from "../mind/forget.ts";
 export type { NotListed, ReviewGroup } from "../mind/review.ts";
+/** The longest words /fix takes for one item: the channels refuse longer ones before asking. */
+export { ITEM_TEXT_MAX_CHARS } from "../mind/understanding.ts";
 
 /**
  * The person's side of memory, as the slash commands use it: the numbered listing (/memory),
@@ -45,6 +55,8 @@ export interface MemoryReviewDeps {
   mind: MindStore;
   notes: NotesStore;
   trace: Trace;
+  /** When a correction is made (/fix). */
+  clock: Clock;
   /** Runs work with nothing else writing (Companion.exclusive; a test without turns passes `(work) => work()`). */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
 }
@@ -91,7 +103,7 @@ export class MemoryReview {
 
   /**
    * Deletes the item numbered `number` in the last listing with its earlier versions
-   * (MindStore.forgetItem), and every copy of their words beside the mind. `earlierVersions`
+   * (mind/forget.ts forgetItem), and every copy of their words beside the mind. `earlierVersions`
    * counts the versions; their words are not repeated back.
    */
   forgetListed(
@@ -100,7 +112,7 @@ export class MemoryReview {
     return this.#deps.exclusive(async () => {
       const found = lookupListed(this.#deps.mind.read(), number);
       if (found.status !== "found") return found;
-      const removed = await this.#deps.mind.forgetItem(found.item.id);
+      const removed = await forgetItem(this.#deps.mind, found.item.id);
       if (!removed) return { status: "gone" };
       return {
         status: "done",
@@ -114,7 +126,7 @@ export class MemoryReview {
   /** Deletes everything that mentions `text` in the mind and beside it (/forget TEXT). */
   forgetText(text: string): Promise<{ removed: ForgetResult; copies: ForgottenCopies }> {
     return this.#deps.exclusive(async () => ({
-      removed: await this.#deps.mind.forget(text),
+      removed: await forget(this.#deps.mind, text),
       copies: await copiesOf(this.#deps, [text]),
     }));
   }
@@ -131,7 +143,7 @@ export class MemoryReview {
     return this.#deps.exclusive(async () => {
       const found = lookupListed(this.#deps.mind.read(), number);
       if (found.status !== "found") return found;
-      const fixed = await this.#deps.mind.fixItem(found.item.id, text);
+      const fixed = await fixItem(this.#deps.mind, found.item.id, text, this.#deps.clock.now());
       if (!fixed) return { status: "gone" };
       // Only punctuation or case changed: the old words are the ones kept, nothing to delete.
       const copies =

@@ -1,13 +1,25 @@
 import { randomBytes } from "node:crypto";
+import { z } from "zod";
 import { withNoticeSaid } from "../conversation/checkin-notices.ts";
 import { withCheckinSent } from "../conversation/checkin-policy.ts";
 import { answeredBy } from "../conversation/pending-messages.ts";
 import { replyAnchor } from "../conversation/reply-anchor.ts";
-import type { NoticeSaid } from "../core/checkin-settings.ts";
+import { type NoticeSaid, noticeSaidSchema } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
-import type { Decision } from "../core/decision.ts";
+import { addDecision, type Decision, decisionSchema } from "../core/decision.ts";
 import type { Logger } from "../core/log.ts";
-import type { Annotations, Channel, Message, MessageRef } from "../core/message.ts";
+import {
+  type Annotations,
+  annotationsSchema,
+  type Channel,
+  channelSchema,
+  externalIdsSchema,
+  isoUtc,
+  type Message,
+  type MessageRef,
+  messageRefSchema,
+} from "../core/message.ts";
+import { mindRecord } from "../core/mind-record.ts";
 import {
   type Delivery,
   type OutboundPort,
@@ -17,8 +29,62 @@ import {
 } from "../core/port.ts";
 import type { ExchangeInput } from "../mind/reflection-queue.ts";
 import type { MessageLog } from "../store/messages.ts";
-import { addDecision, type MindState, type MindStore, type OutboxIntent } from "../store/mind.ts";
 import type { Trace } from "../store/trace.ts";
+import type { MindState, MindStore } from "./mind-document.ts";
+
+/**
+ * An outgoing message recorded before it is handed to the channel. Its shape is checked when
+ * mind.json is read, like everything else in it: an entry presence could not deliver makes it
+ * refuse to start rather than drop that message when it next writes.
+ */
+const outboxIntentFields = z.looseObject({
+  id: z.string().min(1),
+  kind: z.enum(["reply", "heartbeat", "notice"]),
+  /** What is said; empty only for a reaction. */
+  text: z.string(),
+  /** A reply given as a reaction with this emoji (on the person's message `replyTo`) instead of words. */
+  reaction: z.string().min(1).optional(),
+  /**
+   * The person's message a reply is shown as answering, decided before the intent was written
+   * (conversation/reply-anchor.ts), with the ids on the channel it needs, so a crash between
+   * the decision and the send still anchors it; for a reaction, the message it is put on.
+   */
+  anchor: messageRefSchema.optional(),
+  trigger: z.enum(["reply", "heartbeat"]),
+  channel: channelSchema,
+  createdAt: isoUtc,
+  replyTo: z.string().optional(),
+  answeredThrough: z.string().optional(),
+  annotations: annotationsSchema.optional(),
+  /** A check-in's decision record, written (with the message id) in the same write that logs it as sent. */
+  decision: decisionSchema.optional(),
+  /** Parts of a split text the channel already accepted: a later attempt sends only the rest. */
+  partsDelivered: z.number().int().min(0).optional(),
+  /** The first part's identifiers on the channel, once it was accepted (the log records them). */
+  external: externalIdsSchema.optional(),
+  /** A notice about check-ins stopping or resuming: recorded as told in the write that logs it as sent. */
+  said: noticeSaidSchema.optional(),
+});
+/** An outbox entry as mind.json holds it: words to say, or a reaction. */
+const outboxIntentSchema = outboxIntentFields.refine(
+  (intent) => (intent.reaction === undefined ? intent.text !== "" : intent.anchor !== undefined),
+  { message: "an outbox entry needs text, or a reaction and the message it is put on", path: ["text"] },
+);
+/** A message recorded in the outbox, with how far its delivery got. */
+export type OutboxIntent = z.infer<typeof outboxIntentSchema>;
+
+/**
+ * Messages recorded as about to be sent and not yet recorded as sent: the outbox's record in
+ * mind.json. Version 2 named an entry's ids on its channel `telegram`; the step to version 3
+ * names them `external`, the first part's and those of the message its reply quotes or its
+ * reaction is put on (`anchor`), unchanged.
+ */
+export const outboxRecord = mindRecord({
+  key: "outbox",
+  schema: z.array(outboxIntentSchema).default([]),
+  initial: () => [],
+  migrations: { 3: (outbox) => (Array.isArray(outbox) ? outbox.map(withExternalIds) : outbox) },
+});
 
 /**
  * A check-in interrupted by a crash is not sent after a restart once it is this old. A check-in
@@ -368,4 +434,18 @@ export class Outbox {
 function recordCheckin(mind: MindState, intent: OutboxIntent, message: Message): void {
   mind.heartbeat = withCheckinSent(mind.heartbeat, new Date(intent.createdAt));
   addDecision(mind, { ...intent.decision, messageId: message.id } as Decision);
+}
+
+/** Where version 2 kept an outbox entry's ids on the channel, the only channel it knew. */
+const FORMER_IDS = "telegram";
+
+/** The entry with its former ids field named `external`, and its anchor's. */
+function withExternalIds(value: unknown): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const { [FORMER_IDS]: external, anchor, ...rest } = value as Record<string, unknown>;
+  return {
+    ...rest,
+    ...(anchor === undefined ? {} : { anchor: withExternalIds(anchor) }),
+    ...(external === undefined ? {} : { external }),
+  };
 }

@@ -4,7 +4,7 @@ import type { Logger } from "../core/log.ts";
 import type { Message } from "../core/message.ts";
 import type { ExchangeInput, Reflector } from "../mind/reflection-queue.ts";
 import type { ModelConfig } from "../model/settings.ts";
-import type { MindState } from "../store/mind.ts";
+import type { MindState } from "./mind-document.ts";
 import type { AfterSent } from "./outbox.ts";
 
 /** What decides when reflection runs: the mode setting, the queue's own retry time, and the companion's lifetime. */

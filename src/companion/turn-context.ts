@@ -3,12 +3,13 @@ import type { Logger } from "../core/log.ts";
 import type { Channel } from "../core/message.ts";
 import type { OutboundPort } from "../core/port.ts";
 import type { UsageRecord } from "../core/usage.ts";
+import { recordUsage } from "../core/usage.ts";
 import type { PendingImage } from "../mind/compose.ts";
 import type { GenerateDeps } from "../mind/generate.ts";
 import type { ModelClient } from "../model/llm.ts";
-import type { MindStore } from "../store/mind.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { Trace } from "../store/trace.ts";
+import type { MindStore } from "./mind-document.ts";
 import type { Outbox } from "./outbox.ts";
 import type { ReflectionSchedule } from "./reflection-schedule.ts";
 import type { ReplyRetry } from "./reply-retry.ts";
@@ -51,7 +52,7 @@ export function generateDepsOf(context: TurnContext): GenerateDeps {
  */
 export async function recordSpent(context: TurnContext, usage: readonly UsageRecord[]): Promise<void> {
   try {
-    await context.mind.recordUsage(usage);
+    await recordUsage(context.mind, usage, context.clock.now());
   } catch (error) {
     context.logger.warn({ err: error }, "could not record model usage");
   }

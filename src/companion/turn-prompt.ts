@@ -29,8 +29,8 @@ import type { PersonaSource } from "../model/persona.ts";
 import { buildStablePrefix, checkinMomentText, type StablePrefix } from "../model/prompts.ts";
 import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
-import type { MindState } from "../store/mind.ts";
 import type { SentFiles } from "../store/sent-files.ts";
+import type { MindState } from "./mind-document.ts";
 
 /** Where a turn's prompt is read from: settings, the log, the persona, the images waiting with messages, the documents sent. */
 export interface TurnPromptDeps {

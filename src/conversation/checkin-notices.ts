@@ -1,7 +1,9 @@
 import { DateTime } from "luxon";
 import {
   type CheckinNoticeState,
+  checkinNoticeStateSchema,
   effectiveSettings,
+  emptyCheckinNoticeState,
   type HeartbeatSettings,
   type HeartbeatState,
   type NoticeCause,
@@ -10,6 +12,7 @@ import {
   noticeCauseSchema,
 } from "../core/checkin-settings.ts";
 import { type Decision, type DecisionReason, modelAnsweredReasonSchema } from "../core/decision.ts";
+import { mindRecord } from "../core/mind-record.ts";
 import { isInQuietHours } from "./checkin-policy.ts";
 
 /**
@@ -20,6 +23,16 @@ import { isInQuietHours } from "./checkin-policy.ts";
  * they hold back never reaches these rules. Pure, like the pre-check: the companion applies the
  * plan and says the words through its outbox (companion/checkin-turn.ts).
  */
+
+/**
+ * What the person was told about check-ins stopping, kept in mind.json between ticks: the
+ * state these rules read and change, and the outbox records a notice in as said.
+ */
+export const checkinNoticesRecord = mindRecord({
+  key: "checkinNotices",
+  schema: checkinNoticeStateSchema.default(() => structuredClone(emptyCheckinNoticeState)),
+  initial: () => structuredClone(emptyCheckinNoticeState),
+});
 
 /** Model failures on check-in turns spanning longer than this (by the injected clock) are an outage worth telling. */
 const MODEL_OUTAGE_MS = 60 * 60_000;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isoUtc } from "./message.ts";
+import { mindRecord } from "./mind-record.ts";
 import { zoneSchema } from "./zones.ts";
 
 /**
@@ -121,6 +122,13 @@ export function effectiveSettings(
         : null,
   };
 }
+
+/** The heartbeat state's record in mind.json. */
+export const heartbeatRecord = mindRecord({
+  key: "heartbeat",
+  schema: heartbeatStateSchema.default(() => ({ ...emptyHeartbeatState })),
+  initial: () => ({ ...emptyHeartbeatState }),
+});
 
 /*
  * What the companion told the person about check-ins that stopped for a reason they cannot

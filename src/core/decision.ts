@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { isoUtc } from "./message.ts";
+import { type MindAccess, type MindDocument, mindRecord } from "./mind-record.ts";
 
 /**
  * A check-in decision as it is recorded (mind.json's `decisions`, a check-in's outbox entry)
  * and explained (/why, /status): the one list of reasons the pre-check, the companion's
- * check-in turn and the wording for the person share. At the core level, because the
- * check-in rules, the store and the channels all read it.
+ * check-in turn and the wording for the person share, and the record of the decisions kept.
+ * At the core level, because the check-in rules, the companion and the channels all read it.
  */
 
 /**
@@ -97,3 +98,37 @@ export const decisionSchema = z.looseObject({
   moment: momentSchema.optional(),
 });
 export type Decision = z.infer<typeof decisionSchema>;
+
+/** Heartbeat decisions kept for /why and status; older ones have been answered for. */
+export const DECISIONS_KEPT = 500;
+
+/** The decisions' record in mind.json, oldest first. */
+export const decisionsRecord = mindRecord({
+  key: "decisions",
+  schema: z.array(decisionSchema).default([]),
+  initial: () => [],
+});
+
+/** The decisions as mind.json holds them. */
+type DecisionLog = MindDocument<typeof decisionsRecord>;
+
+/**
+ * Adds a decision to a mind being updated, keeping the last DECISIONS_KEPT: the one place
+ * decisions are trimmed, for a decision recorded alone and for one that lands with the
+ * check-in it sent.
+ */
+export function addDecision(mind: DecisionLog, decision: Decision): void {
+  mind.decisions.push({ ...decision });
+  if (mind.decisions.length > DECISIONS_KEPT)
+    mind.decisions.splice(0, mind.decisions.length - DECISIONS_KEPT);
+}
+
+/** Records a decision on its own, in one write. */
+export function recordDecision(mind: MindAccess<DecisionLog>, decision: Decision): Promise<void> {
+  return mind.update((draft) => addDecision(draft, decision));
+}
+
+/** The most recent decision, for /why and status. */
+export function lastDecision(mind: DecisionLog): Decision | null {
+  return mind.decisions.at(-1) ?? null;
+}

@@ -98,7 +98,7 @@ export type ExternalRef = z.infer<typeof externalRefSchema>;
 /**
  * One of the person's messages as a channel points at it: its log id and, when its channel
  * numbers messages, its ids there. The outbound port takes it (an anchored reply, a reaction) and
- * the outbox keeps it in its entries (store/mind.ts), so both read the one shape.
+ * the outbox keeps it in its entries (companion/outbox.ts), so both read the one shape.
  */
 export const messageRefSchema = z.object({ id: z.string().min(1), external: externalIdsSchema.optional() });
 export type MessageRef = z.infer<typeof messageRefSchema>;

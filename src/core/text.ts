@@ -62,7 +62,7 @@ export function normalizeSpacing(text: string): string {
 /**
  * A remembered line reduced to its words: normalizeSpacing, without a leading bullet or the
  * punctuation that ends it. Two items are the same words when this is equal — for reflection's
- * duplicate checks and for the hash of what the person forgot (store/mind-schema.ts
+ * duplicate checks and for the hash of what the person forgot (mind/refusals.ts
  * forgottenHash) alike, so "- (User) works nights." is both a duplicate of "(user) works
  * nights" and refused once those words were forgotten.
  */

@@ -1,7 +1,14 @@
+import { DateTime } from "luxon";
+import { z } from "zod";
+import { isoUtc } from "./message.ts";
+import { type MindAccess, type MindDocument, mindRecord } from "./mind-record.ts";
+
 /**
  * What one model call used, in tokens: the record the usage ledger (mind.json), the trace,
- * the cache plan and the simulations' costs all read. It lives at the core level because the
- * model client returns it, the companion records it and the store keeps it.
+ * the cache plan and the simulations' costs all read, and the ledger itself: its records in
+ * mind.json, how a call joins it and what the daily budget counts. It lives at the core level
+ * because the model client returns it, the companion and reflection record it, and the
+ * check-in pre-check and status read it.
  */
 
 /** Why a call is made; replies and check-in messages use the main model, the others the cheaper one(s). */
@@ -26,4 +33,103 @@ export interface UsageRecord {
 /** Total tokens a record stands for, the figure the daily budget counts. */
 export function usageTotal(u: Pick<UsageRecord, "input" | "output" | "cacheWrite" | "cacheRead">): number {
   return u.input + u.output + u.cacheWrite + u.cacheRead;
+}
+
+/** Days of per-call usage records kept; daily totals are kept for good. */
+const USAGE_DETAIL_DAYS = 8;
+
+const tokenCount = z.number().int().nonnegative();
+
+/** One model call's tokens as the ledger keeps it: what the daily budget, status and the trace count. */
+const usageRecordSchema = z.looseObject({
+  ts: isoUtc,
+  purpose: z.enum(["reply", "heartbeat-decide", "heartbeat-write", "reflect", "judge"]),
+  model: z.string(),
+  input: tokenCount,
+  output: tokenCount,
+  cacheWrite: tokenCount,
+  cacheRead: tokenCount,
+});
+
+/** One UTC day's spend, kept after its detailed records age out. */
+const usageTotalsSchema = z.object({
+  calls: tokenCount,
+  input: tokenCount,
+  output: tokenCount,
+  cacheWrite: tokenCount,
+  cacheRead: tokenCount,
+});
+
+/**
+ * The ledger's detailed records in mind.json (the last USAGE_DETAIL_DAYS days). Token counts
+ * hold no words, so they outlive /wipe: the daily budget still holds.
+ */
+export const usageRecord = mindRecord({
+  key: "usage",
+  schema: z.array(usageRecordSchema).default([]),
+  initial: () => [],
+  afterWipe: (kept) => kept,
+});
+
+/** Totals per UTC day (YYYY-MM-DD), kept for good, through /wipe too. */
+export const usageDailyRecord = mindRecord({
+  key: "usageDaily",
+  schema: z.record(z.string(), usageTotalsSchema).default({}),
+  initial: () => ({}),
+  afterWipe: (kept) => kept,
+});
+
+/** When the person last wiped everything (/wipe): /status says the token count outlived it, and why. */
+export const wipedAtRecord = mindRecord({
+  key: "wipedAt",
+  schema: isoUtc.optional(),
+  initial: () => undefined,
+  afterWipe: (_kept, now) => now.toISOString(),
+});
+
+/** The usage ledger as mind.json holds it. */
+export type UsageLedger = MindDocument<typeof usageRecord | typeof usageDailyRecord>;
+
+/**
+ * Adds model calls to the ledger in one write (none when there are none); records older than
+ * USAGE_DETAIL_DAYS before `now` leave, their day's totals stay.
+ */
+export async function recordUsage(
+  mind: MindAccess<UsageLedger>,
+  calls: readonly UsageRecord[],
+  now: Date,
+): Promise<void> {
+  if (calls.length === 0) return;
+  await mind.update((ledger) => {
+    for (const usage of calls) {
+      ledger.usage.push({ ...usage });
+      const day = usage.ts.slice(0, 10);
+      const totals = ledger.usageDaily[day] ?? { calls: 0, input: 0, output: 0, cacheWrite: 0, cacheRead: 0 };
+      ledger.usageDaily[day] = {
+        calls: totals.calls + 1,
+        input: totals.input + usage.input,
+        output: totals.output + usage.output,
+        cacheWrite: totals.cacheWrite + usage.cacheWrite,
+        cacheRead: totals.cacheRead + usage.cacheRead,
+      };
+    }
+    const cutoff = now.getTime() - USAGE_DETAIL_DAYS * 86_400_000;
+    ledger.usage = ledger.usage.filter((u) => Date.parse(u.ts) >= cutoff);
+  });
+}
+
+/**
+ * Tokens (input, output, cache write and read: what the daily budget counts) spent on the
+ * local day that holds `date` in `zone`. Exact for the last USAGE_DETAIL_DAYS days.
+ */
+export function tokensOnLocalDay(ledger: Pick<UsageLedger, "usage">, date: Date, zone: string): number {
+  const start = DateTime.fromJSDate(date, { zone }).startOf("day");
+  const from = start.toMillis();
+  const to = start.plus({ days: 1 }).toMillis();
+  return ledger.usage
+    .filter((u) => {
+      const ms = Date.parse(u.ts);
+      return ms >= from && ms < to;
+    })
+    .reduce((sum, u) => sum + usageTotal(u), 0);
 }

@@ -7,10 +7,8 @@ import { type PrefixCache, withPrefixCache } from "../model/cache-plan.ts";
 import type { StablePrefix } from "../model/prompts.ts";
 import { sentTimeStamp } from "../model/sent-time.ts";
 import { estimateTokens } from "../model/tokens.ts";
-import type { MemoryItem, ThreadNote, Threads } from "../store/mind-schema.ts";
-import { memoryLineTokens } from "./memory.ts";
-import type { FlushMark } from "./threads.ts";
-import { workingMessages } from "./threads.ts";
+import { type MemoryItem, memoryLineTokens } from "./memory.ts";
+import { type FlushMark, type ThreadNote, type Threads, workingMessages } from "./threads.ts";
 
 /**
  * Assembles what the model sees, fresh every turn, in a fixed order: the cached prefix

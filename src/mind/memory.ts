@@ -2,23 +2,52 @@ import { stemmer } from "stemmer";
 import { z } from "zod";
 import type { PriorMemory } from "../conversation/awareness/context.ts";
 import { canonicalTopic } from "../conversation/awareness/topics.ts";
+import { isoUtc } from "../core/message.ts";
+import { mindRecord } from "../core/mind-record.ts";
 import { STOP_WORDS, sameWords } from "../core/text.ts";
 import { estimateTokens } from "../model/tokens.ts";
-import {
-  ITEM_TEXT_MAX_CHARS,
-  type MemoryItem,
-  type MemoryKind,
-  memoryKindSchema,
-} from "../store/mind-schema.ts";
 import { refusalFor } from "./refusals.ts";
+import { ITEM_TEXT_MAX_CHARS, provenance } from "./understanding.ts";
 
 /**
  * Episodic memory: what the companion learned over weeks that the scratchpad is too small
  * to hold — declared patterns ("weekends are loose"), open loops (things started and not
  * finished) and milestones. Nothing here is silently deleted: an item that stops being
  * true is retired with when and why, and only the person's /forget or /wipe removes one.
- * An item's shape as mind.json keeps it is defined at the store's edge (store/mind-schema.ts).
+ * The items are kept in mind.json as the record `memory` (memoryRecord, below).
  */
+
+/** The three things worth remembering: how they live, what is unfinished, what they reached. */
+export const memoryKindSchema = z.enum(["pattern", "open_loop", "milestone"]);
+export type MemoryKind = z.infer<typeof memoryKindSchema>;
+
+/** One remembered item as mind.json keeps it. */
+export const memoryItemSchema = z.looseObject({
+  id: z.string().min(1),
+  kind: memoryKindSchema,
+  text: z.string().min(1),
+  learnedAt: isoUtc,
+  ...provenance,
+  /** 1 (passing) to 5 (central to the person). */
+  importance: z.number().int().min(1).max(5),
+  topics: z.array(z.string()),
+  /** When the same thing was learned again; recency counts from here. */
+  reinforcedAt: isoUtc.optional(),
+  retiredAt: isoUtc.optional(),
+  retiredWhy: z.enum(["superseded", "closed"]).optional(),
+  /** The item that replaced this one. */
+  supersededBy: z.string().optional(),
+  /** How a loop was closed, in a few words. */
+  retiredNote: z.string().optional(),
+});
+export type MemoryItem = z.infer<typeof memoryItemSchema>;
+
+/** Episodic memory's record in mind.json: every item, retired ones too. */
+export const memoryRecord = mindRecord({
+  key: "memory",
+  schema: z.array(memoryItemSchema),
+  initial: () => [],
+});
 
 /** A memory operation as reflection proposes it. */
 export const memoryOpSchema = z.object({
@@ -49,7 +78,7 @@ export interface MemoryOpContext {
   newId: () => string;
   /** Topic labels of a text, when the model gave none (labels it gives are made canonical). */
   topicsOf: (text: string) => string[];
-  /** Hashes of what the person had deleted or corrected (MindState.forgottenHashes). */
+  /** Hashes of what the person had deleted or corrected (the forgotten hashes, refusals.ts). */
   forgotten: ReadonlySet<string>;
 }
 

@@ -3,32 +3,51 @@ import { DateTime } from "luxon";
 import { z } from "zod";
 import { messageTopics } from "../conversation/awareness/topics.ts";
 import { type Annotations, type Message, moodSchema, toneSchema } from "../core/message.ts";
+import type { MindDocument } from "../core/mind-record.ts";
 import { messageAsRead, sameWords } from "../core/text.ts";
 import type { Persona } from "../model/persona.ts";
 import { estimateTokens } from "../model/tokens.ts";
 import { toolInputSchema } from "../model/tool-schema.ts";
-import type { MindState } from "../store/mind.ts";
 import {
-  type FieldKey,
-  isItemField,
+  activeMemory,
+  applyMemoryOps,
   type MemoryItem,
-  SCRATCHPAD_FIELDS,
-  type TextFieldKey,
-} from "../store/mind-schema.ts";
-import { activeMemory, applyMemoryOps, memoryLineTokens, memoryOpSchema, rankMemory } from "./memory.ts";
-import { CORRECTED_MARK, FORGOTTEN_REFUSAL, isForgotten } from "./refusals.ts";
+  memoryLineTokens,
+  memoryOpSchema,
+  type memoryRecord,
+  rankMemory,
+} from "./memory.ts";
+import {
+  CORRECTED_MARK,
+  FORGOTTEN_REFUSAL,
+  type forgottenHashesRecord,
+  isForgotten,
+  type refusedLastTimeRecord,
+} from "./refusals.ts";
 import {
   applyScratchpadUpdate,
   FIELD_MAX_CHARS,
+  type FieldKey,
   fieldPath,
+  isItemField,
   oversizedField,
   renderScratchpad,
+  SCRATCHPAD_FIELDS,
+  type Scratchpad,
   type ScratchpadResult,
+  type scratchpadRecord,
+  type TextFieldKey,
   WORKSPACE_INPUT_MAX_CHARS,
   type WorkspaceArchive,
   workspaceEditSchema,
 } from "./scratchpad.ts";
-import { applyThreadOps, recentThreadNotes, threadOpSchema } from "./threads.ts";
+import {
+  applyThreadOps,
+  recentThreadNotes,
+  type Threads,
+  threadOpSchema,
+  type threadsRecord,
+} from "./threads.ts";
 import { applyUnderstandingOps, understandingOpSchema } from "./understanding.ts";
 
 /**
@@ -189,6 +208,15 @@ export function questionsToShow(
   return open.filter((m) => !shown.has(m.id)).slice(-OPEN_QUESTIONS_SHOWN);
 }
 
+/** What reflection reads and changes of mind.json: the pad, memory, threads, and what the person ruled out. */
+export type ReflectedMind = MindDocument<
+  | typeof scratchpadRecord
+  | typeof memoryRecord
+  | typeof threadsRecord
+  | typeof forgottenHashesRecord
+  | typeof refusedLastTimeRecord
+>;
+
 /**
  * The user turn of the reflection call, by section: the prior state (scratchpad, memory with
  * ids, threads), the companion's questions still open (questionsToShow), the exchange, and the
@@ -196,7 +224,7 @@ export function questionsToShow(
  * name what a message answers.
  */
 export function reflectionPrompt(
-  mind: MindState,
+  mind: ReflectedMind,
   exchange: readonly Message[],
   evicting: readonly Message[],
   now: Date,
@@ -253,7 +281,7 @@ export function reflectionPrompt(
 
 /** What applying an update needs besides the update. */
 export interface ReflectionContext {
-  mind: MindState;
+  mind: ReflectedMind;
   exchange: Exchange;
   /** The exchange's messages as logged (for annotation checks and when a thread move starts). */
   messages: readonly Message[];
@@ -269,9 +297,9 @@ export interface ReflectionContext {
 export interface AppliedReflection {
   ok: true;
   update: ReflectionUpdate;
-  scratchpad: MindState["scratchpad"];
-  memory: MindState["memory"];
-  threads: MindState["threads"];
+  scratchpad: Scratchpad;
+  memory: MemoryItem[];
+  threads: Threads;
   annotations: { messageId: string; annotations: Annotations }[];
   archive: WorkspaceArchive | null;
   changes: string[];
@@ -404,7 +432,7 @@ export function applyReflectionUpdate(input: unknown, ctx: ReflectionContext): R
  * so words moved into an archive note count too.
  */
 function forgottenFieldWrites(
-  before: MindState["scratchpad"],
+  before: Scratchpad,
   after: Extract<ScratchpadResult, { ok: true }>,
   forgotten: ReadonlySet<string>,
 ): TextFieldKey[] {

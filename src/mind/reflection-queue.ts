@@ -1,21 +1,21 @@
 import { randomBytes } from "node:crypto";
 import type Anthropic from "@anthropic-ai/sdk";
+import { z } from "zod";
 import { detectTopics } from "../conversation/awareness/topics.ts";
 import { openQuestions } from "../conversation/pending-messages.ts";
 import { backoffDelay } from "../core/backoff.ts";
-import { effectiveSettings, type HeartbeatSettings } from "../core/checkin-settings.ts";
+import { effectiveSettings, type HeartbeatSettings, type heartbeatRecord } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
-import type { Message } from "../core/message.ts";
+import { isoUtc, type Message } from "../core/message.ts";
+import { type MindAccess, type MindDocument, mindRecord } from "../core/mind-record.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
-import type { UsageRecord } from "../core/usage.ts";
+import { recordUsage, type UsageLedger, type UsageRecord } from "../core/usage.ts";
 import { prefixCacheFor, REFLECTION_PREFIX_PURPOSES, withPrefixCache } from "../model/cache-plan.ts";
 import { type ModelAnswer, type ModelClient, ModelUnavailableError } from "../model/llm.ts";
 import type { PersonaSource } from "../model/persona.ts";
 import type { ModelConfig } from "../model/settings.ts";
 import type { MessageLog } from "../store/messages.ts";
-import type { MindState, MindStore, ReflectionJob } from "../store/mind.ts";
-import { ITEM_FIELDS } from "../store/mind-schema.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { Trace } from "../store/trace.ts";
 import {
@@ -24,13 +24,14 @@ import {
   OPEN_QUESTION_HOURS,
   questionsToShow,
   REFLECT_TOOL,
+  type ReflectedMind,
   type ReflectionOutcome,
   reflectionPrompt,
   reflectionSystem,
   withoutForgotten,
 } from "./reflect.ts";
-import { flushMarkAfter } from "./threads.ts";
-import { newItemId } from "./understanding.ts";
+import { type flushedThroughRecord, flushMarkAfter } from "./threads.ts";
+import { ITEM_FIELDS, newItemId } from "./understanding.ts";
 
 /**
  * Runs reflection off the reply path. Exchanges wait in a queue inside mind.json, so one
@@ -46,12 +47,45 @@ export const MAX_FAILED_ATTEMPTS = 3;
 /** Room for the reflection's answer. */
 export const REFLECT_MAX_TOKENS = 2_048;
 
+/** An exchange waiting to be reflected on. */
+const reflectionJobSchema = z.looseObject({
+  id: z.string().min(1),
+  exchange: z.object({
+    /** The exchange's log entries (the person's messages and the reply, or a check-in). */
+    messageIds: z.array(z.string().min(1)).min(1),
+    trigger: z.enum(["reply", "heartbeat"]),
+    /** Messages leaving the working window, shown once so reflection can keep what matters. */
+    evicting: z.array(z.string().min(1)).default([]),
+  }),
+  attempts: z.number().int().nonnegative(),
+  enqueuedAt: isoUtc,
+  /** Not retried before this instant (backoff after a transient failure). */
+  notBefore: isoUtc.optional(),
+  lastError: z.string().optional(),
+});
+export type ReflectionJob = z.infer<typeof reflectionJobSchema>;
+
+/** The queue's record in mind.json: exchanges waiting, oldest first. */
+export const reflectionQueueRecord = mindRecord({
+  key: "reflectionQueue",
+  schema: z.array(reflectionJobSchema).default([]),
+  initial: () => [],
+});
+
+/**
+ * What the queue reads and writes of mind.json: what reflection changes, the queue and the
+ * flush mark, the zone the person set (/tz), and the usage ledger its calls join.
+ */
+type QueuedMind = ReflectedMind &
+  UsageLedger &
+  MindDocument<typeof reflectionQueueRecord | typeof flushedThroughRecord | typeof heartbeatRecord>;
+
 /**
  * What the reflector needs; the log and notes are where annotations and archives go, and the
  * log's recent window is where the companion's open questions are found.
  */
 export interface ReflectorDeps {
-  mind: MindStore;
+  mind: MindAccess<QueuedMind>;
   log: Pick<MessageLog, "get" | "update" | "recent">;
   notes: Pick<NotesStore, "write">;
   model: Pick<ModelClient, "create">;
@@ -110,7 +144,7 @@ export class Reflector {
    * with whatever else that write records (the outbox clearing a message it logged as sent):
    * a crash can then not keep the one and lose the other.
    */
-  enqueueIn(mind: MindState, exchange: ExchangeInput): ReflectionJob | null {
+  enqueueIn(mind: QueuedMind, exchange: ExchangeInput): ReflectionJob | null {
     if (this.#deps.config.reflectMode === "off") return null;
     const evicting = exchange.evicting ?? [];
     const job: ReflectionJob = {
@@ -293,7 +327,7 @@ export class Reflector {
   /** The reflection call's usage joins the ledger (the budget counts it); a failed write is logged, never loses the reflection. */
   async #recordUsage(usage: UsageRecord): Promise<void> {
     try {
-      await this.#deps.mind.recordUsage([usage]);
+      await recordUsage(this.#deps.mind, [usage], this.#deps.clock.now());
     } catch (error) {
       this.#logger.warn({ err: error, purpose: "reflect" }, "could not record model usage");
     }
@@ -308,7 +342,7 @@ export class Reflector {
   ): Promise<ReflectionOutcome | typeof JOB_GONE> {
     if (jobId !== null && !this.#queued(jobId)) return JOB_GONE;
     const now = this.#deps.clock.now();
-    const context = (mind: MindState) => {
+    const context = (mind: QueuedMind) => {
       const taken = new Set([
         ...mind.memory.map((item) => item.id),
         ...ITEM_FIELDS.flatMap((key) => mind.scratchpad[key].map((item) => item.id)),

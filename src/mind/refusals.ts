@@ -1,4 +1,7 @@
-import { forgottenHash } from "../store/mind-schema.ts";
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { mindRecord } from "../core/mind-record.ts";
+import { sameWords } from "../core/text.ts";
 
 /**
  * What reflection may not do because the person decided otherwise: write again words they had
@@ -32,3 +35,39 @@ export function refusalFor(
   if (text !== undefined && isForgotten(text, forgotten)) return FORGOTTEN_REFUSAL;
   return null;
 }
+
+/**
+ * What is kept of an item the person had deleted (/forget) or corrected (/fix, its old words):
+ * a SHA-256 of its normalised text, so reflection can refuse to add the same words again while
+ * nothing readable remains.
+ */
+export function forgottenHash(text: string): string {
+  return createHash("sha256").update(sameWords(text)).digest("hex");
+}
+
+/** The forgotten hashes' record in mind.json (hashes only, never the words). */
+export const forgottenHashesRecord = mindRecord({
+  key: "forgottenHashes",
+  schema: z.array(z.string()).default([]),
+  initial: () => [],
+});
+
+/** Adds the hashes of deleted items' words (never the words), so reflection cannot add them back verbatim. */
+export function rememberForgotten(
+  mind: { forgottenHashes: string[] },
+  items: readonly { text: string }[],
+): void {
+  const hashes = new Set(mind.forgottenHashes);
+  for (const item of items) hashes.add(forgottenHash(item.text));
+  mind.forgottenHashes = [...hashes];
+}
+
+/**
+ * Why parts of the last reflection were refused (the reasons above, no words): the next
+ * reflection is told, so it learns rather than tries again.
+ */
+export const refusedLastTimeRecord = mindRecord({
+  key: "refusedLastTime",
+  schema: z.array(z.string()).default([]),
+  initial: () => [],
+});

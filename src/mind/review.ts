@@ -1,13 +1,28 @@
-import type { MindState } from "../store/mind.ts";
-import { ITEM_FIELDS, type ItemFieldKey, type MemoryKind } from "../store/mind-schema.ts";
-import { activeMemory } from "./memory.ts";
+import { z } from "zod";
+import { type MindDocument, mindRecord } from "../core/mind-record.ts";
+import { activeMemory, type MemoryKind, type memoryRecord } from "./memory.ts";
+import type { scratchpadRecord } from "./scratchpad.ts";
+import { ITEM_FIELDS, type ItemFieldKey } from "./understanding.ts";
 
 /**
  * Memory the person can review: every UNDERSTANDING line and every current episodic item, in
  * one numbered list (/memory). The numbers are those of the person's last listing, kept in
- * mind.json (MindState.memoryListing), so "/forget 3" means the item they saw as 3, even after
- * a restart or after reflection changed something in between.
+ * mind.json (memoryListingRecord), so "/forget 3" means the item they saw as 3, even after a
+ * restart or after reflection changed something in between.
  */
+
+/**
+ * The person's last /memory listing: the item id behind each number (index 0 is number 1);
+ * absent until their first listing.
+ */
+export const memoryListingRecord = mindRecord({
+  key: "memoryListing",
+  schema: z.object({ ids: z.array(z.string()) }).optional(),
+  initial: () => undefined,
+});
+
+/** What a listing reads: the items, and the last listing's numbers. */
+type ReviewedMind = MindDocument<typeof scratchpadRecord | typeof memoryRecord | typeof memoryListingRecord>;
 
 /** The groups a listing shows, in its order. */
 export type ReviewGroup = ItemFieldKey | MemoryKind;
@@ -27,7 +42,7 @@ export interface ReviewItem {
 const MEMORY_ORDER: readonly MemoryKind[] = ["pattern", "open_loop", "milestone"];
 
 /** Every item the person can review, in listing order: Known, Believed, Unknown, then patterns, open loops, milestones. */
-export function reviewItems(mind: Pick<MindState, "scratchpad" | "memory">): ReviewItem[] {
+export function reviewItems(mind: Pick<ReviewedMind, "scratchpad" | "memory">): ReviewItem[] {
   const lines = ITEM_FIELDS.flatMap((group) =>
     mind.scratchpad[group].map((item) => asReviewItem(item, group)),
   );
@@ -68,7 +83,7 @@ interface ListedItem {
  * A listing's ids: a fresh one numbers every item now; a continued one (the next page) keeps
  * the last listing's numbers and gives items learned since then the numbers after them.
  */
-export function listingIds(mind: MindState, fresh: boolean): string[] {
+export function listingIds(mind: ReviewedMind, fresh: boolean): string[] {
   const now = reviewItems(mind).map((item) => item.id);
   if (fresh || mind.memoryListing === undefined) return now;
   const saved = mind.memoryListing.ids;
@@ -77,7 +92,7 @@ export function listingIds(mind: MindState, fresh: boolean): string[] {
 }
 
 /** The items behind a listing's ids, numbered; an item deleted since keeps its number, unshown. */
-export function listed(mind: MindState, ids: readonly string[]): ListedItem[] {
+export function listed(mind: ReviewedMind, ids: readonly string[]): ListedItem[] {
   const byId = new Map(reviewItems(mind).map((item) => [item.id, item]));
   return ids.flatMap((id, index) => {
     const item = byId.get(id);
@@ -96,7 +111,7 @@ export type NotListed =
 type ListedLookup = { status: "found"; item: ReviewItem } | NotListed;
 
 /** The item the person means by `number` in their last /memory listing. */
-export function lookupListed(mind: MindState, number: number): ListedLookup {
+export function lookupListed(mind: ReviewedMind, number: number): ListedLookup {
   const ids = mind.memoryListing?.ids ?? [];
   const id = ids[number - 1];
   if (id === undefined || number < 1) return { status: "not-listed", count: ids.length };

@@ -1,24 +1,127 @@
 import { z } from "zod";
+import { mindRecord } from "../core/mind-record.ts";
 import { clip } from "../core/text.ts";
 import { estimateTokens } from "../model/tokens.ts";
-import {
-  type FieldKey,
-  ITEM_FIELDS,
-  isItemField,
-  SCRATCHPAD_FIELDS,
-  SCRATCHPAD_SECTIONS,
-  type Scratchpad,
-} from "../store/mind-schema.ts";
 import { CORRECTED_MARK } from "./refusals.ts";
-import { itemsFromText, itemsText, newItemId } from "./understanding.ts";
+import {
+  ITEM_FIELDS,
+  type ItemFieldKey,
+  itemPrefix,
+  itemsFromText,
+  itemsText,
+  newItemId,
+  understandingItemSchema,
+} from "./understanding.ts";
 
 /**
  * The scratchpad: the companion's live understanding of the person, in five sections of
  * distinct stability. It is not a log; reflection curates it after every exchange through
  * per-field edits, and every edit is checked as a whole before anything changes, so one
- * bad field never leaves the pad half-updated. Its fields as mind.json keeps them are defined
- * at the store's edge (store/mind-schema.ts).
+ * bad field never leaves the pad half-updated. It is kept in mind.json as the record
+ * `scratchpad` (scratchpadRecord, below).
  */
+
+/** The five sections, most stable first. */
+export const SCRATCHPAD_SECTIONS = ["IDENTITY", "UNDERSTANDING", "TRAJECTORY", "WORKSPACE", "SELF"] as const;
+export type ScratchpadSection = (typeof SCRATCHPAD_SECTIONS)[number];
+
+/** The 13 fields: the reflection tool's parameter names, their section and their heading. */
+export const SCRATCHPAD_FIELDS = [
+  { key: "identity_purpose", section: "IDENTITY", label: "Purpose" },
+  { key: "identity_user", section: "IDENTITY", label: "User" },
+  { key: "identity_boundaries", section: "IDENTITY", label: "Boundaries" },
+  { key: "understanding_known", section: "UNDERSTANDING", label: "Known" },
+  { key: "understanding_believed", section: "UNDERSTANDING", label: "Believed" },
+  { key: "understanding_unknown", section: "UNDERSTANDING", label: "Unknown" },
+  { key: "trajectory_now", section: "TRAJECTORY", label: "Now" },
+  { key: "trajectory_path", section: "TRAJECTORY", label: "Path" },
+  { key: "trajectory_later", section: "TRAJECTORY", label: "Later" },
+  { key: "workspace", section: "WORKSPACE", label: null },
+  { key: "self_confidence", section: "SELF", label: "Confidence" },
+  { key: "self_attention", section: "SELF", label: "Attention" },
+  { key: "self_flags", section: "SELF", label: "Flags" },
+] as const satisfies readonly { key: string; section: ScratchpadSection; label: string | null }[];
+
+export type FieldKey = (typeof SCRATCHPAD_FIELDS)[number]["key"];
+
+/** The fields kept as text. */
+export type TextFieldKey = Exclude<FieldKey, ItemFieldKey>;
+
+/** Whether a field holds items rather than text. */
+export function isItemField(key: FieldKey): key is ItemFieldKey {
+  return (ITEM_FIELDS as readonly string[]).includes(key);
+}
+
+/** The pad as mind.json stores it: one string per text field ("" when empty), items for UNDERSTANDING. */
+const scratchpadSchema = z.object({
+  identity_purpose: z.string(),
+  identity_user: z.string(),
+  identity_boundaries: z.string(),
+  understanding_known: z.array(understandingItemSchema),
+  understanding_believed: z.array(understandingItemSchema),
+  understanding_unknown: z.array(understandingItemSchema),
+  trajectory_now: z.string(),
+  trajectory_path: z.string(),
+  trajectory_later: z.string(),
+  workspace: z.string(),
+  self_confidence: z.string(),
+  self_attention: z.string(),
+  self_flags: z.string(),
+});
+export type Scratchpad = z.infer<typeof scratchpadSchema>;
+
+/** The text a new companion starts with in Unknown. */
+const FIRST_UNKNOWN = "What their days look like; what they want from these conversations.";
+
+/** The pad a new companion starts with: enough to act on, and honest that little is known. */
+export function initialScratchpad(): Scratchpad {
+  return {
+    identity_purpose: "Be a warm, perceptive companion to one person: remember what matters to them.",
+    identity_user: "Not known yet: learn it from what they say, not from guesses.",
+    identity_boundaries:
+      "A companion, not a therapist or doctor. In danger or crisis: warmth, and local emergency services or a crisis line.",
+    understanding_known: [],
+    understanding_believed: [],
+    understanding_unknown: [{ id: "u-1", text: FIRST_UNKNOWN, sourceMessageIds: [] }],
+    trajectory_now: "Getting to know them.",
+    trajectory_path: "",
+    trajectory_later: "",
+    workspace: "",
+    self_confidence: "LOW - nothing learned yet",
+    self_attention: "Listening for what matters to them.",
+    self_flags: "",
+  };
+}
+
+/**
+ * The scratchpad's record in mind.json. Version 1 kept each UNDERSTANDING field as text; the
+ * step to version 2 makes each non-empty line an item with unknown provenance (no learnedAt,
+ * no sources). Ids are derived from the field and the line's place ("k-1", "b-2", "u-1"), so
+ * reading the same old file twice gives the same ids even before it is first written back.
+ */
+export const scratchpadRecord = mindRecord({
+  key: "scratchpad",
+  schema: scratchpadSchema,
+  initial: initialScratchpad,
+  migrations: { 2: itemsFromVersion1 },
+});
+
+/** Version 1 → 2 of the pad; anything not understood is left for the schema to name. */
+function itemsFromVersion1(pad: unknown): unknown {
+  if (typeof pad !== "object" || pad === null || Array.isArray(pad)) return pad;
+  const migrated: Record<string, unknown> = { ...(pad as Record<string, unknown>) };
+  for (const key of ITEM_FIELDS) {
+    const text = migrated[key];
+    if (typeof text !== "string") continue;
+    const prefix = itemPrefix(key);
+    migrated[key] = text
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line !== "")
+      .map((line, index) => ({ id: `${prefix}-${index + 1}`, text: line, sourceMessageIds: [] }));
+  }
+  return migrated;
+}
 
 /** Longest value (characters) a field other than WORKSPACE may hold, or be given in one edit. */
 export const FIELD_MAX_CHARS = 1_500;

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { Message } from "../core/message.ts";
+import { isoUtc, type Message } from "../core/message.ts";
+import { mindRecord } from "../core/mind-record.ts";
 import { estimateTokens } from "../model/tokens.ts";
-import { MAIN_THREAD, type Thread, type ThreadNote, type Threads } from "../store/mind-schema.ts";
 
 /**
  * Threads of one conversation (habits, a project, a worry…). Only the current thread's
@@ -14,6 +14,58 @@ import { MAIN_THREAD, type Thread, type ThreadNote, type Threads } from "../stor
  * the last switch at or before it. This stays a handful of entries after a year of talk,
  * where a map from message id to thread would grow with every message.
  */
+
+/** The thread every conversation starts in. */
+export const MAIN_THREAD = "main";
+
+/** A line left in a thread so that whoever comes back to it knows why it was left or what was brought. */
+export const threadNoteSchema = z.object({
+  ts: isoUtc,
+  text: z.string(),
+  /** left: written by `scope` in the origin; arrived: by `goto` in the destination; note: in place. */
+  kind: z.enum(["left", "arrived", "note"]),
+});
+export type ThreadNote = z.infer<typeof threadNoteSchema>;
+
+/** One subject of the conversation, with its notes (its messages stay in the log). */
+export const threadSchema = z.object({
+  name: z.string().min(1),
+  createdAt: isoUtc,
+  notes: z.array(threadNoteSchema),
+});
+export type Thread = z.infer<typeof threadSchema>;
+
+/** All threads, which one is current, and when each stretch of conversation began (which thread a message belongs to). */
+export const threadsSchema = z.object({
+  current: z.string().min(1),
+  list: z.array(threadSchema).min(1),
+  /** Moments the conversation entered a thread, oldest first; before the first, it was in main. */
+  switches: z.array(z.object({ at: isoUtc, thread: z.string().min(1) })),
+});
+export type Threads = z.infer<typeof threadsSchema>;
+
+/** A conversation's threads before anything happened. */
+export function initialThreads(now: Date): Threads {
+  return {
+    current: MAIN_THREAD,
+    list: [{ name: MAIN_THREAD, createdAt: now.toISOString(), notes: [] }],
+    switches: [],
+  };
+}
+
+/** The threads' record in mind.json. */
+export const threadsRecord = mindRecord({ key: "threads", schema: threadsSchema, initial: initialThreads });
+
+/** The newest message reflection has already been told is leaving the window. */
+const flushMarkSchema = z.object({ messageId: z.string(), ts: isoUtc });
+export type FlushMark = z.infer<typeof flushMarkSchema>;
+
+/** The flush mark's record in mind.json: absent until a message first leaves the window. */
+export const flushedThroughRecord = mindRecord({
+  key: "flushedThrough",
+  schema: flushMarkSchema.optional(),
+  initial: () => undefined,
+});
 
 /** Notes kept per thread; older ones have done their work (only the last few are ever shown). */
 export const THREAD_NOTES_KEPT = 50;
@@ -128,12 +180,6 @@ export function applyThreadOps(
 export function recentThreadNotes(threads: Threads, count = RECENT_NOTES): ThreadNote[] {
   const current = threads.list.find((t) => t.name === threads.current);
   return current ? current.notes.slice(-count) : [];
-}
-
-/** The newest message reflection has already been told is leaving the window. */
-export interface FlushMark {
-  messageId: string;
-  ts: string;
 }
 
 /** Tokens a message costs among the working messages: its text plus role and time. */

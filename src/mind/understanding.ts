@@ -1,15 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
+import { isoUtc } from "../core/message.ts";
 import { sameWords } from "../core/text.ts";
-import {
-  ITEM_FIELDS,
-  ITEM_TEXT_MAX_CHARS,
-  type ItemFieldKey,
-  itemPrefix,
-  type Scratchpad,
-  type UnderstandingItem,
-} from "../store/mind-schema.ts";
 import { refusalFor } from "./refusals.ts";
+import type { Scratchpad } from "./scratchpad.ts";
 
 /**
  * UNDERSTANDING as items: each line of Known, Believed and Unknown is an item with an id, when
@@ -17,6 +11,45 @@ import { refusalFor } from "./refusals.ts";
  * by line (/memory, /forget N, /fix N) and reflection edits it by id (add, change, retire)
  * instead of rewriting a field. The model reads the fields as text rendered from the items.
  */
+
+/**
+ * The UNDERSTANDING fields, whose lines are items the person can review one by one (/memory),
+ * each with where it came from; the other fields are the companion's own working text.
+ */
+export const ITEM_FIELDS = [
+  "understanding_known",
+  "understanding_believed",
+  "understanding_unknown",
+] as const;
+export type ItemFieldKey = (typeof ITEM_FIELDS)[number];
+/** The id prefix of a field's items: k, b, u (new ones add random hex; migrated ones "-1", "-2"…). */
+export function itemPrefix(key: ItemFieldKey): string {
+  return key.slice("understanding_".length, "understanding_".length + 1);
+}
+
+/** Longest text an item may have (a memory item, an UNDERSTANDING line written by reflection or /fix): one sentence, not a story. */
+export const ITEM_TEXT_MAX_CHARS = 300;
+
+/**
+ * What the person can review about an item: when it was learned, from which messages, and
+ * whether they corrected it themselves (/fix): reflection leaves a corrected item as it is.
+ */
+export const provenance = {
+  /** The log entries it was learned from; empty when not known (learned before items kept their sources). */
+  sourceMessageIds: z.array(z.string()),
+  /** When the person corrected it (/fix). */
+  correctedAt: isoUtc.optional(),
+};
+
+/** One line of an UNDERSTANDING field. */
+export const understandingItemSchema = z.looseObject({
+  id: z.string().min(1),
+  text: z.string().min(1),
+  /** Absent for lines written before the pad kept items (migrated from the text of version 1). */
+  learnedAt: isoUtc.optional(),
+  ...provenance,
+});
+export type UnderstandingItem = z.infer<typeof understandingItemSchema>;
 
 /** The three lists by the names reflection uses. */
 const UNDERSTANDING_LISTS = {
@@ -51,7 +84,7 @@ interface ItemOpContext {
   sourceMessageIds: readonly string[];
   /** A fresh id starting with `prefix`. */
   newId: (prefix: string) => string;
-  /** Hashes of what the person had deleted or corrected (MindState.forgottenHashes). */
+  /** Hashes of what the person had deleted or corrected (the forgotten hashes, refusals.ts). */
   forgotten: ReadonlySet<string>;
 }
 

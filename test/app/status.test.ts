@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { loadCoreConfig } from "../../src/app/config.ts";
 import { buildStatus, formatStatus, unansweredCount } from "../../src/app/status.ts";
+import { initialMindState, type MindState } from "../../src/companion/mind-document.ts";
 import { parseCron } from "../../src/conversation/schedule.ts";
 import type { Message } from "../../src/core/message.ts";
-import { initialMindState, type MindState } from "../../src/store/mind.ts";
 
 const core = loadCoreConfig({ PRESENCE_TIMEZONE: "UTC", PRESENCE_HEARTBEAT_CRON: "7 * * * *" });
 

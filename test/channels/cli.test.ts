@@ -5,11 +5,11 @@ import { PassThrough } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CliOutbound, runCliChat } from "../../src/channels/cli.ts";
 import { CommandHandlers } from "../../src/channels/command-handlers.ts";
+import { openMind } from "../../src/companion/mind-document.ts";
 import { ReplySettle, type SettleTimes } from "../../src/companion/reply-settle.ts";
 import { SettableClock, systemTimers } from "../../src/core/clock.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import type { IncomingInput } from "../../src/core/port.ts";
-import { MindStore } from "../../src/store/mind.ts";
 import { checkinControlsFor, memoryReviewFor } from "./helpers.ts";
 
 let dir: string;
@@ -26,7 +26,7 @@ beforeEach(async () => {
     output += text;
   }, "Claire");
   const clock = new SettableClock("2026-03-10T10:00:00Z");
-  const mind = await MindStore.open(dir, clock);
+  const mind = await openMind(dir, clock);
   handlers = new CommandHandlers({
     memory: await memoryReviewFor(dir, clock, mind),
     checkins: checkinControlsFor(mind, clock, { timezone: "UTC", quietHours: { start: 1320, end: 480 } }),

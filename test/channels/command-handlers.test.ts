@@ -5,10 +5,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CommandHandlers, type CommandReply } from "../../src/channels/command-handlers.ts";
 import { BOT_COMMANDS } from "../../src/channels/commands.ts";
 import { TELEGRAM_TEXT_LIMIT } from "../../src/channels/telegram/split.ts";
+import { type MindStore, openMind } from "../../src/companion/mind-document.ts";
 import { SettableClock } from "../../src/core/clock.ts";
+import { recordDecision } from "../../src/core/decision.ts";
+import type { MemoryItem } from "../../src/mind/memory.ts";
+import { forgottenHash } from "../../src/mind/refusals.ts";
 import { MessageLog } from "../../src/store/messages.ts";
-import { MindStore } from "../../src/store/mind.ts";
-import { forgottenHash, type MemoryItem } from "../../src/store/mind-schema.ts";
 import { lines } from "../mind/items.ts";
 import { checkinControlsFor, memoryReviewFor } from "./helpers.ts";
 
@@ -26,7 +28,7 @@ let log: MessageLog;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "presence-commands-"));
   clock = new SettableClock("2026-03-10T14:20:00Z");
-  mind = await MindStore.open(dir, clock);
+  mind = await openMind(dir, clock);
   log = await MessageLog.open({ dataDir: dir, clock, timeZone: "UTC" });
   wiped = 0;
   zoneChanges = [];
@@ -211,7 +213,7 @@ describe("CommandHandlers", () => {
     });
     await handlers.run("memory", "");
     // A restart: the stores and the commands are opened again from the files.
-    const reopened = await MindStore.open(dir, clock);
+    const reopened = await openMind(dir, clock);
     const again = new CommandHandlers({
       memory: await memoryReviewFor(dir, clock, reopened, log),
       checkins: checkinControlsFor(reopened, clock, BERLIN),
@@ -338,7 +340,7 @@ describe("CommandHandlers", () => {
 
   it("explains the last check-in decision in local time, to you and in plain words", async () => {
     expect(text(await handlers.run("why", ""))).toContain("haven't");
-    await mind.recordDecision({
+    await recordDecision(mind, {
       ts: "2026-03-10T13:07:00.000Z",
       fire: false,
       reason: "reply-pending",
@@ -347,7 +349,7 @@ describe("CommandHandlers", () => {
     expect(text(await handlers.run("why", ""))).toBe(
       "At 14:07 I didn't check in: you had written to me, and answering you comes first.",
     );
-    await mind.recordDecision({
+    await recordDecision(mind, {
       ts: "2026-03-10T13:22:00.000Z",
       fire: false,
       reason: "already-answered",
@@ -359,7 +361,7 @@ describe("CommandHandlers", () => {
       "At 14:22 I didn't check in: I meant to ask about move, but you had already talked about it recently.",
     );
     expect(why).not.toMatch(/person|other:|already-answered/);
-    await mind.recordDecision({
+    await recordDecision(mind, {
       ts: "2026-03-10T13:37:00.000Z",
       fire: true,
       reason: "sent",

@@ -1,9 +1,9 @@
 import { CheckinControls, type ZoneListener } from "../../src/companion/checkin-controls.ts";
 import { MemoryReview } from "../../src/companion/memory-review.ts";
+import type { MindStore } from "../../src/companion/mind-document.ts";
 import type { QuietHours } from "../../src/core/checkin-settings.ts";
 import type { Clock } from "../../src/core/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
-import type { MindStore } from "../../src/store/mind.ts";
 import { NotesStore } from "../../src/store/notes.ts";
 import { Trace } from "../../src/store/trace.ts";
 import { BERLIN_CHECKIN_SETTINGS } from "../support/core-config.ts";
@@ -20,6 +20,7 @@ export async function memoryReviewFor(
     log: log ?? (await MessageLog.open({ dataDir, clock, timeZone: "UTC" })),
     notes: new NotesStore({ dataDir }),
     trace: new Trace({ dataDir, clock }),
+    clock,
     // No turns run in these tests: nothing else writes meanwhile.
     exclusive: (work) => work(),
   });

@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CheckinControls } from "../../src/companion/checkin-controls.ts";
+import { type MindStore, openMind } from "../../src/companion/mind-document.ts";
 import { SettableClock } from "../../src/core/clock.ts";
-import { MindStore } from "../../src/store/mind.ts";
+import { recordDecision } from "../../src/core/decision.ts";
 import { BERLIN_CHECKIN_SETTINGS } from "../support/core-config.ts";
 
 let dir: string;
@@ -16,7 +17,7 @@ let controls: CheckinControls;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "presence-checkins-"));
   clock = new SettableClock("2026-03-10T14:00:00Z");
-  mind = await MindStore.open(dir, clock);
+  mind = await openMind(dir, clock);
   zones = [];
   controls = new CheckinControls({
     core: BERLIN_CHECKIN_SETTINGS,
@@ -77,7 +78,7 @@ describe("CheckinControls", () => {
       reason: "quiet-hours",
       detail: "It is late.",
     } as const;
-    await mind.recordDecision(decision);
+    await recordDecision(mind, decision);
     expect(controls.lastDecision()).toMatchObject(decision);
   });
 });

@@ -10,10 +10,12 @@ import {
   DEFAULT_RETRY_DELAYS_MS,
   pendingMessages,
 } from "../../src/companion/companion.ts";
+import { type MindStore, openMind } from "../../src/companion/mind-document.ts";
 import { buildAwarenessContext } from "../../src/conversation/awareness/build.ts";
 import { defaultAwarenessSettings } from "../../src/conversation/awareness/context.ts";
 import { formatAwarenessForPrompt } from "../../src/conversation/awareness/format.ts";
 import { SettableClock, systemTimers, VirtualTimers } from "../../src/core/clock.ts";
+import { lastDecision } from "../../src/core/decision.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import type { Message } from "../../src/core/message.ts";
 import {
@@ -23,15 +25,14 @@ import {
   type OutgoingReaction,
   RecipientBlockedError,
 } from "../../src/core/port.ts";
-import { type UsageRecord, usageTotal } from "../../src/core/usage.ts";
+import { tokensOnLocalDay, type UsageRecord, usageTotal } from "../../src/core/usage.ts";
 import { REACTION_ANSWERS_ONE } from "../../src/mind/generate.ts";
+import type { MemoryItem } from "../../src/mind/memory.ts";
 import { RETRY_BACKOFF_MS } from "../../src/mind/reflection-queue.ts";
 import { ModelClient } from "../../src/model/llm.ts";
 import { loadPersona, personaFromDir } from "../../src/model/persona.ts";
 import type { ModelConfig } from "../../src/model/settings.ts";
 import { MessageLog } from "../../src/store/messages.ts";
-import { MindStore } from "../../src/store/mind.ts";
-import type { MemoryItem } from "../../src/store/mind-schema.ts";
 import { NotesStore } from "../../src/store/notes.ts";
 import { SentFiles } from "../../src/store/sent-files.ts";
 import { Trace } from "../../src/store/trace.ts";
@@ -110,7 +111,7 @@ async function harness(
   const core = { ...testCoreConfig(dataDir), ...options.core };
   const model = fakeModelConfig(api, { reflectMode: "off", ...options.model });
   const log = await MessageLog.open({ dataDir, clock, timeZone: core.timezone });
-  const mind = await MindStore.open(dataDir, clock);
+  const mind = await openMind(dataDir, clock);
   const notes = new NotesStore({ dataDir });
   const trace = new Trace({ dataDir, clock });
   const sent: OutgoingMessage[] = [];
@@ -570,7 +571,7 @@ describe("the companion when the model is unavailable", () => {
     h.api.failNext("529", 1);
     const outcome = await h.companion.heartbeat();
     expect(outcome).toMatchObject({ status: "held", decision: { reason: "model-unavailable", fire: false } });
-    expect(h.mind.lastDecision()?.reason).toBe("model-unavailable");
+    expect(lastDecision(h.mind.read())?.reason).toBe("model-unavailable");
     expect(h.sent).toEqual([]);
   });
 });
@@ -597,7 +598,16 @@ describe("the companion when the API refuses the request", () => {
 
   it("still answers when the usage cannot be written to the ledger", async () => {
     const h = await harness();
-    vi.spyOn(h.mind, "recordUsage").mockRejectedValue(new Error("disk full"));
+    // The ledger's write fails (a write that adds a day's totals); every other write lands.
+    const update = h.mind.update.bind(h.mind);
+    vi.spyOn(h.mind, "update").mockImplementation((edit) =>
+      update(async (draft) => {
+        const before = JSON.stringify(draft.usageDaily);
+        const result = await edit(draft);
+        if (JSON.stringify(draft.usageDaily) !== before) throw new Error("disk full");
+        return result;
+      }),
+    );
     h.api.setHandler(() => textReply("Still here."));
     expect(await h.companion.reply(said("You there?"))).toMatchObject({ status: "sent" });
     expect(h.sent.map((m) => m.text)).toEqual(["Still here."]);
@@ -664,7 +674,7 @@ describe("the companion checking in", () => {
     const outcome = await h.companion.heartbeat();
     expect(outcome).toMatchObject({ status: "held", decision: { reason: "quiet-hours" } });
     expect(h.api.requests).toEqual([]);
-    expect(h.mind.lastDecision()).toMatchObject({ fire: false, reason: "quiet-hours" });
+    expect(lastDecision(h.mind.read())).toMatchObject({ fire: false, reason: "quiet-hours" });
   });
 
   it("costs one call and sends nothing when the model decides not to write", async () => {
@@ -698,8 +708,8 @@ describe("the companion checking in", () => {
     expect(ledger).toEqual([
       expect.objectContaining({ purpose: "heartbeat-decide", ts: "2026-03-04T12:07:00.000Z" }),
     ]);
-    expect(h.mind.tokensToday("UTC")).toBe(usageTotal(ledger[0] as UsageRecord));
-    expect(h.mind.tokensToday("UTC")).toBeGreaterThan(0);
+    expect(tokensOnLocalDay(h.mind.read(), h.clock.now(), "UTC")).toBe(usageTotal(ledger[0] as UsageRecord));
+    expect(tokensOnLocalDay(h.mind.read(), h.clock.now(), "UTC")).toBeGreaterThan(0);
   });
 
   it("holds back a check-in about a topic the person already answered", async () => {
@@ -991,7 +1001,7 @@ describe("the companion after a crash between logging a message and finishing it
     const mind = second.mind.read();
     expect(mind.outbox).toEqual([]);
     expect(mind.heartbeat.checkinsSent).toEqual([checkin.ts]);
-    expect(second.mind.lastDecision()).toMatchObject({
+    expect(lastDecision(second.mind.read())).toMatchObject({
       fire: true,
       reason: "sent",
       topic: "dentist",
@@ -1637,8 +1647,8 @@ describe("Telegram manners: a reaction instead of a message", () => {
       h.api.setHandler(checkinModel({ send: false, why: "nothing to add", topic: "" }));
       await h.companion.heartbeat();
     }
-    expect(texts.mind.lastDecision()).toMatchObject({ fire: false, reason: "too-soon" });
-    expect(reactions.mind.lastDecision()?.reason).not.toBe("too-soon");
+    expect(lastDecision(texts.mind.read())).toMatchObject({ fire: false, reason: "too-soon" });
+    expect(lastDecision(reactions.mind.read())?.reason).not.toBe("too-soon");
     expect(reactions.api.requests.some((r) => r.body.tool_choice?.name === "decide_checkin")).toBe(true);
   });
 

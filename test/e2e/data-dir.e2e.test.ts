@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { copyFile, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { initialMindState } from "../../src/store/mind.ts";
+import { initialMindState } from "../../src/companion/mind-document.ts";
 import { procName, procStat } from "../support/proc.ts";
 import {
   createWorld,

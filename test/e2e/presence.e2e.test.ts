@@ -1,9 +1,9 @@
 import { copyFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openMind } from "../../src/companion/mind-document.ts";
 import { systemClock } from "../../src/core/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
-import { MindStore } from "../../src/store/mind.ts";
 import { textReply, toolReply } from "../../testkit/messages-api.ts";
 import {
   createWorld,
@@ -274,11 +274,11 @@ describe("presence start, end to end", () => {
       PRESENCE_WEEKEND_MAX_UNANSWERED: "3",
     });
     await waitFor(
-      async () => (await MindStore.open(world.dataDir, systemClock)).read().decisions.length >= 1,
+      async () => (await openMind(world.dataDir, systemClock)).read().decisions.length >= 1,
       15_000,
     );
     await stopPresence(presence);
-    const mind = await MindStore.open(world.dataDir, systemClock);
+    const mind = await openMind(world.dataDir, systemClock);
     const decisions = mind.read().decisions;
     expect(decisions.every((d) => d.fire === false)).toBe(true);
     expect(decisions[0]?.reason).toMatch(/unanswered/);
@@ -304,7 +304,7 @@ describe("presence start, end to end", () => {
       PRESENCE_HEARTBEAT_CRON: "* * * * * *",
       PRESENCE_WEEKEND_MAX_UNANSWERED: "3",
     });
-    const decisions = async () => (await MindStore.open(world.dataDir, systemClock)).read().decisions;
+    const decisions = async () => (await openMind(world.dataDir, systemClock)).read().decisions;
     await waitFor(
       async () => (await decisions()).some((d) => d.reason === "blocked"),
       15_000,
@@ -397,7 +397,7 @@ describe("commands on Telegram, end to end", () => {
       "What I know\n1. - (user) runs on Sundays\n    source unknown\n2. - (inferred) trains for a half marathon\n    source unknown",
     );
     // While it is down, something is learned that a new listing would put first.
-    const mind = await MindStore.open(world.dataDir, systemClock);
+    const mind = await openMind(world.dataDir, systemClock);
     await mind.update((m) => {
       m.scratchpad.understanding_known.unshift({
         id: "k-new",

@@ -10,21 +10,20 @@ import {
   PromptCeilingError,
   type ShownDocument,
 } from "../../src/mind/compose.ts";
+import type { MemoryItem } from "../../src/mind/memory.ts";
 import { NOTES_TOOLS } from "../../src/mind/notes-tools.ts";
-import { FIELD_MAX_CHARS, renderScratchpad } from "../../src/mind/scratchpad.ts";
-import { applyThreadOps } from "../../src/mind/threads.ts";
+import {
+  FIELD_MAX_CHARS,
+  initialScratchpad,
+  isItemField,
+  renderScratchpad,
+  SCRATCHPAD_FIELDS,
+} from "../../src/mind/scratchpad.ts";
+import { applyThreadOps, initialThreads, type Threads } from "../../src/mind/threads.ts";
 import { loadPersona } from "../../src/model/persona.ts";
 import { buildStablePrefix } from "../../src/model/prompts.ts";
 import { SENT_TIME_AT_HEAD } from "../../src/model/sent-time.ts";
 import { estimateTokens } from "../../src/model/tokens.ts";
-import {
-  initialScratchpad,
-  initialThreads,
-  isItemField,
-  type MemoryItem,
-  SCRATCHPAD_FIELDS,
-  type Threads,
-} from "../../src/store/mind-schema.ts";
 import { lines } from "./items.ts";
 
 const persona = await loadPersona();

@@ -1,4 +1,4 @@
-import type { UnderstandingItem } from "../../src/store/mind-schema.ts";
+import type { UnderstandingItem } from "../../src/mind/understanding.ts";
 
 /** UNDERSTANDING items for a field's text, one per line, as a migrated file has them (no provenance). */
 export function lines(text: string, prefix = "k"): UnderstandingItem[] {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { MemoryItem } from "../../src/mind/memory.ts";
 import {
   applyMemoryOps,
   type MemoryOpContext,
@@ -6,7 +7,6 @@ import {
   rankMemory,
   selectMemory,
 } from "../../src/mind/memory.ts";
-import type { MemoryItem } from "../../src/store/mind-schema.ts";
 
 const now = new Date("2026-11-22T12:00:00.000Z");
 const hoursAgo = (h: number) => new Date(now.getTime() - h * 3_600_000).toISOString();

@@ -2,15 +2,16 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { initialMindState, type MindStore, openMind } from "../../src/companion/mind-document.ts";
 import { SettableClock } from "../../src/core/clock.ts";
 import type { Message } from "../../src/core/message.ts";
+import { fixItem, forgetItem } from "../../src/mind/forget.ts";
 import { applyReflectionUpdate, REFLECT_TOOL, reflectionUpdateSchema } from "../../src/mind/reflect.ts";
 import { RETRY_BACKOFF_MS, Reflector } from "../../src/mind/reflection-queue.ts";
 import { ModelClient } from "../../src/model/llm.ts";
 import { fixedPersona, loadPersona } from "../../src/model/persona.ts";
 import type { ModelConfig } from "../../src/model/settings.ts";
 import { MessageLog } from "../../src/store/messages.ts";
-import { initialMindState, MindStore } from "../../src/store/mind.ts";
 import { NotesStore } from "../../src/store/notes.ts";
 import { Trace } from "../../src/store/trace.ts";
 import {
@@ -53,7 +54,7 @@ interface World {
 }
 
 async function world(config: ModelConfig = modelConfig()): Promise<World> {
-  const mind = await MindStore.open(dataDir, clock);
+  const mind = await openMind(dataDir, clock);
   const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
   const notes = new NotesStore({ dataDir });
   const trace = new Trace({ dataDir, clock });
@@ -607,9 +608,12 @@ describe("UNDERSTANDING lines as items, edited by id", () => {
 
   it("refuses to write back what the person deleted or to touch what they corrected, applies the rest, and says why next time", async () => {
     const { w, ids } = await seeded();
-    expect(await w.mind.forgetItem("k-1")).toEqual({ text: "- (user) sees dr alvarez monthly", earlier: [] });
-    await w.mind.fixItem("k-2", "I work days now");
-    await w.mind.fixItem("m1", "Hear back from the clinic about the knee");
+    expect(await forgetItem(w.mind, "k-1")).toEqual({
+      text: "- (user) sees dr alvarez monthly",
+      earlier: [],
+    });
+    await fixItem(w.mind, "k-2", "I work days now", clock.now());
+    await fixItem(w.mind, "m1", "Hear back from the clinic about the knee", clock.now());
     await w.reflector.enqueue({ messageIds: ids, trigger: "reply" });
     // A model that tries: the deleted line again (other case, a full stop), a change and a retire
     // of the corrected line, a corrected loop closed, the deleted words as a memory item.
@@ -686,7 +690,7 @@ describe("forgotten words in the text fields", () => {
       m.scratchpad.workspace = "Plan: ask how the interview went";
       m.scratchpad.identity_user = "Ada, 34, a night nurse";
     });
-    await w.mind.forgetItem("k-1");
+    await forgetItem(w.mind, "k-1");
     const before = w.mind.read().scratchpad;
     await w.reflector.enqueue({ messageIds: exchange.map((m) => m.id), trigger: "reply" });
     // A model that tries: the deleted line appended to TRAJECTORY.Now (other case, a full stop),

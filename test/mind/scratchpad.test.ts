@@ -4,15 +4,16 @@ import {
   FIELD_MAX_CHARS,
   fieldPaths,
   fieldText,
+  initialScratchpad,
   injectSection,
   renderScratchpad,
   resolveFieldPath,
+  type Scratchpad,
   type ScratchpadResult,
   UnknownSectionError,
   WORKSPACE_BUDGET_TOKENS,
 } from "../../src/mind/scratchpad.ts";
 import { estimateTokens } from "../../src/model/tokens.ts";
-import { initialScratchpad, type Scratchpad } from "../../src/store/mind-schema.ts";
 import { lines } from "./items.ts";
 
 const now = new Date("2026-11-22T08:30:15.000Z");

@@ -3,12 +3,13 @@ import type { Message } from "../../src/core/message.ts";
 import {
   applyThreadOps,
   flushMarkAfter,
+  initialThreads,
   recentThreadNotes,
+  type Threads,
   threadAt,
   workingMessages,
   workingMessageTokens,
 } from "../../src/mind/threads.ts";
-import { initialThreads, type Threads } from "../../src/store/mind-schema.ts";
 
 const t0 = new Date("2026-11-22T08:00:00.000Z");
 const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);

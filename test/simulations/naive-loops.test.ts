@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { naiveLoopOps } from "../../simulations/naive-loops.ts";
+import { initialMindState, type MindState } from "../../src/companion/mind-document.ts";
 import { detectTopics } from "../../src/conversation/awareness/topics.ts";
 import type { Message } from "../../src/core/message.ts";
+import type { MemoryItem } from "../../src/mind/memory.ts";
 import { memoryOpSchema } from "../../src/mind/memory.ts";
 import { applyReflectionUpdate, reflectionPrompt } from "../../src/mind/reflect.ts";
-import { initialMindState, type MindState } from "../../src/store/mind.ts";
-import type { MemoryItem } from "../../src/store/mind-schema.ts";
 
 /**
  * The naive model's one memory habit, read off the real reflection prompt (so a change to

@@ -2,10 +2,13 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { initialMindState, type MindStore, openMind } from "../../src/companion/mind-document.ts";
 import { SettableClock } from "../../src/core/clock.ts";
+import { mindRecord } from "../../src/core/mind-record.ts";
 import type { UsageRecord } from "../../src/core/usage.ts";
 import { DataFileError } from "../../src/store/files.ts";
-import { DECISIONS_KEPT, initialMindState, MIND_VERSION, MindStore } from "../../src/store/mind.ts";
+import { MIND_VERSION, MindStore as MindFileStore } from "../../src/store/mind.ts";
 import { lines } from "../mind/items.ts";
 
 let root: string;
@@ -33,26 +36,26 @@ const usage = (ts: string, input: number): UsageRecord => ({
 
 describe("MindStore", () => {
   it("starts fresh without a file and writes owner-only files durably", async () => {
-    const mind = await MindStore.open(dataDir, clock);
+    const mind = await openMind(dataDir, clock);
     expect(mind.read()).toEqual(initialMindState(clock.now()));
     await mind.update((m) => {
       m.scratchpad.trajectory_now = "Talking about the garden";
     });
     expect((await stat(mind.file)).mode & 0o777).toBe(0o600);
     expect((await stat(dataDir)).mode & 0o777).toBe(0o700);
-    const again = await MindStore.open(dataDir, clock);
+    const again = await openMind(dataDir, clock);
     expect(again.read().scratchpad.trajectory_now).toBe("Talking about the garden");
     expect(JSON.parse(await readFile(mind.file, "utf8")).version).toBe(MIND_VERSION);
   });
 
   it("read() is a snapshot: changing it changes nothing", async () => {
-    const mind = await MindStore.open(dataDir, clock);
+    const mind = await openMind(dataDir, clock);
     mind.read().memory.push({} as never);
     expect(mind.read().memory).toEqual([]);
   });
 
   it("updates started together all land, in order", async () => {
-    const mind = await MindStore.open(dataDir, clock);
+    const mind = await openMind(dataDir, clock);
     await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         mind.update((m) => {
@@ -61,11 +64,11 @@ describe("MindStore", () => {
       ),
     );
     const expected = Array.from({ length: 20 }, (_, i) => `${i},`).join("");
-    expect((await MindStore.open(dataDir, clock)).read().scratchpad.self_flags).toBe(expected);
+    expect((await openMind(dataDir, clock)).read().scratchpad.self_flags).toBe(expected);
   });
 
   it("an update that throws or would write an invalid state changes nothing", async () => {
-    const mind = await MindStore.open(dataDir, clock);
+    const mind = await openMind(dataDir, clock);
     await mind.update((m) => {
       m.scratchpad.trajectory_now = "before";
     });
@@ -105,10 +108,10 @@ describe("MindStore", () => {
   ])(
     "refuses %s, naming the file and the problem, and leaves it as it was",
     async (_name, contents, message) => {
-      await MindStore.open(dataDir, clock);
+      await openMind(dataDir, clock);
       const file = join(dataDir, "mind.json");
       await writeFile(file, contents);
-      const error = await MindStore.open(dataDir, clock).catch((e: unknown) => e);
+      const error = await openMind(dataDir, clock).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(DataFileError);
       expect((error as DataFileError).file).toBe(file);
       expect(String((error as Error).message)).toMatch(message);
@@ -117,10 +120,10 @@ describe("MindStore", () => {
   );
 
   it("fills in fields a file written before them lacks", async () => {
-    await MindStore.open(dataDir, clock);
+    await openMind(dataDir, clock);
     const { heartbeat: _h, decisions: _d, outbox: _o, ...older } = initialMindState(clock.now());
     await writeFile(join(dataDir, "mind.json"), JSON.stringify({ ...older, futureField: { kept: true } }));
-    const mind = await MindStore.open(dataDir, clock);
+    const mind = await openMind(dataDir, clock);
     expect(mind.read().decisions).toEqual([]);
     expect(mind.read().heartbeat.blocked).toBe(false);
     await mind.update(() => undefined);
@@ -128,11 +131,11 @@ describe("MindStore", () => {
   });
 
   it("loads a heartbeat state that still holds budgetExceeded, and drops it on the next write", async () => {
-    await MindStore.open(dataDir, clock);
+    await openMind(dataDir, clock);
     const older = initialMindState(clock.now());
     const heartbeat = { ...older.heartbeat, blocked: true, budgetExceeded: true };
     await writeFile(join(dataDir, "mind.json"), JSON.stringify({ ...older, heartbeat }));
-    const mind = await MindStore.open(dataDir, clock);
+    const mind = await openMind(dataDir, clock);
     expect(mind.read().heartbeat.blocked).toBe(true);
     expect(mind.read().heartbeat).not.toHaveProperty("budgetExceeded");
     await mind.update(() => undefined);
@@ -142,67 +145,34 @@ describe("MindStore", () => {
   });
 });
 
-describe("the usage ledger", () => {
-  it("counts tokens on the person's local day, not the UTC day", async () => {
-    const mind = await MindStore.open(dataDir, clock);
-    // 23:30 on the 21st in New York is 04:30Z on the 22nd; 01:00Z on the 22nd is still the 21st there.
-    await mind.recordUsage([usage("2026-11-22T04:30:00.000Z", 100)]);
-    await mind.recordUsage([usage("2026-11-22T01:00:00.000Z", 1000)]);
-    await mind.recordUsage([usage("2026-11-22T09:00:00.000Z", 50)]);
-    const each = (input: number) => input + 10 + 5;
-    expect(mind.tokensToday("UTC")).toBe(each(100) + each(1000) + each(50));
-    expect(mind.tokensToday("America/New_York")).toBe(each(50));
-    expect(mind.tokensOnLocalDay(new Date("2026-11-21T12:00:00Z"), "America/New_York")).toBe(
-      each(100) + each(1000),
-    );
+describe("the store knows no record's shape", () => {
+  // Two records of a room made up for the test: the store takes whatever records it is given.
+  const tally = mindRecord({
+    key: "tally",
+    schema: z.object({ count: z.number() }),
+    initial: () => ({ count: 0 }),
+    migrations: {
+      2: (old) => ({ count: Number(old) }),
+      3: (old) => ({ count: (old as { count: number }).count * 10 }),
+    },
+    afterWipe: (kept) => kept,
   });
+  const note = mindRecord({ key: "note", schema: z.string().optional(), initial: () => undefined });
 
-  it("drops detailed records after eight days and keeps the daily totals", async () => {
-    const mind = await MindStore.open(dataDir, clock);
-    await mind.recordUsage([usage("2026-11-10T10:00:00.000Z", 300)]);
-    await mind.recordUsage([usage("2026-11-22T09:00:00.000Z", 20)]);
-    const state = mind.read();
-    expect(state.usage.map((u) => u.ts)).toEqual(["2026-11-22T09:00:00.000Z"]);
-    expect(state.usageDaily["2026-11-10"]).toEqual({
-      calls: 1,
-      input: 300,
-      output: 10,
-      cacheWrite: 0,
-      cacheRead: 5,
-    });
+  it("runs each record's migration steps from the file's version up, and keeps what a record says outlives a wipe", async () => {
+    const dir = join(root, "generic");
+    await MindFileStore.open(dir, clock, [tally, note]);
+    await writeFile(join(dir, "mind.json"), JSON.stringify({ version: 1, tally: "4", note: "hello" }));
+    const store = await MindFileStore.open(dir, clock, [tally, note]);
+    expect(store.read()).toEqual({ version: MIND_VERSION, tally: { count: 40 }, note: "hello" });
+    await store.deleteAll();
+    expect(store.read()).toEqual({ version: MIND_VERSION, tally: { count: 40 } });
   });
 });
 
-describe("decisions", () => {
-  it("keeps the last 500 and answers the latest", async () => {
-    const mind = await MindStore.open(dataDir, clock);
-    expect(mind.lastDecision()).toBeNull();
-    await mind.update((m) => {
-      for (let i = 0; i < DECISIONS_KEPT + 5; i++) {
-        m.decisions.push({
-          ts: clock.now().toISOString(),
-          fire: false,
-          reason: "quiet-hours",
-          detail: `#${i}`,
-        });
-      }
-    });
-    await mind.recordDecision({
-      ts: clock.now().toISOString(),
-      fire: true,
-      reason: "ok",
-      detail: "last",
-      topic: "sleep",
-    });
-    expect(mind.read().decisions).toHaveLength(DECISIONS_KEPT);
-    expect(mind.read().decisions[0]?.detail).toBe("#6");
-    expect(mind.lastDecision()).toMatchObject({ fire: true, reason: "ok", topic: "sleep" });
-  });
-});
-
-describe("forgetting", () => {
+describe("wiping and export", () => {
   async function remembering(): Promise<MindStore> {
-    const mind = await MindStore.open(dataDir, clock);
+    const mind = await openMind(dataDir, clock);
     await mind.update((m) => {
       m.memory.push(
         {
@@ -235,31 +205,6 @@ describe("forgetting", () => {
     return mind;
   }
 
-  it("forget deletes matching items, lines and notes for real and says which", async () => {
-    const mind = await remembering();
-    const result = await mind.forget("dr  ALVAREZ");
-    expect(result.memory.map((i) => i.id)).toEqual(["m1"]);
-    expect(result.scratchpadLines).toEqual(["UNDERSTANDING.Known: - (user) sees dr alvarez monthly"]);
-    expect(result.threadNotes).toEqual(["Dr Alvarez called"]);
-    const file = await readFile(mind.file, "utf8");
-    expect(file.toLowerCase()).not.toContain("alvarez");
-    expect(file).toContain("Walks the dog at seven");
-    expect(mind.read().scratchpad.understanding_known.map((i) => i.text)).toEqual(["- (user) has a dog"]);
-  });
-
-  it("forget takes retired items too, and a blank text forgets nothing", async () => {
-    const mind = await remembering();
-    await mind.update((m) => {
-      const scan = m.memory.find((item) => item.id === "m1");
-      if (scan) Object.assign(scan, { retiredAt: "2026-11-21T10:00:00.000Z", retiredWhy: "closed" });
-    });
-    expect((await mind.forget(" \n ")).memory).toEqual([]);
-    expect(mind.read().memory).toHaveLength(2);
-    const result = await mind.forget("SCAN");
-    expect(result.memory.map((i) => i.id)).toEqual(["m1"]);
-    expect(mind.read().memory.map((i) => i.id)).toEqual(["m2"]);
-  });
-
   it("deleteAll rewrites the file as a fresh mind, keeping only the token ledger", async () => {
     const mind = await remembering();
     const leftover = join(dataDir, ".mind.json.0123ab.tmp");
@@ -271,7 +216,7 @@ describe("forgetting", () => {
     expect(mind.read().memory).toEqual([]);
     expect(mind.read().usage).toHaveLength(1);
     expect(mind.read().wipedAt).toBe(clock.now().toISOString());
-    expect((await MindStore.open(dataDir, clock)).read().memory).toEqual([]);
+    expect((await openMind(dataDir, clock)).read().memory).toEqual([]);
   });
 
   it("exportAll hands over everything kept", async () => {

@@ -2,13 +2,14 @@ import { copyFile, mkdir, readdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MemoryReview } from "../../src/companion/memory-review.ts";
+import { openMind } from "../../src/companion/mind-document.ts";
 import { pendingMessages } from "../../src/conversation/pending-messages.ts";
 import { SettableClock } from "../../src/core/clock.ts";
 import { renderScratchpad } from "../../src/mind/scratchpad.ts";
 import { DataFileError } from "../../src/store/files.ts";
 import { loadLogFile } from "../../src/store/log-file.ts";
 import { MESSAGE_LOG_VERSION, MessageLog, MessageLogError } from "../../src/store/messages.ts";
-import { MIND_VERSION, MindStore } from "../../src/store/mind.ts";
+import { MIND_VERSION } from "../../src/store/mind.ts";
 import { NotesStore } from "../../src/store/notes.ts";
 import { Trace } from "../../src/store/trace.ts";
 import { tempDataDir } from "./helpers.ts";
@@ -97,7 +98,7 @@ describe("messages.json written by earlier versions", () => {
 describe("mind.json written by earlier versions", () => {
   it("loads every decision reason ever recorded, and the check-in waiting in the outbox", async () => {
     const dataDir = await dataDirWith("mind.v1.json", "mind.json");
-    const mind = await MindStore.open(dataDir, new SettableClock(NOW));
+    const mind = await openMind(dataDir, new SettableClock(NOW));
     const state = mind.read();
     expect(new Set(state.decisions.map((d) => d.reason))).toEqual(
       new Set([
@@ -146,7 +147,7 @@ describe("mind.json written by earlier versions", () => {
     await mkdir(dataDir, { recursive: true });
     const text = JSON.stringify(original);
     await writeFile(join(dataDir, "mind.json"), text);
-    const opening = MindStore.open(dataDir, new SettableClock(NOW));
+    const opening = openMind(dataDir, new SettableClock(NOW));
     await expect(opening).rejects.toThrow(DataFileError);
     await expect(opening).rejects.toThrow(
       /mind\.json: decisions entry 4 \(index 3\): reason: Invalid option/,
@@ -159,7 +160,7 @@ describe("mind.json version 1: UNDERSTANDING as text becomes items", () => {
   it("turns each line into an item with unknown provenance, with the same ids on every read, and writes today's version", async () => {
     const dataDir = await dataDirWith("mind.v1-understanding.json", "mind.json");
     const clock = new SettableClock(NOW);
-    const mind = await MindStore.open(dataDir, clock);
+    const mind = await openMind(dataDir, clock);
     const pad = mind.read().scratchpad;
     expect(pad.understanding_known).toEqual([
       { id: "k-1", text: "- (user) runs on Sundays", sourceMessageIds: [] },
@@ -174,13 +175,14 @@ describe("mind.json version 1: UNDERSTANDING as text becomes items", () => {
       "Known:\n- (user) runs on Sundays\n- (inferred) trains for a half marathon\nBelieved: - evenings are when they open up",
     );
     // Not written yet: reading the old file again gives the same ids, so a listing's numbers hold.
-    expect((await MindStore.open(dataDir, clock)).read().scratchpad).toEqual(pad);
+    expect((await openMind(dataDir, clock)).read().scratchpad).toEqual(pad);
 
     const review = new MemoryReview({
       mind,
       log: await MessageLog.open({ dataDir, clock, timeZone: "UTC" }),
       notes: new NotesStore({ dataDir }),
       trace: new Trace({ dataDir, clock }),
+      clock,
       exclusive: (work) => work(),
     });
     const listed = await review.listMemory({ fresh: true });
@@ -206,7 +208,7 @@ describe("mind.json version 1: UNDERSTANDING as text becomes items", () => {
     const dataDir = await tempDataDir();
     await mkdir(dataDir, { recursive: true });
     await writeFile(join(dataDir, "mind.json"), JSON.stringify({ ...original, version: MIND_VERSION + 1 }));
-    await expect(MindStore.open(dataDir, new SettableClock(NOW))).rejects.toThrow(
+    await expect(openMind(dataDir, new SettableClock(NOW))).rejects.toThrow(
       `written by a newer presence (format version ${MIND_VERSION + 1}; this one reads up to ${MIND_VERSION})`,
     );
   });
@@ -215,7 +217,7 @@ describe("mind.json version 1: UNDERSTANDING as text becomes items", () => {
 describe("mind.json version 2: the outbox's Telegram ids under their old name", () => {
   it("reads a half-sent reply's and a reaction's ids as their external ids, and writes them so", async () => {
     const dataDir = await dataDirWith("mind.v2-outbox.json", "mind.json");
-    const mind = await MindStore.open(dataDir, new SettableClock(NOW));
+    const mind = await openMind(dataDir, new SettableClock(NOW));
     const [reply, reaction] = mind.read().outbox;
     expect(reply).toMatchObject({
       partsDelivered: 1,

@@ -1,7 +1,7 @@
+import { openMind } from "../../companion/mind-document.ts";
 import { systemClock } from "../../core/clock.ts";
 import { fieldPath, fieldPaths, fieldText, injectSection, resolveFieldPath } from "../../mind/scratchpad.ts";
 import { acquireDataLock } from "../../store/lock.ts";
-import { MindStore } from "../../store/mind.ts";
 import { NotesStore } from "../../store/notes.ts";
 import { loadCoreConfig } from "../config.ts";
 import { defineCommand, UsageError } from "./command.ts";
@@ -39,7 +39,7 @@ export const injectCommand = defineCommand({
     const core = loadCoreConfig(io.env);
     const lock = await acquireDataLock(core.dataDir, "inject", systemClock);
     try {
-      const mind = await MindStore.open(core.dataDir, systemClock);
+      const mind = await openMind(core.dataDir, systemClock);
       const result = injectSection(mind.read().scratchpad, section, text, systemClock.now());
       if (!result.ok) {
         io.stderr(`presence inject: refused: ${result.reason}\n`);

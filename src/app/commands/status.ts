@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { DateTime } from "luxon";
+import { openMind } from "../../companion/mind-document.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { readDataLock } from "../../store/lock.ts";
 import { MessageLog } from "../../store/messages.ts";
-import { MindStore } from "../../store/mind.ts";
 import { loadCoreConfig, loadModelSettings } from "../config.ts";
 import { formatStatus, readStatus } from "../status.ts";
 import { parseInstant } from "./awareness.ts";
@@ -43,7 +43,7 @@ export const statusCommand = defineCommand({
       return 0;
     }
     const clock: Clock = { now: () => now };
-    const mind = await MindStore.open(core.dataDir, clock, { readOnly: true });
+    const mind = await openMind(core.dataDir, clock, { readOnly: true });
     const log = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone });
     const status = await readStatus({ now, core, mind, log, budget });
     const timezone = status.timezone;

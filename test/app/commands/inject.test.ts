@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openMind } from "../../../src/companion/mind-document.ts";
 import { SettableClock } from "../../../src/core/clock.ts";
 import { acquireDataLock } from "../../../src/store/lock.ts";
-import { MindStore } from "../../../src/store/mind.ts";
 import { lines, runInProcess } from "../../cli/run.ts";
 
 let root: string;
@@ -96,7 +96,7 @@ describe("inject", () => {
     } finally {
       await lock.release();
     }
-    const mind = await MindStore.open(join(root, "data"), new SettableClock("2026-11-22T00:00:00Z"));
+    const mind = await openMind(join(root, "data"), new SettableClock("2026-11-22T00:00:00Z"));
     expect(mind.read().scratchpad.trajectory_now).not.toBe("x");
   });
 });

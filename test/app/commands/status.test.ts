@@ -3,9 +3,11 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openMind } from "../../../src/companion/mind-document.ts";
 import { SettableClock } from "../../../src/core/clock.ts";
+import { recordDecision } from "../../../src/core/decision.ts";
+import { recordUsage } from "../../../src/core/usage.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
-import { MindStore } from "../../../src/store/mind.ts";
 import { runInProcess } from "../../cli/run.ts";
 import { eveningAnswererLog } from "../../support/evening-answerer.ts";
 
@@ -30,19 +32,23 @@ beforeEach(async () => {
   await log.append({ role: "assistant", trigger: "heartbeat", text: "how did you sleep?", channel: "cli" });
   clock.advanceMinutes(60);
   await log.append({ role: "assistant", trigger: "heartbeat", text: "water?", channel: "cli" });
-  const mind = await MindStore.open(dataDir, clock);
-  await mind.recordUsage([
-    {
-      ts: "2026-11-22T09:00:00.000Z",
-      purpose: "heartbeat-decide",
-      model: "m",
-      input: 1000,
-      output: 20,
-      cacheWrite: 0,
-      cacheRead: 0,
-    },
-  ]);
-  await mind.recordDecision({
+  const mind = await openMind(dataDir, clock);
+  await recordUsage(
+    mind,
+    [
+      {
+        ts: "2026-11-22T09:00:00.000Z",
+        purpose: "heartbeat-decide",
+        model: "m",
+        input: 1000,
+        output: 20,
+        cacheWrite: 0,
+        cacheRead: 0,
+      },
+    ],
+    clock.now(),
+  );
+  await recordDecision(mind, {
     ts: "2026-11-22T10:07:00.000Z",
     fire: true,
     reason: "ok",
@@ -128,7 +134,7 @@ describe("status", () => {
     const clock = new SettableClock("2026-02-24T09:30:00.000Z");
     const log = await MessageLog.open({ dataDir: evenings, clock, timeZone: "Europe/Berlin" });
     for (const { id: _, ...message } of eveningAnswererLog()) await log.append(message);
-    const mind = await MindStore.open(evenings, clock);
+    const mind = await openMind(evenings, clock);
     await mind.update((m) => {
       m.heartbeat.checkinsSent = ["2026-02-23T19:37:00.000Z"];
     });

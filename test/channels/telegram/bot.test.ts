@@ -18,6 +18,7 @@ import {
 } from "../../../src/channels/telegram/connection.ts";
 import { TelegramTokenRejectedError } from "../../../src/channels/telegram/first-contact.ts";
 import { TelegramUpdatesState } from "../../../src/channels/telegram/updates-state.ts";
+import { openMind } from "../../../src/companion/mind-document.ts";
 import { ReplySettle, type SettleTimes } from "../../../src/companion/reply-settle.ts";
 import type { Timers } from "../../../src/core/clock.ts";
 import { SettableClock, systemTimers, VirtualTimers } from "../../../src/core/clock.ts";
@@ -25,7 +26,6 @@ import { createLogger, type Logger, silentLogger } from "../../../src/core/log.t
 import type { Channel, ExternalIds, Message } from "../../../src/core/message.ts";
 import type { IncomingInput } from "../../../src/core/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
-import { MindStore } from "../../../src/store/mind.ts";
 import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
 import { checkinControlsFor, memoryReviewFor } from "../helpers.ts";
 
@@ -137,7 +137,7 @@ async function startChannel(
   extra: Partial<TelegramChannelOptions> & Pick<TelegramConnectionOptions, "timeouts"> = {},
 ) {
   const messages = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
-  const mind = await MindStore.open(dataDir, clock);
+  const mind = await openMind(dataDir, clock);
   const { timeouts, ...channelOptions } = extra;
   const timers = channelOptions.timers ?? systemTimers;
   const connection = new TelegramConnection({
