@@ -1,4 +1,3 @@
-import { join, relative } from "node:path";
 import { CommandHandlers } from "../channels/command-handlers.ts";
 import {
   type Companion,
@@ -10,17 +9,14 @@ import { type MindStore, openMind } from "../companion/mind-document.ts";
 import type { Clock, Timers } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { OutboundPort } from "../core/port.ts";
-import { reviewItems } from "../mind/review.ts";
 import { ModelClient } from "../model/llm.ts";
 import { personaFromDir } from "../model/persona.ts";
 import type { ModelConfig } from "../model/settings.ts";
-import { readTextIfExists } from "../store/files.ts";
 import { acquireDataLock, type DataLock } from "../store/lock.ts";
 import { MessageLog } from "../store/messages.ts";
 import { NotesStore } from "../store/notes.ts";
-import { keptCopies, PERSON_FILES, removeKeptCopies } from "../store/person-files.ts";
 import { SentFiles } from "../store/sent-files.ts";
-import { Trace, type TraceLine } from "../store/trace.ts";
+import { Trace } from "../store/trace.ts";
 import type { CoreConfig } from "./config.ts";
 import { formatStatus, readStatus } from "./status.ts";
 
@@ -121,76 +117,6 @@ export function buildCompanion(
   });
 }
 
-/** Where `chat` writes /export files: inside the data dir, so /wipe deletes them too. */
-export function exportsDir(dataDir: string): string {
-  return join(dataDir, PERSON_FILES.exports);
-}
-
-/**
- * How much of the trace an export carries: the newest records, within a byte budget, so the
- * file stays well under Telegram's 50 MB for documents; the export says what was left out.
- */
-export const EXPORT_TRACE_LIMIT = { records: 5_000, bytes: 8 * 1024 * 1024 } as const;
-
-/** The newest trace records that fit the export's budget, oldest first, and a note of what was left out. */
-async function traceForExport(trace: Trace): Promise<{ records: TraceLine[]; note: string }> {
-  const newest = await trace.last(EXPORT_TRACE_LIMIT.records + 1);
-  const records: TraceLine[] = [];
-  let bytes = 0;
-  for (const record of newest.slice(-EXPORT_TRACE_LIMIT.records).reverse()) {
-    bytes += Buffer.byteLength(JSON.stringify(record));
-    if (bytes > EXPORT_TRACE_LIMIT.bytes) break;
-    records.unshift(record);
-  }
-  const complete = records.length === newest.length;
-  return {
-    records,
-    note: complete
-      ? "All turn records are included (they are deleted after 30 days)."
-      : `Only the newest ${records.length} turn records are included; older ones are kept on the computer for up to 30 days and are not in this file.`,
-  };
-}
-
-/** How much of the damaged copies and crash leftovers an export carries as text; the rest it names. */
-export const EXPORT_COPIES_BYTES = 8 * 1024 * 1024;
-
-/**
- * The files beside the stores that hold the person's words (damaged originals, temp files a
- * crash left, the documents they sent), with their contents while they fit the budget: text as
- * text, a PDF as base64. Earlier /export files are not repeated.
- */
-async function copiesForExport(dataDir: string, files: SentFiles): Promise<unknown[]> {
-  let bytes = 0;
-  const copies: unknown[] = [];
-  for (const copy of await keptCopies(dataDir)) {
-    if (copy.kind === "export") continue;
-    const file = relative(dataDir, copy.path);
-    bytes += copy.bytes;
-    const fits = bytes <= EXPORT_COPIES_BYTES;
-    const kept = fits && copy.kind === "document" ? await files.read(file) : null;
-    const pdf = kept?.kind === "pdf" ? kept.bytes : null;
-    const text =
-      kept?.kind === "text"
-        ? kept.bytes.toString("utf8")
-        : fits && kept === null
-          ? await readTextIfExists(copy.path)
-          : null;
-    copies.push(
-      pdf !== null
-        ? { file, kind: copy.kind, base64: pdf.toString("base64") }
-        : text !== null
-          ? { file, kind: copy.kind, text }
-          : {
-              file,
-              kind: copy.kind,
-              bytes: copy.bytes,
-              omitted: `too large for this export; it is at ${copy.path}`,
-            },
-    );
-  }
-  return copies;
-}
-
 /** What the channel brings to its commands. */
 export interface CommandHooks {
   /** The channel's text limit (TELEGRAM_TEXT_LIMIT, TERMINAL_TEXT_LIMIT): /memory's pages fit it. */
@@ -198,21 +124,20 @@ export interface CommandHooks {
 }
 
 /**
- * The slash commands over a runtime and its companion: status, export and wipe here; the
- * check-in settings (/pause, /quiet, /tz, /why) and memory (/memory, /forget, /fix) go to the
- * companion, and /wipe runs through it (Companion.exclusive), so nothing in flight writes back.
+ * The slash commands over a runtime and its companion: /status here; the check-in settings
+ * (/pause, /quiet, /tz, /why) and the person's data rights (/memory, /forget, /fix, /export,
+ * /wipe) go to the companion, which runs what deletes with nothing else writing.
  */
 export function buildCommandHandlers(
   runtime: Runtime,
-  companion: Pick<Companion, "memory" | "checkins" | "exclusive">,
+  companion: Pick<Companion, "rights" | "checkins">,
   hooks: CommandHooks = {},
 ): CommandHandlers {
-  const { core, model, clock, messages, mind, notes, files, trace } = runtime;
+  const { core, model, clock, messages, mind } = runtime;
   return new CommandHandlers({
     ...hooks,
-    memory: companion.memory,
+    rights: companion.rights,
     checkins: companion.checkins,
-    exclusive: (work) => companion.exclusive(work),
     clock,
     async status() {
       const status = await readStatus({
@@ -223,32 +148,6 @@ export function buildCommandHandlers(
         budget: model.dailyTokenBudget > 0 ? model.dailyTokenBudget : null,
       });
       return formatStatus(status);
-    },
-    async exportAll() {
-      const keys = await notes.list();
-      const turns = await traceForExport(trace);
-      return {
-        exportedAt: clock.now().toISOString(),
-        messages: await messages.all(),
-        memoryNote:
-          "memoryItems is what /memory lists, each with where it came from: learnedAt (null: learned before this was kept), sourceMessageIds (ids in messages; empty: not known) and corrected (you changed it with /fix).",
-        memoryItems: reviewItems(mind.read()).map((item) => ({
-          ...item,
-          corrected: item.correctedAt !== null,
-        })),
-        mind: mind.exportAll(),
-        notes: await Promise.all(keys.map(async (n) => ({ key: n.key, text: await notes.read(n.key) }))),
-        traceNote: turns.note,
-        trace: turns.records,
-        otherFiles: await copiesForExport(core.dataDir, files),
-      };
-    },
-    async wipeAll() {
-      await messages.deleteAll();
-      await mind.deleteAll();
-      await notes.deleteAll();
-      await trace.deleteAll();
-      await removeKeptCopies(core.dataDir);
     },
   });
 }

@@ -58,7 +58,7 @@ export interface CliChatOptions {
   input: Readable;
   write: (text: string) => void;
   logger: Logger;
-  /** Where /export writes its file: inside the data dir (exportsDir), so /wipe deletes it. */
+  /** Where /export writes its file: inside the data dir (exportsDir in companion/data-rights.ts), so /wipe deletes it. */
   exportDir: string;
 }
 

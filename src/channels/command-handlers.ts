@@ -1,12 +1,12 @@
 import { DateTime } from "luxon";
 import type { CheckinCommands } from "../companion/checkin-controls.ts";
 import type {
+  DataRightsCommands,
   ForgottenCopies,
-  MemoryCommands,
   MemoryEntry,
   NotListed,
   ReviewGroup,
-} from "../companion/memory-review.ts";
+} from "../companion/data-rights.ts";
 import { formatQuietHours } from "../core/checkin-settings.ts";
 import type { Clock } from "../core/clock.ts";
 import { clip, plural } from "../core/text.ts";
@@ -27,7 +27,8 @@ import { decisionSentence } from "./reasons.ts";
 
 /**
  * What each slash command does, apart from any channel: it reads and changes the person's
- * settings and memory through the companion (Companion.checkins, Companion.memory) and answers
+ * settings and what is kept about them through the companion (Companion.checkins,
+ * Companion.rights) and answers
  * with text (or, for /export, a file). Kept out of the bot so every command can be exercised
  * against real stores without a network.
  */
@@ -43,23 +44,17 @@ export interface CommandHandlerDeps {
   checkins: CheckinCommands;
   /** The /status text (built by the status module from the stores and the schedule). */
   status(): Promise<string>;
-  /** Everything kept about the person, as one JSON-able object. */
-  exportAll(): Promise<unknown>;
-  /** Deletes everything kept about the person. */
-  wipeAll(): Promise<void>;
-  /** /memory, /forget and /fix: the companion's review of memory (it runs the changes with nothing else writing). */
-  memory: MemoryCommands;
+  /**
+   * /memory, /forget, /fix, /export and /wipe: the person's rights over what is kept, which the
+   * companion runs (deleting and correcting with nothing else writing, so nothing in flight
+   * writes back what they change, and the schedule follows a /tz a wipe dropped).
+   */
+  rights: DataRightsCommands;
   /**
    * The longest text the channel shows as one message (each channel says its own): a /memory
    * page fits in it. Without one, the whole list is one page.
    */
   textLimit?: number;
-  /**
-   * Runs /wipe with no turn or reflection writing meanwhile (Companion.exclusive), so nothing
-   * in flight writes back what it deletes, and the schedule follows a /tz the wipe dropped.
-   * Without it it runs at once.
-   */
-  exclusive?<T>(work: () => Promise<T>): Promise<T>;
 }
 
 /** /forget leaves the conversation log as it is: the person's own record, removed only by /wipe. */
@@ -256,7 +251,7 @@ export class CommandHandlers {
     const parsed = parseMemoryArgs(args);
     if (!parsed.ok) return { text: parsed.problem };
     const page = parsed.value;
-    const entries = await this.#deps.memory.listMemory({ fresh: page === 1 });
+    const entries = await this.#deps.rights.listMemory({ fresh: page === 1 });
     if (entries.length === 0)
       return { text: "I don't know much about you yet. That will change as we talk." };
     const shown = entries.map((entry) => this.#memoryEntry(entry));
@@ -303,7 +298,7 @@ export class CommandHandlers {
     if (!parsed.ok) return { text: parsed.problem };
     const request = parsed.value;
     if (request.kind === "number") {
-      const outcome = await this.#deps.memory.forgetListed(request.number);
+      const outcome = await this.#deps.rights.forgetListed(request.number);
       if (outcome.status !== "done") return { text: notInListing(request.number, outcome, "forget") };
       const earlier =
         outcome.earlierVersions > 0
@@ -316,7 +311,7 @@ export class CommandHandlers {
       return { text: lines.join("\n\n") };
     }
     const text = request.text;
-    const { removed: result, copies } = await this.#deps.memory.forgetText(text);
+    const { removed: result, copies } = await this.#deps.rights.forgetText(text);
     const removed = [
       ...result.memory.map((item) => item.text),
       ...result.scratchpadLines.map((line) => line.replace(/^[^:]*:\s*/, "")),
@@ -337,7 +332,7 @@ export class CommandHandlers {
     const parsed = parseFixArgs(args);
     if (!parsed.ok) return { text: parsed.problem };
     const { number, text } = parsed.value;
-    const outcome = await this.#deps.memory.fixListed(number, text);
+    const outcome = await this.#deps.rights.fixListed(number, text);
     if (outcome.status !== "done") return { text: notInListing(number, outcome, "fix") };
     const lines = [
       `Corrected ${number}: "${outcome.after}" (it said "${outcome.before}"). I'll keep it as you wrote it.`,
@@ -347,12 +342,8 @@ export class CommandHandlers {
     return { text: lines.join("\n\n") };
   }
 
-  #exclusive<T>(work: () => Promise<T>): Promise<T> {
-    return this.#deps.exclusive ? this.#deps.exclusive(work) : work();
-  }
-
   async #export(): Promise<CommandReply> {
-    const data = await this.#deps.exportAll();
+    const data = await this.#deps.rights.exportAll();
     const stamp = DateTime.fromJSDate(this.#deps.clock.now(), { zone: "utc" }).toFormat("yyyy-LL-dd");
     return {
       document: {
@@ -377,7 +368,7 @@ export class CommandHandlers {
       };
     }
     if (answer === "ask") return { text: WIPE_QUESTION };
-    await this.#exclusive(() => this.#deps.wipeAll());
+    await this.#deps.rights.wipeAll();
     return {
       text: "Done. Everything is deleted; I'm starting fresh. Only the count of tokens used stays, so today's budget still holds.",
     };

@@ -1,5 +1,5 @@
 import { DateTime } from "luxon";
-import { ITEM_TEXT_MAX_CHARS } from "../companion/memory-review.ts";
+import { ITEM_TEXT_MAX_CHARS } from "../companion/data-rights.ts";
 import { parseQuietHours, type QuietHours } from "../core/checkin-settings.ts";
 import { canonicalZone } from "../core/zones.ts";
 

@@ -17,7 +17,7 @@ import type { SentFiles } from "../store/sent-files.ts";
 import type { Trace } from "../store/trace.ts";
 import { type CheckinCommands, CheckinControls, type ZoneListener } from "./checkin-controls.ts";
 import { checkinTurn, type HeartbeatOutcome, noticeAfterCheckin } from "./checkin-turn.ts";
-import { type MemoryCommands, MemoryReview } from "./memory-review.ts";
+import { DataRights, type DataRightsCommands } from "./data-rights.ts";
 import type { MindStore } from "./mind-document.ts";
 import { Outbox } from "./outbox.ts";
 import { ReflectionSchedule } from "./reflection-schedule.ts";
@@ -90,8 +90,11 @@ export type FixedAnswer = "answered" | "noticed" | "already";
 
 /** The companion's interface to channels, the scheduler and the command line. */
 export interface Companion {
-  /** The person's review of memory (/memory, /forget, /fix); its changes run with nothing else writing (exclusive). */
-  readonly memory: MemoryCommands;
+  /**
+   * The person's rights over what is kept (data-rights.ts): /memory, /forget, /fix, /export,
+   * /wipe; deleting and correcting run with nothing else writing (exclusive).
+   */
+  readonly rights: DataRightsCommands;
   /**
    * The check-in settings in force and the last decision (/pause, /resume, /quiet, /tz, /why
    * read and change them here); a new zone is told to the schedule (CompanionDeps.onZoneChange).
@@ -161,7 +164,7 @@ class CompanionImpl implements Companion {
   readonly #retry: ReplyRetry;
   readonly #reflection: ReflectionSchedule;
   readonly #turn: TurnContext;
-  readonly memory: MemoryReview;
+  readonly rights: DataRights;
   readonly checkins: CheckinControls;
   /** The background attempt at a reply the retry asked for, waiting for its time. */
   #retryTimer: Timer | undefined;
@@ -192,7 +195,7 @@ class CompanionImpl implements Companion {
       defaultChannel: options.defaultChannel ?? "telegram",
       isClosed: () => this.#closed,
     };
-    this.memory = new MemoryReview({
+    this.rights = new DataRights({
       ...deps,
       exclusive: (work) => this.exclusive(work),
     });

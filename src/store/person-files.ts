@@ -3,10 +3,11 @@ import { join } from "node:path";
 import { damagedCopyTime, isErrnoCode, isTempFileName, namesInDir, removeDurable } from "./files.ts";
 
 /**
- * The one list of where the person's words can be in the data directory. The stores name
- * their files from here, and /wipe, /forget and /export reach everything through it: the
- * stores' own files, and the copies beside them that no store reads — damaged originals kept
- * before a repair, temp files a killed writer left, files /export wrote in the terminal.
+ * The names of the files where the person's words can be in the data directory. The stores
+ * name their files from here, and the person's data rights (companion/data-rights.ts,
+ * HOLDERS_OF_WORDS) give each to one holder that /export, /wipe, /forget and /fix all read:
+ * the stores' own files, and the copies beside them that no store reads — damaged originals
+ * kept before a repair, temp files a killed writer left, files /export wrote in the terminal.
  * telegram.json (update and stranger ids) and presence.lock hold no words and are not here.
  */
 export const PERSON_FILES = {

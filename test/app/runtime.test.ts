@@ -1,15 +1,10 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  buildCommandHandlers,
-  buildCompanion,
-  EXPORT_TRACE_LIMIT,
-  openRuntime,
-  type Runtime,
-} from "../../src/app/runtime.ts";
+import { buildCommandHandlers, buildCompanion, openRuntime, type Runtime } from "../../src/app/runtime.ts";
 import type { CommandHandlers, CommandReply } from "../../src/channels/command-handlers.ts";
 import type { Companion } from "../../src/companion/companion.ts";
+import { EXPORT_TRACE_LIMIT } from "../../src/companion/data-rights.ts";
 import { SettableClock, systemTimers } from "../../src/core/clock.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import type { OutgoingMessage } from "../../src/core/port.ts";

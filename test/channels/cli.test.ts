@@ -10,7 +10,7 @@ import { ReplySettle, type SettleTimes } from "../../src/companion/reply-settle.
 import { SettableClock, systemTimers } from "../../src/core/clock.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import type { IncomingInput } from "../../src/core/port.ts";
-import { checkinControlsFor, memoryReviewFor } from "./helpers.ts";
+import { checkinControlsFor, dataRightsFor } from "./helpers.ts";
 
 let dir: string;
 let output: string;
@@ -28,12 +28,13 @@ beforeEach(async () => {
   const clock = new SettableClock("2026-03-10T10:00:00Z");
   const mind = await openMind(dir, clock);
   handlers = new CommandHandlers({
-    memory: await memoryReviewFor(dir, clock, mind),
+    rights: await dataRightsFor(dir, clock, mind, undefined, {
+      exportAll: async () => ({ hello: "world" }),
+      wipeAll: async () => {},
+    }),
     checkins: checkinControlsFor(mind, clock, { timezone: "UTC", quietHours: { start: 1320, end: 480 } }),
     clock,
     status: async () => "check-ins: on",
-    exportAll: async () => ({ hello: "world" }),
-    wipeAll: async () => {},
   });
 });
 

@@ -12,7 +12,7 @@ import type { MemoryItem } from "../../src/mind/memory.ts";
 import { forgottenHash } from "../../src/mind/refusals.ts";
 import { MessageLog } from "../../src/store/messages.ts";
 import { lines } from "../mind/items.ts";
-import { checkinControlsFor, memoryReviewFor } from "./helpers.ts";
+import { checkinControlsFor, dataRightsFor } from "./helpers.ts";
 
 /** The configured zone and quiet hours the commands start from. */
 const BERLIN = { timezone: "Europe/Berlin", quietHours: { start: 22 * 60, end: 8 * 60 } };
@@ -33,14 +33,15 @@ beforeEach(async () => {
   wiped = 0;
   zoneChanges = [];
   handlers = new CommandHandlers({
-    memory: await memoryReviewFor(dir, clock, mind, log),
+    rights: await dataRightsFor(dir, clock, mind, log, {
+      exportAll: async () => ({ everything: true }),
+      wipeAll: async () => {
+        wiped += 1;
+      },
+    }),
     checkins: checkinControlsFor(mind, clock, BERLIN, (zone) => zoneChanges.push(zone)),
     clock,
     status: async () => "status text",
-    exportAll: async () => ({ everything: true }),
-    wipeAll: async () => {
-      wiped += 1;
-    },
     textLimit: TELEGRAM_TEXT_LIMIT,
   });
 });
@@ -184,15 +185,13 @@ describe("CommandHandlers", () => {
         }),
       );
     });
-    const memory = await memoryReviewFor(dir, clock, mind, log);
+    const rights = await dataRightsFor(dir, clock, mind, log);
     const commands = (textLimit?: number) =>
       new CommandHandlers({
-        memory,
+        rights,
         checkins: checkinControlsFor(mind, clock, { timezone: "UTC", quietHours: { start: 0, end: 0 } }),
         clock,
         status: async () => "",
-        exportAll: async () => ({}),
-        wipeAll: async () => {},
         ...(textLimit === undefined ? {} : { textLimit }),
       });
     const narrow = text(await commands(1_000).run("memory", ""));
@@ -215,12 +214,10 @@ describe("CommandHandlers", () => {
     // A restart: the stores and the commands are opened again from the files.
     const reopened = await openMind(dir, clock);
     const again = new CommandHandlers({
-      memory: await memoryReviewFor(dir, clock, reopened, log),
+      rights: await dataRightsFor(dir, clock, reopened, log),
       checkins: checkinControlsFor(reopened, clock, BERLIN),
       clock,
       status: async () => "",
-      exportAll: async () => ({}),
-      wipeAll: async () => {},
     });
     const reply = text(await again.run("forget", "1"));
     expect(reply).toContain('Forgotten: "- (user) has a sister".');

@@ -867,9 +867,7 @@ describe("the companion checking in", () => {
     const why = new CommandHandlers({
       clock: h.clock,
       status: async () => "",
-      exportAll: async () => ({}),
-      wipeAll: async () => undefined,
-      memory: h.companion.memory,
+      rights: h.companion.rights,
       checkins: h.companion.checkins,
     });
     const reply: CommandReply = await why.run("why", "");

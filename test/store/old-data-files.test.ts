@@ -1,7 +1,7 @@
 import { copyFile, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { MemoryReview } from "../../src/companion/memory-review.ts";
+import { DataRights } from "../../src/companion/data-rights.ts";
 import { openMind } from "../../src/companion/mind-document.ts";
 import { pendingMessages } from "../../src/conversation/pending-messages.ts";
 import { SettableClock } from "../../src/core/clock.ts";
@@ -11,6 +11,7 @@ import { loadLogFile } from "../../src/store/log-file.ts";
 import { MESSAGE_LOG_VERSION, MessageLog, MessageLogError } from "../../src/store/messages.ts";
 import { MIND_VERSION } from "../../src/store/mind.ts";
 import { NotesStore } from "../../src/store/notes.ts";
+import { SentFiles } from "../../src/store/sent-files.ts";
 import { Trace } from "../../src/store/trace.ts";
 import { tempDataDir } from "./helpers.ts";
 
@@ -177,11 +178,12 @@ describe("mind.json version 1: UNDERSTANDING as text becomes items", () => {
     // Not written yet: reading the old file again gives the same ids, so a listing's numbers hold.
     expect((await openMind(dataDir, clock)).read().scratchpad).toEqual(pad);
 
-    const review = new MemoryReview({
+    const review = new DataRights({
       mind,
       log: await MessageLog.open({ dataDir, clock, timeZone: "UTC" }),
       notes: new NotesStore({ dataDir }),
       trace: new Trace({ dataDir, clock }),
+      files: new SentFiles({ dataDir }),
       clock,
       exclusive: (work) => work(),
     });

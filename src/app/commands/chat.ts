@@ -1,8 +1,9 @@
 import { CliOutbound, runCliChat, TERMINAL_TEXT_LIMIT } from "../../channels/cli.ts";
+import { exportsDir } from "../../companion/data-rights.ts";
 import { systemClock, systemTimers } from "../../core/clock.ts";
 import { createLogger } from "../../core/log.ts";
 import { loadConfigParts, loadCoreConfig, loadModelConfig } from "../config.ts";
-import { buildCommandHandlers, buildCompanion, exportsDir, openRuntime } from "../runtime.ts";
+import { buildCommandHandlers, buildCompanion, openRuntime } from "../runtime.ts";
 import { defineCommand } from "./command.ts";
 
 /**

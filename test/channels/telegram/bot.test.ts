@@ -27,7 +27,7 @@ import type { Channel, ExternalIds, Message } from "../../../src/core/message.ts
 import type { IncomingInput } from "../../../src/core/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
-import { checkinControlsFor, memoryReviewFor } from "../helpers.ts";
+import { checkinControlsFor, dataRightsFor } from "../helpers.ts";
 
 const OWNER = 1001;
 const FAST_RETRY = { maxAttempts: 6, baseDelayMs: 10, maxDelayMs: 40, maxRetryAfterSeconds: 5 };
@@ -153,18 +153,19 @@ async function startChannel(
   const companion = companionDouble(messages, connection.outbound, timers);
   const updates = await TelegramUpdatesState.open(dataDir, clock.now());
   const commands = new CommandHandlers({
-    memory: await memoryReviewFor(dataDir, clock, mind, messages),
+    rights: await dataRightsFor(dataDir, clock, mind, messages, {
+      exportAll: async () => ({ messages: await messages.all(), mind: mind.exportAll() }),
+      wipeAll: async () => {
+        await messages.deleteAll();
+        await mind.deleteAll();
+      },
+    }),
     checkins: checkinControlsFor(mind, clock, {
       timezone: "Europe/Berlin",
       quietHours: { start: 22 * 60, end: 8 * 60 },
     }),
     clock,
     status: async () => "all good",
-    exportAll: async () => ({ messages: await messages.all(), mind: mind.exportAll() }),
-    wipeAll: async () => {
-      await messages.deleteAll();
-      await mind.deleteAll();
-    },
   });
   const fatal: unknown[] = [];
   const channel = new TelegramChannel({
