@@ -3,7 +3,7 @@ import { buildAwarenessContext } from "../src/conversation/awareness/build.ts";
 import { type AwarenessSettings, defaultAwarenessSettings } from "../src/conversation/awareness/context.ts";
 import { formatAwarenessForPrompt } from "../src/conversation/awareness/format.ts";
 import type { Message } from "../src/core/message.ts";
-import { awarenessSliceStart } from "../src/store/awareness-slice.ts";
+import { awarenessSliceStart } from "../src/store/messages.ts";
 import type { BenchRow } from "./types.ts";
 
 /**
