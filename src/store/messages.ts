@@ -101,7 +101,7 @@ export function migrateEntry(entry: unknown): unknown {
  * Entries out of time order (a hand-edited file) are sorted, stably; duplicate ids are refused
  * because edits and replies address messages by id.
  */
-export function parseMessageLogFile(file: string, value: unknown): MessageLogData {
+function parseMessageLogFile(file: string, value: unknown): MessageLogData {
   const entries = migrate(file, value);
   const messages: Message[] = [];
   const seen = new Map<string, number>();
@@ -134,12 +134,12 @@ export function serializeMessageLog(data: MessageLogData): string {
 }
 
 /** Milliseconds since the epoch of a message's time; the one way the store compares times. */
-export function timeOf(message: Pick<Message, "ts">): number {
+function timeOf(message: Pick<Message, "ts">): number {
   return Date.parse(message.ts);
 }
 
 /** Stable sort by time that returns the same array when it is already in order. */
-export function sortByTime(messages: Message[]): Message[] {
+function sortByTime(messages: Message[]): Message[] {
   for (let i = 1; i < messages.length; i++) {
     if (timeOf(messages[i - 1] as Message) > timeOf(messages[i] as Message)) {
       return [...messages].sort((a, b) => timeOf(a) - timeOf(b));

@@ -118,7 +118,7 @@ function subjectsOf(message: Message, language: string): Set<string> {
 }
 
 /** A change of subject the person made: from what, to what, and when. */
-export interface Shift {
+interface Shift {
   readonly from: string;
   readonly to: string;
   readonly ms: number;
