@@ -90,7 +90,7 @@ export function loadTruthCorpus(part: "tuning" | "held-out"): TruthCorpus {
 }
 
 /** A precision/recall pair with its counts, so a figure can be read with its support. */
-export interface Score {
+interface Score {
   precision: number;
   recall: number;
   /** Claims the code made that were true, claims it made, and true facts there were. */

@@ -3,7 +3,7 @@ import { buildAwarenessContext } from "../src/conversation/awareness/build.ts";
 import { type AwarenessSettings, defaultAwarenessSettings } from "../src/conversation/awareness/context.ts";
 import { formatAwarenessForPrompt } from "../src/conversation/awareness/format.ts";
 import type { Message } from "../src/core/message.ts";
-import { awarenessSliceStart } from "../src/store/awareness-slice.ts";
+import { awarenessSliceStart } from "../src/store/messages.ts";
 import type { BenchRow } from "./types.ts";
 
 /**
@@ -140,7 +140,7 @@ function generateHistory(days: number): Message[] {
  * has settled before the first size is timed), then samples until about a second has passed
  * (at least 15, at most 400), so slow cases still finish.
  */
-export function measure(run: () => unknown): { median_ms: number; p95_ms: number } {
+function measure(run: () => unknown): { median_ms: number; p95_ms: number } {
   return measureEach(
     () => undefined,
     () => run(),
@@ -151,10 +151,7 @@ export function measure(run: () => unknown): { median_ms: number; p95_ms: number
  * Like measure, but every run gets its own input, made by `prepare` outside the timing: for
  * figures that must not profit from what an earlier run left behind in caches.
  */
-export function measureEach<T>(
-  prepare: () => T,
-  run: (input: T) => unknown,
-): { median_ms: number; p95_ms: number } {
+function measureEach<T>(prepare: () => T, run: (input: T) => unknown): { median_ms: number; p95_ms: number } {
   const warmupEnd = performance.now() + 200;
   for (let i = 0; i < 50 && performance.now() < warmupEnd; i++) run(prepare());
   const samples: number[] = [];

@@ -10,7 +10,7 @@ import type { BenchRow } from "./types.ts";
  */
 
 /** The widest line the report prints. */
-export const REPORT_WIDTH = 120;
+const REPORT_WIDTH = 120;
 const INDENT = "  ";
 const GAP = "  ";
 

@@ -5,8 +5,12 @@ import { performance } from "node:perf_hooks";
 import { SettableClock } from "../src/core/clock.ts";
 import type { Message } from "../src/core/message.ts";
 import { ensurePrivateDir, writeFileDurable } from "../src/store/files.ts";
-import { MESSAGE_LOG_VERSION, serializeMessageLog } from "../src/store/log-format.ts";
-import { DEFAULT_WINDOW_DAYS, MessageLog } from "../src/store/messages.ts";
+import {
+  DEFAULT_WINDOW_DAYS,
+  MESSAGE_LOG_VERSION,
+  MessageLog,
+  serializeMessageLog,
+} from "../src/store/messages.ts";
 import type { BenchRow } from "./types.ts";
 
 /** Heavy use: about 100k messages a year, spread evenly. */

@@ -22,11 +22,11 @@ import type { SimEvent } from "./events.ts";
  */
 
 /** The model both baselines run on. */
-export const BASELINE_MODEL = "claude-sonnet-5-5";
+const BASELINE_MODEL = "claude-sonnet-5-5";
 /** History length (tokens) past which a transcript bot compacts it. */
 export const COMPACT_AT_TOKENS = 150_000;
 /** The summary a compaction leaves (tokens). */
-export const SUMMARY_TOKENS = 10_000;
+const SUMMARY_TOKENS = 10_000;
 /** What a silent tick answers (tokens). */
 export const SILENT_TICK_TOKENS = 20;
 
@@ -37,7 +37,7 @@ export interface BaselinePrompt {
 }
 
 /** One baseline's bill for the run. */
-export interface BaselineFigures {
+interface BaselineFigures {
   dollars: number;
   calls: number;
   /** Calls that compacted the history. */

@@ -40,7 +40,7 @@ export function timesPresence(baseline: number, presence: number): string {
 }
 
 /** Dollars rounded to a millionth, so figures stay readable in metrics.json. */
-export function roundDollars(dollars: number): number {
+function roundDollars(dollars: number): number {
   return Math.round(dollars * 1_000_000) / 1_000_000;
 }
 

@@ -29,11 +29,6 @@ const GRADE_TOOL: Anthropic.Tool = {
   input_schema: toolInputSchema(gradeSchema),
 };
 
-/** The reviewer did not answer with a usable grade. */
-export class JudgeError extends Error {
-  override readonly name = "JudgeError";
-}
-
 /** Grades one run with one call to the reflection (cheaper) model. */
 export async function judgeRun(result: RunResult, llm: ModelClient): Promise<JudgeGrade> {
   const { message } = await llm.create(
@@ -49,6 +44,7 @@ export async function judgeRun(result: RunResult, llm: ModelClient): Promise<Jud
   );
   const use = message.content.find((b): b is Anthropic.ToolUseBlock => b.type === "tool_use");
   const grade = gradeSchema.safeParse(use?.input);
-  if (!grade.success) throw new JudgeError(`the judge did not return a grade (${result.scenario.name})`);
+  // No caller tells this failure from another: the batch stops and the command prints the message.
+  if (!grade.success) throw new Error(`the judge did not return a grade (${result.scenario.name})`);
   return grade.data;
 }

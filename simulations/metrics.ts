@@ -14,7 +14,7 @@ import { inRange, readIn, type ZoneTimeline } from "./zones.ts";
  * onto the lexicon's labels, so a live model's "water" meets the scenario's "hydration".
  */
 
-export interface TokenFigures {
+interface TokenFigures {
   calls: number;
   input: number;
   output: number;
@@ -26,7 +26,7 @@ export interface TokenFigures {
 }
 
 /** One local day of the person's, counted: how busy the conversation and the heartbeat were. */
-export interface DayFigures {
+interface DayFigures {
   date: string;
   personMessages: number;
   replies: number;

@@ -21,9 +21,9 @@ import { renderTranscript } from "./transcript.ts";
  */
 
 /** The shipped scenario files. */
-export const SCENARIOS_DIR = fileURLToPath(new URL("./scenarios/", import.meta.url));
+const SCENARIOS_DIR = fileURLToPath(new URL("./scenarios/", import.meta.url));
 /** Where run outputs go unless PRESENCE_SIMULATIONS_OUT says otherwise (ignored by git). */
-export const OUT_DIR = fileURLToPath(new URL("./out/", import.meta.url));
+const OUT_DIR = fileURLToPath(new URL("./out/", import.meta.url));
 
 /** The shipped scenarios' names, alphabetically. */
 export async function scenarioNames(dir: string = SCENARIOS_DIR): Promise<string[]> {
@@ -89,7 +89,7 @@ export async function naiveRunModel(): Promise<RunModel> {
 }
 
 /** The real model, configured like the bot (ANTHROPIC_API_KEY, PRESENCE_MODEL…); ConfigError when missing. */
-export function liveRunModel(env: Record<string, string | undefined>): RunModel {
+function liveRunModel(env: Record<string, string | undefined>): RunModel {
   return { access: { kind: "live", config: loadModelConfig(env) }, close: async () => undefined };
 }
 
@@ -104,7 +104,7 @@ export interface BatchOptions {
 }
 
 /** How many offline runs share the machine at once: each waits on its own disk writes and loopback calls. */
-export const OFFLINE_CONCURRENCY = 4;
+const OFFLINE_CONCURRENCY = 4;
 
 /**
  * Runs scenarios (offline ones a few at a time, each with its own model, clock and data
@@ -141,7 +141,7 @@ export async function runBatch(scenarios: readonly Scenario[], options: BatchOpt
 }
 
 /** The run's directory name: the scenario, marked when the real model played. */
-export function runName(result: RunResult): string {
+function runName(result: RunResult): string {
   return result.model === "live" ? `${result.scenario.name}-live` : result.scenario.name;
 }
 

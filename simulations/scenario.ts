@@ -58,7 +58,7 @@ const minutesAfter = z
 const topics = z.array(z.string().min(1));
 
 /** Something the person writes on their own, at a set time. */
-export const scriptedMessageSchema = z.strictObject({
+const scriptedMessageSchema = z.strictObject({
   at: localDateTime,
   text: z.string().min(1),
   /** Ground truth for the re-ask metric: which topics this message settles. */
@@ -76,7 +76,7 @@ const spoken = {
  * How the person treats a check-in. Texts may say `{topic}`, replaced by the check-in's
  * topic; `byTopic` gives a more natural answer for particular topics.
  */
-export const reactionSchema = z.discriminatedUnion("kind", [
+const reactionSchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("answer"), ...spoken, answersTopic: z.boolean().default(true) }),
   z.strictObject({ kind: z.literal("terse"), ...spoken, answersTopic: z.boolean().default(true) }),
   z.strictObject({
@@ -103,28 +103,28 @@ const whenSchema = z.strictObject({
 });
 
 /** The first rule whose `when` matches a check-in decides the reaction; none matching means ignore. */
-export const reactionRuleSchema = z.strictObject({
+const reactionRuleSchema = z.strictObject({
   when: whenSchema.default({}),
   react: reactionSchema,
 });
 export type ReactionRule = z.infer<typeof reactionRuleSchema>;
 
 /** Something the companion already remembers when the scenario starts (a declared pattern, an open loop…). */
-export const priorMemorySchema = z.strictObject({
+const priorMemorySchema = z.strictObject({
   kind: memoryKindSchema,
   text: z.string().min(1).max(ITEM_TEXT_MAX_CHARS),
   importance: z.number().int().min(1).max(5).default(3),
 });
 
 /** A stretch in which the person reads nothing and answers nothing (scripted messages excepted). */
-export const silenceSchema = z.strictObject({
+const silenceSchema = z.strictObject({
   from: localDateTime,
   to: localDateTime,
   note: z.string().optional(),
 });
 
 /** The person types `/tz Area/City` (travel); `at` is read in the zone they are leaving. */
-export const timezoneChangeSchema = z.strictObject({ at: localDateTime, timezone: zone });
+const timezoneChangeSchema = z.strictObject({ at: localDateTime, timezone: zone });
 
 const countRange = z
   .strictObject({ min: z.number().int().min(0).optional(), max: z.number().int().min(0).optional() })
@@ -158,7 +158,7 @@ export const expectationsSchema = z.strictObject({
 export type Expectations = z.infer<typeof expectationsSchema>;
 
 /** Check-in rules of this scenario where they differ from the defaults of the configuration. */
-export const scenarioSettingsSchema = z.strictObject({
+const scenarioSettingsSchema = z.strictObject({
   maxUnanswered: z.number().int().min(1).optional(),
   recentMinutes: z.number().int().min(0).optional(),
   weekendMaxUnanswered: z.number().int().min(0).optional(),
@@ -170,7 +170,7 @@ export const scenarioSettingsSchema = z.strictObject({
 });
 
 /** One scenario file; every field but name, description, zone and span has a default. */
-export const scenarioSchema = z.strictObject({
+const scenarioSchema = z.strictObject({
   name: z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, "kebab-case, like saturday-good-morning"),
   description: z.string().min(1),
   timezone: zone,

@@ -123,7 +123,7 @@ export function readIn(at: Date, zone: string): LocalReading {
 }
 
 /** A wall time in a zone as an instant; a time skipped by a clock change moves forward, as clocks do. */
-export function toInstant(local: string, zone: string): Date {
+function toInstant(local: string, zone: string): Date {
   const dt = DateTime.fromISO(local, { zone });
   if (!dt.isValid) throw new LocalTimeError(`"${local}" in ${zone}: ${dt.invalidExplanation ?? "invalid"}`);
   return dt.toJSDate();

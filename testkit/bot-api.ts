@@ -41,7 +41,7 @@ import type { AddressInfo } from "node:net";
  */
 
 /** A Telegram user as it appears in `from`. */
-export interface FakeUser {
+interface FakeUser {
   id: number;
   is_bot: false;
   first_name: string;
@@ -49,7 +49,7 @@ export interface FakeUser {
 }
 
 /** A chat a scripted message arrives in; private chats are the sender's own by default. */
-export interface FakeChat {
+interface FakeChat {
   id: number;
   type: "private" | "group" | "supergroup" | "channel";
   title?: string;
@@ -57,7 +57,7 @@ export interface FakeChat {
 }
 
 /** What a scripted message carries; exactly one kind of content. */
-export type MessageContent =
+type MessageContent =
   | { text: string }
   | { photo: { bytes?: Uint8Array; path?: string; caption?: string } }
   | { voice: { duration: number; caption?: string } }
@@ -76,7 +76,7 @@ export type MessageContent =
   | { location: { latitude: number; longitude: number } };
 
 /** A scripted incoming message, with the identifiers the bot will see. */
-export interface ScriptedMessage {
+interface ScriptedMessage {
   updateId: number;
   messageId: number;
   chatId: number;
@@ -84,7 +84,7 @@ export interface ScriptedMessage {
 }
 
 /** A failure the fake produces instead of (or before) the real answer. */
-export type Fault =
+type Fault =
   | { type: "rate-limit"; retryAfter: number }
   | { type: "server-error"; status: 500 | 502 }
   | { type: "drop" }
@@ -94,7 +94,7 @@ export type Fault =
   | { type: "bad-request"; description: string };
 
 /** One message the bot got through, in the order Telegram accepted it. */
-export interface SentRecord {
+interface SentRecord {
   method: "sendMessage" | "sendDocument";
   chatId: number;
   messageId: number;
@@ -112,14 +112,14 @@ export interface SentRecord {
 }
 
 /** A reaction the bot put on a message (setMessageReaction); an empty list takes the reaction away. */
-export interface ReactionRecord {
+interface ReactionRecord {
   chatId: number;
   messageId: number;
   emoji: string[];
 }
 
 /** Every request the fake answered, with its outcome; for asserting retries and order. */
-export interface CallRecord {
+interface CallRecord {
   method: string;
   params: Record<string, unknown>;
   /** The HTTP status answered; "dropped" for no answer; "cut-off" for an answer stopped half-way. */

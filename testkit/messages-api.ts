@@ -49,7 +49,7 @@ import { breakpointProblem, cacheBlocks, PromptCache } from "./prompt-cache.ts";
  */
 
 /** One content block of a scripted answer. */
-export type FakeBlock =
+type FakeBlock =
   | { type: "text"; text: string }
   | { type: "tool_use"; name: string; input: Record<string, unknown>; id?: string };
 
@@ -84,7 +84,7 @@ export interface MessagesRequestBody {
 }
 
 /** One request the fake received, whatever it answered. */
-export interface RecordedRequest {
+interface RecordedRequest {
   body: MessagesRequestBody;
   headers: Record<string, string | string[] | undefined>;
   /** What the fake did: "answered", a fault kind, or "rejected" (see problems). */
@@ -92,12 +92,12 @@ export interface RecordedRequest {
 }
 
 /** Computes the answer to a request when the queue is empty. */
-export type FakeHandler = (body: MessagesRequestBody, index: number) => FakeResponse | Promise<FakeResponse>;
+type FakeHandler = (body: MessagesRequestBody, index: number) => FakeResponse | Promise<FakeResponse>;
 
 /** Faults on demand. */
-export type FaultKind = "429" | "500" | "529" | "slow" | "reset" | "401" | "400";
+type FaultKind = "429" | "500" | "529" | "slow" | "reset" | "401" | "400";
 
-export interface FaultOptions {
+interface FaultOptions {
   /** 429: the retry-after header in seconds (default 1, as the real API says). */
   retryAfterSeconds?: number;
   /** Any error fault: a retry-after-ms header, which the SDK honours first (tests use 1 to stay fast). */
@@ -117,7 +117,7 @@ export interface MessagesApiFakeOptions {
 }
 
 /** What the models endpoint can be told to answer instead: a key without permission, an overload. */
-export type LookupFault = "403" | "529";
+type LookupFault = "403" | "529";
 
 export interface MessagesApiFake {
   /** The base URL to give the SDK (ANTHROPIC_BASE_URL); requests go to `${url}/v1/messages`. */

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
  */
 
 /** Prices of one model for prompts up to `maxPromptTokens`, per million tokens. */
-export interface FakeTier {
+interface FakeTier {
   maxPromptTokens?: number;
   input: number;
   output: number;

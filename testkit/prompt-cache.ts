@@ -17,15 +17,15 @@ import { fakeMinCacheableTokens } from "./prices.ts";
  */
 
 /** How long an entry lives after its last write or read. */
-export type CacheTtl = "5m" | "1h";
+type CacheTtl = "5m" | "1h";
 
 const TTL_MS: Record<CacheTtl, number> = { "5m": 5 * 60_000, "1h": 60 * 60_000 };
 
 /** How many block boundaries before a breakpoint the API checks for an earlier entry. */
-export const LOOKBACK_BLOCKS = 20;
+const LOOKBACK_BLOCKS = 20;
 
 /** Most breakpoints one request may carry. */
-export const MAX_BREAKPOINTS = 4;
+const MAX_BREAKPOINTS = 4;
 
 /** One block of a prompt as the cache sees it: its bytes, its size, and whether it is a breakpoint. */
 export interface CacheBlock {

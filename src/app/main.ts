@@ -89,7 +89,7 @@ export class StartCancelledError extends Error {
 }
 
 /** Exit code of a second SIGINT/SIGTERM while stopping (docs/running.md, Exit codes). */
-export const EXIT_SECOND_SIGNAL = 130;
+const EXIT_SECOND_SIGNAL = 130;
 /** How long a second signal waits for the lock to be removed before exiting anyway (a hung disk must not hold it). */
 const SECOND_SIGNAL_EXIT_MS = 500;
 

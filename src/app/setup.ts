@@ -73,7 +73,7 @@ async function askUntil<T>(
 }
 
 /** The person could not or would not answer; nothing was written. */
-export class SetupAbandonedError extends Error {
+class SetupAbandonedError extends Error {
   override readonly name = "SetupAbandonedError";
 }
 

@@ -63,7 +63,7 @@ export function commandOf(text: string): SlashCommand | null {
 export type PauseRequest = { kind: "indefinitely" } | { kind: "until"; until: Date };
 
 /** The longest pause with an end; longer ones are what plain /pause is for. */
-export const MAX_PAUSE_DAYS = 30;
+const MAX_PAUSE_DAYS = 30;
 
 const UNIT_MINUTES: Record<string, number> = { m: 1, min: 1, h: 60, hr: 60, d: 1440 };
 

@@ -29,15 +29,12 @@ import type { TurnContext } from "./turn-context.ts";
 export { pendingMessages } from "../conversation/pending-messages.ts";
 export type { ZoneListener } from "./checkin-controls.ts";
 export type { HeartbeatOutcome } from "./checkin-turn.ts";
-export { STALE_CHECKIN_MS } from "./outbox.ts";
 export {
   DEFAULT_NOTICE_AFTER_MS,
   DEFAULT_NOTICE_TEXT,
   DEFAULT_RETRY_DELAYS_MS,
-  FAILURE_NOTICE_TEXT,
 } from "./reply-retry.ts";
 export type { ReplySettle, SettleTimes } from "./reply-settle.ts";
-export type { ReplyOutcome } from "./reply-turn.ts";
 
 /**
  * The companion: the only place that orders the steps of a turn. Channels hand it the
@@ -86,7 +83,7 @@ export interface CompanionOptions extends ReplyRetryOptions {
 }
 
 /** How answerFixed went: the fixed words answered the message, went out as a notice, or were not needed. */
-export type FixedAnswer = "answered" | "noticed" | "already";
+type FixedAnswer = "answered" | "noticed" | "already";
 
 /** The companion's interface to channels, the scheduler and the command line. */
 export interface Companion {

@@ -90,7 +90,7 @@ export const outboxRecord = mindRecord({
  * A check-in interrupted by a crash is not sent after a restart once it is this old. A check-in
  * the channel refused is never sent again: it was timely or it is nothing.
  */
-export const STALE_CHECKIN_MS = 30 * 60_000;
+const STALE_CHECKIN_MS = 30 * 60_000;
 
 /** What the log needs to know about a message besides its text: why it went out and what it answers. */
 export interface DeliveryMeta {
@@ -114,7 +114,7 @@ export interface DeliveryMeta {
  * write is durable and says what happened, for the trace. The outbox knows nothing of what
  * the follow-up does; the caller passes it.
  */
-export interface SentFollowUp {
+interface SentFollowUp {
   inWrite(mind: MindState): void;
   afterWrite(): string;
 }

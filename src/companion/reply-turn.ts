@@ -272,7 +272,7 @@ async function dropAttachments(
  * block ends the turn (a failure schedules the background retry, a block drops the reply); a
  * reaction refused for good does not: nothing more can be done with it.
  */
-export async function sendHeldReplies(context: TurnContext): Promise<ReplyOutcome | undefined> {
+async function sendHeldReplies(context: TurnContext): Promise<ReplyOutcome | undefined> {
   let outcome: ReplyOutcome | undefined;
   for (const intent of context.outbox.heldReplies()) {
     const answered = answeredBy(context.log.recent(), context.clock.now(), intent.answeredThrough).map(

@@ -65,7 +65,7 @@ export interface NoticeRuleState {
 }
 
 /** A notice to say: its fixed words, and what it records as told once it is sent. */
-export interface NoticeToSay {
+interface NoticeToSay {
   text: string;
   said: NoticeSaid;
 }

@@ -34,7 +34,7 @@ import {
  */
 
 /** Why a decided check-in was held back. */
-export type TopicGuardReason = "already-answered" | "repeated-topic";
+type TopicGuardReason = "already-answered" | "repeated-topic";
 
 /** The guard's verdict, with the canonical topics it judged (for the decision record). */
 export type TopicVerdict =
@@ -179,7 +179,7 @@ const DAY_ENDS = 22;
  * that day), read with chrono in the person's zone at the message's own instant; only moments
  * after the message count (it announces them). An hour without am/pm is read in waking hours.
  */
-export function momentsNamed(message: Message, zone: string): number[] {
+function momentsNamed(message: Message, zone: string): number[] {
   const sentMs = Date.parse(message.ts);
   const sent = DateTime.fromMillis(sentMs, { zone });
   const language = readText(message.text).language ?? "en";

@@ -17,7 +17,7 @@ const minuteOfDay = z
   .max(24 * 60 - 1);
 
 /** Quiet hours: minutes after local midnight, start inclusive, end exclusive; may wrap midnight, equal ends mean none. */
-export const quietHoursSchema = z.object({ start: minuteOfDay, end: minuteOfDay });
+const quietHoursSchema = z.object({ start: minuteOfDay, end: minuteOfDay });
 export type QuietHours = z.infer<typeof quietHoursSchema>;
 
 const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;

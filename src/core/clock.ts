@@ -46,7 +46,7 @@ export interface Timer {
 }
 
 /** How a wait behaves beyond its length. */
-export interface TimerOptions {
+interface TimerOptions {
   /**
    * Whether this wait alone keeps the process running (true by default, as with setTimeout).
    * False for a wait whose work close() cancels anyway, such as an hour-long back-off.

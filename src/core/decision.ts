@@ -68,13 +68,12 @@ export const modelAnsweredReasonSchema = z.enum([
 ]);
 
 /** The reasons the companion's check-in turn records beyond the pre-check's. */
-export const companionReasonSchema = z.enum([
+const companionReasonSchema = z.enum([
   "reply-pending",
   "model-unavailable",
   "model-error",
   ...modelAnsweredReasonSchema.options,
 ]);
-export type CompanionReason = z.infer<typeof companionReasonSchema>;
 
 /** Every reason a recorded decision can carry. */
 export const decisionReasonSchema = z.enum([

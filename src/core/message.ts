@@ -45,7 +45,7 @@ export const annotationsSchema = z.looseObject({
 export type Annotations = z.infer<typeof annotationsSchema>;
 
 /** Non-text content, described so the log stays plain JSON (channels/telegram/incoming.ts writes it). */
-export const mediaSchema = z.looseObject({
+const mediaSchema = z.looseObject({
   kind: z.enum(["photo", "voice", "sticker", "document", "location", "video", "audio", "other"]),
   caption: z.string().optional(),
   /** A voice note's length. */

@@ -55,7 +55,7 @@ export function clip(text: string, max: number, options: ClipOptions = {}): stri
 }
 
 /** Lower case, each run of whitespace one space, trimmed: how a text is searched for (mentionMatcher). */
-export function normalizeSpacing(text: string): string {
+function normalizeSpacing(text: string): string {
   return text.toLowerCase().replace(/\s+/g, " ").trim();
 }
 

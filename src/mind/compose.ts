@@ -96,7 +96,7 @@ export interface ComposeInput {
 }
 
 /** Token sizes of each part, for the trace and the benchmarks. */
-export interface SectionSizes {
+interface SectionSizes {
   prefix: number;
   scratchpad: number;
   awareness: number;
@@ -143,7 +143,7 @@ export class PromptCeilingError extends Error {
  * Upper budgets of the variable parts (tokens). They are kept modest so the cached prefix
  * stays at least half of a reply prompt; a small ceiling scales them all down together.
  */
-export const SECTION_BUDGETS = {
+const SECTION_BUDGETS = {
   scratchpad: 1_500,
   awareness: 700,
   episodic: 400,
@@ -152,10 +152,10 @@ export const SECTION_BUDGETS = {
 } as const;
 
 /** Room kept free for the turns a call adds later (heartbeat write step, one notes round). */
-export const FOLLOW_UP_HEADROOM = 400;
+const FOLLOW_UP_HEADROOM = 400;
 
 /** What an image costs against the budget: about a megapixel picture. */
-export const IMAGE_TOKENS = 1_600;
+const IMAGE_TOKENS = 1_600;
 
 /** A reply this late says so in the input when the awareness block cannot. */
 const LATE_MINUTES = 2;
@@ -164,7 +164,7 @@ const LATE_MINUTES = 2;
  * A shown message after this long a silence carries its time (sent-time.ts), as one on a new
  * local day does: the gap after which awareness no longer counts a conversation as going on.
  */
-export const TURN_GAP_MINUTES = 30;
+const TURN_GAP_MINUTES = 30;
 
 /** Room an image must leave for the words around it. */
 const MIN_TEXT_ROOM = 100;
@@ -299,10 +299,7 @@ function documentTokens(document: ShownDocument): number {
 }
 
 /** The budgets of the variable parts for a prefix and a ceiling; scaled down together when the ceiling is tight. */
-export function sectionBudgets(
-  prefixTokens: number,
-  ceiling: number,
-): Record<keyof typeof SECTION_BUDGETS, number> {
+function sectionBudgets(prefixTokens: number, ceiling: number): Record<keyof typeof SECTION_BUDGETS, number> {
   const room = ceiling - prefixTokens - FOLLOW_UP_HEADROOM;
   const wanted = Object.values(SECTION_BUDGETS).reduce((a, b) => a + b, 0);
   if (room < wanted * 0.2) {

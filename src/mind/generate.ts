@@ -37,7 +37,7 @@ import { NOTES_TOOL_NAMES, runNotesTool } from "./notes-tools.ts";
 /** Most notes-tool rounds a reply may take before it must answer in text. */
 export const MAX_TOOL_ROUNDS = 4;
 /** Largest tool result shown to the model (tokens); a long note is cut with a marker. */
-export const TOOL_RESULT_MAX_TOKENS = 1_500;
+const TOOL_RESULT_MAX_TOKENS = 1_500;
 /** Output allowance of each call. */
 export const MAX_TOKENS = { reply: 1_500, decide: 300, write: 600 } as const;
 
@@ -48,7 +48,7 @@ export interface GenerateDeps {
 }
 
 /** A tool call the model made during a reply, as the trace records it. */
-export interface ToolCallRecord {
+interface ToolCallRecord {
   name: string;
   input: unknown;
   isError: boolean;

@@ -22,7 +22,7 @@ export const memoryKindSchema = z.enum(["pattern", "open_loop", "milestone"]);
 export type MemoryKind = z.infer<typeof memoryKindSchema>;
 
 /** One remembered item as mind.json keeps it. */
-export const memoryItemSchema = z.looseObject({
+const memoryItemSchema = z.looseObject({
   id: z.string().min(1),
   kind: memoryKindSchema,
   text: z.string().min(1),
@@ -205,7 +205,7 @@ export interface MemoryQuery {
  * `topic·sharedTopics + word·sharedWords + recency·decayPerHour^hours + importance·importance
  * + (open loop ? openLoopBonus : 0)`, hours counted from when it was learned or last reinforced.
  */
-export const RANKING = {
+const RANKING = {
   topic: 2,
   word: 0.5,
   recency: 2,

@@ -81,7 +81,7 @@ const fieldValue = (key: TextFieldKey) =>
     .describe(FIELD_HINTS[key]);
 
 /** Reflection's verdict on one message of the exchange. */
-export const annotationInputSchema = z.object({
+const annotationInputSchema = z.object({
   messageId: z.string().min(1).describe("the id shown in brackets in the exchange"),
   topics: z
     .array(z.string().min(1).max(40))
@@ -121,7 +121,7 @@ export const reflectionUpdateSchema = z.object({
   threads: z.array(threadOpSchema).max(3).optional().describe("thread moves and notes"),
   annotations: z.array(annotationInputSchema).max(20).optional().describe("one per message of the exchange"),
 });
-export type ReflectionUpdate = z.infer<typeof reflectionUpdateSchema>;
+type ReflectionUpdate = z.infer<typeof reflectionUpdateSchema>;
 
 /** The one tool reflection is forced to call. Its definition never changes between calls. */
 export const REFLECT_TOOL: Anthropic.Tool = {
@@ -184,13 +184,13 @@ export interface PromptSection {
 }
 
 /** Token budget for the memory items shown to reflection. */
-export const REFLECT_MEMORY_TOKENS = 800;
+const REFLECT_MEMORY_TOKENS = 800;
 
 /** How far back the companion's open questions are looked for: as far as awareness looks. */
 export const OPEN_QUESTION_HOURS = 48;
 
 /** At most this many open questions are shown, the newest: enough to link an answer, few tokens. */
-export const OPEN_QUESTIONS_SHOWN = 5;
+const OPEN_QUESTIONS_SHOWN = 5;
 
 /**
  * The companion's open questions (openQuestions, oldest first) that reflection is shown beside
@@ -294,7 +294,7 @@ export interface ReflectionContext {
 }
 
 /** An applied update: the new state parts, the annotations to write, and what changed. */
-export interface AppliedReflection {
+interface AppliedReflection {
   ok: true;
   update: ReflectionUpdate;
   scratchpad: Scratchpad;

@@ -43,9 +43,9 @@ import { ITEM_FIELDS, newItemId } from "./understanding.ts";
 /** Waits before retrying a job after its 1st, 2nd, … failure (the last one repeats). */
 export const RETRY_BACKOFF_MS = [30_000, 120_000, 600_000, 1_800_000, 3_600_000] as const;
 /** A job failing for a reason other than an unavailable model is given up after this many tries. */
-export const MAX_FAILED_ATTEMPTS = 3;
+const MAX_FAILED_ATTEMPTS = 3;
 /** Room for the reflection's answer. */
-export const REFLECT_MAX_TOKENS = 2_048;
+const REFLECT_MAX_TOKENS = 2_048;
 
 /** An exchange waiting to be reflected on. */
 const reflectionJobSchema = z.looseObject({

@@ -22,7 +22,7 @@ import {
  */
 
 /** The five sections, most stable first. */
-export const SCRATCHPAD_SECTIONS = ["IDENTITY", "UNDERSTANDING", "TRAJECTORY", "WORKSPACE", "SELF"] as const;
+const SCRATCHPAD_SECTIONS = ["IDENTITY", "UNDERSTANDING", "TRAJECTORY", "WORKSPACE", "SELF"] as const;
 export type ScratchpadSection = (typeof SCRATCHPAD_SECTIONS)[number];
 
 /** The 13 fields: the reflection tool's parameter names, their section and their heading. */
@@ -130,7 +130,7 @@ export const WORKSPACE_INPUT_MAX_CHARS = 6_000;
 /** WORKSPACE above this many tokens is archived into a keyed note, leaving a pointer. */
 export const WORKSPACE_BUDGET_TOKENS = 700;
 /** A pad left with fewer characters than this (when it had more) counts as wiped, and is refused. */
-export const MIN_PAD_CHARS = 40;
+const MIN_PAD_CHARS = 40;
 
 const CONFIDENCE = /^\W*(HIGH|MEDIUM|LOW)\b/i;
 
@@ -157,7 +157,7 @@ export const workspaceEditSchema = z.object({
     .describe("find_replace: replacement (may be empty)"),
   all: z.boolean().optional().describe("find_replace: every occurrence instead of the first"),
 });
-export type WorkspaceEdit = z.infer<typeof workspaceEditSchema>;
+type WorkspaceEdit = z.infer<typeof workspaceEditSchema>;
 
 /**
  * An update: per-field values (a value replaces, `APPEND: …` adds a line, `CLEAR` empties,

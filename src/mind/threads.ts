@@ -16,10 +16,10 @@ import { estimateTokens } from "../model/tokens.ts";
  */
 
 /** The thread every conversation starts in. */
-export const MAIN_THREAD = "main";
+const MAIN_THREAD = "main";
 
 /** A line left in a thread so that whoever comes back to it knows why it was left or what was brought. */
-export const threadNoteSchema = z.object({
+const threadNoteSchema = z.object({
   ts: isoUtc,
   text: z.string(),
   /** left: written by `scope` in the origin; arrived: by `goto` in the destination; note: in place. */
@@ -28,15 +28,15 @@ export const threadNoteSchema = z.object({
 export type ThreadNote = z.infer<typeof threadNoteSchema>;
 
 /** One subject of the conversation, with its notes (its messages stay in the log). */
-export const threadSchema = z.object({
+const threadSchema = z.object({
   name: z.string().min(1),
   createdAt: isoUtc,
   notes: z.array(threadNoteSchema),
 });
-export type Thread = z.infer<typeof threadSchema>;
+type Thread = z.infer<typeof threadSchema>;
 
 /** All threads, which one is current, and when each stretch of conversation began (which thread a message belongs to). */
-export const threadsSchema = z.object({
+const threadsSchema = z.object({
   current: z.string().min(1),
   list: z.array(threadSchema).min(1),
   /** Moments the conversation entered a thread, oldest first; before the first, it was in main. */
@@ -68,11 +68,11 @@ export const flushedThroughRecord = mindRecord({
 });
 
 /** Notes kept per thread; older ones have done their work (only the last few are ever shown). */
-export const THREAD_NOTES_KEPT = 50;
+const THREAD_NOTES_KEPT = 50;
 /** Notes of the current thread shown in the prompt. */
-export const RECENT_NOTES = 5;
+const RECENT_NOTES = 5;
 /** The part of the window (from its old end) that the next exchange is expected to push out. */
-export const EVICTION_MARGIN = 0.25;
+const EVICTION_MARGIN = 0.25;
 
 const THREAD_NAME = /^[A-Za-z0-9][A-Za-z0-9 _-]{0,39}$/;
 

@@ -30,9 +30,9 @@ export const TURN_PREFIX_PURPOSES: ReadonlySet<CallPurpose> = new Set([
 export const REFLECTION_PREFIX_PURPOSES: ReadonlySet<CallPurpose> = new Set(["reflect"]);
 
 /** How many of the latest gaps between calls the estimate looks at. */
-export const REUSE_WINDOW = 20;
+const REUSE_WINDOW = 20;
 /** Fewer gaps than this and the prefix is not marked. */
-export const MIN_REUSE_SAMPLES = 3;
+const MIN_REUSE_SAMPLES = 3;
 
 const FIVE_MINUTES = 5 * 60_000;
 

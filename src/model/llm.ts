@@ -73,7 +73,7 @@ export interface KeyCheckWarning {
 }
 
 /** The key check must not hold up `start` for a model call's whole time limit. */
-export const KEY_CHECK_TIMEOUT_MS = 10_000;
+const KEY_CHECK_TIMEOUT_MS = 10_000;
 
 /** What the client needs besides its configuration: the clock that stamps each call's usage. */
 export interface ModelClientDeps {

@@ -27,7 +27,7 @@ export class PersonaError extends Error {
 }
 
 /** The persona shipped with presence (persona/ at the project root). */
-export const DEFAULT_PERSONA_DIR = fileURLToPath(new URL("../../persona/", import.meta.url));
+const DEFAULT_PERSONA_DIR = fileURLToPath(new URL("../../persona/", import.meta.url));
 
 const FILES = { soul: "SOUL.md", user: "USER.md", heartbeat: "HEARTBEAT.md" } as const;
 

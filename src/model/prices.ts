@@ -70,7 +70,7 @@ const modelPriceSchema = z.strictObject({
 });
 
 /** The price file as written: where the figures come from, and one entry per model. */
-export const priceFileSchema = z.strictObject({
+const priceFileSchema = z.strictObject({
   source: z.string().min(1),
   date: z.string().min(1),
   unit: z.literal("US dollars per million tokens"),

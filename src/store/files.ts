@@ -17,7 +17,7 @@ import type { Adapter } from "lowdb";
 
 /** Owner-only permissions: everything under the data directory is someone's private life. */
 export const PRIVATE_FILE_MODE = 0o600;
-export const PRIVATE_DIR_MODE = 0o700;
+const PRIVATE_DIR_MODE = 0o700;
 
 /**
  * A data file that exists but cannot be used. Carries the file so the person knows which one

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { DateTime } from "luxon";
 import { type Message, messageSchema } from "../core/message.ts";
-import { migrateEntry } from "./log-format.ts";
+import { migrateEntry } from "./messages.ts";
 
 /**
  * A log given on the command line (`--log FILE`) that cannot be used. The message is one line

@@ -15,10 +15,10 @@ import {
 import { PERSON_FILES } from "./person-files.ts";
 
 /** The only keys a note may have: they are file names, so nothing that could leave the directory. */
-export const NOTE_KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+const NOTE_KEY_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Largest note accepted by default: a note is something to look up, not a second log. */
-export const DEFAULT_MAX_NOTE_BYTES = 64 * 1024;
+const DEFAULT_MAX_NOTE_BYTES = 64 * 1024;
 
 /**
  * A key outside [A-Za-z0-9_-]{1,64}. The message is written for the model that asked, so it

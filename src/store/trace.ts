@@ -153,7 +153,7 @@ const failedTurnRecordSchema = z.strictObject({
 });
 
 /** One record of the trace as this version writes it: a kind, and the fields that kind keeps. */
-export const traceRecordSchema = z.discriminatedUnion("kind", [
+const traceRecordSchema = z.discriminatedUnion("kind", [
   replyRecordSchema,
   heartbeatRecordSchema,
   reflectRecordSchema,
@@ -172,7 +172,7 @@ export type NewTraceRecord = WithoutTime<TraceRecord>;
  * older version (or a newer one) are kept as they are, never judged by today's schema: the
  * trace drops only what it cannot read at all.
  */
-export const traceLineSchema = z.looseObject({ ts, kind: z.string().min(1) });
+const traceLineSchema = z.looseObject({ ts, kind: z.string().min(1) });
 export type TraceLine = z.infer<typeof traceLineSchema>;
 
 export interface TraceOptions {

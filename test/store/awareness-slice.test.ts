@@ -2,12 +2,16 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildAwarenessContext, defaultAwarenessSettings } from "../../src/conversation/awareness/index.ts";
+import { buildAwarenessContext } from "../../src/conversation/awareness/build.ts";
+import { defaultAwarenessSettings } from "../../src/conversation/awareness/context.ts";
 import { SettableClock } from "../../src/core/clock.ts";
 import type { Message } from "../../src/core/message.ts";
-import { awarenessSliceStart } from "../../src/store/awareness-slice.ts";
-import { MESSAGE_LOG_VERSION, serializeMessageLog } from "../../src/store/log-format.ts";
-import { MessageLog } from "../../src/store/messages.ts";
+import {
+  awarenessSliceStart,
+  MESSAGE_LOG_VERSION,
+  MessageLog,
+  serializeMessageLog,
+} from "../../src/store/messages.ts";
 import { tempDataDir } from "./helpers.ts";
 
 const MINUTE = 60_000;

@@ -18,7 +18,7 @@ import { runSetup, terminalPrompter } from "../setup.ts";
 import { type CommandIO, defineCommand } from "./command.ts";
 
 /** Said after the list of configuration problems: the one command that fixes them all. */
-export const SETUP_HINT =
+const SETUP_HINT =
   "Run `npm run setup` in a terminal to answer these one by one: it checks the token with Telegram and finds your numeric id when you message your bot (the bot also tells anyone who messages it their id).\n";
 
 /** How long after stopping the process may linger before it is ended anyway (a stuck socket must not outlive a stop). */

@@ -57,7 +57,7 @@ export const REPLY_SETTLE_MAX_MS = 5_000;
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 
 /** The one reply a stranger gets: no model, nothing logged, and their id for setting up their own. */
-export function strangerReply(userId: number): string {
+function strangerReply(userId: number): string {
   return `Hi! I'm a private companion that talks with one person only, so I can't chat with you here.\n\nYour Telegram id is ${userId}. If you are setting up your own, that's the number for TELEGRAM_OWNER_ID.`;
 }
 
@@ -374,7 +374,7 @@ export class TelegramChannel {
 }
 
 /** What the person reads when a command failed: what broke, in Telegram's words when it was Telegram. */
-export function commandFailedText(name: string, error: unknown): string {
+function commandFailedText(name: string, error: unknown): string {
   const reason =
     error instanceof GrammyError ? `Telegram said: ${error.description}` : "something broke on my side";
   const hint =
@@ -383,7 +383,7 @@ export function commandFailedText(name: string, error: unknown): string {
 }
 
 /** A failure as log fields: a Telegram error by method, code and description, never with its payload. */
-export function describeFailure(error: unknown): Record<string, unknown> {
+function describeFailure(error: unknown): Record<string, unknown> {
   if (error instanceof GrammyError) {
     return { method: error.method, error_code: error.error_code, description: error.description };
   }

@@ -1,11 +1,15 @@
-import { Bot } from "grammy";
+import { Bot, type Transformer } from "grammy";
 import type { Timers } from "../../core/clock.ts";
 import type { Logger } from "../../core/log.ts";
 import { TELEGRAM_API_ROOT } from "./first-contact.ts";
 import { TelegramOutbound } from "./outbound.ts";
-import { pollingHealthTransformer } from "./polling-health.ts";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryTransformer } from "./retry.ts";
-import { DEFAULT_TRANSPORT_TIMEOUTS, type TransportTimeouts, telegramFetch } from "./transport.ts";
+import {
+  DEFAULT_TRANSPORT_TIMEOUTS,
+  describeTransportFailure,
+  type TransportTimeouts,
+  telegramFetch,
+} from "./transport.ts";
 
 export interface TelegramConnectionOptions {
   token: string;
@@ -66,4 +70,33 @@ export class TelegramConnection {
       logger: options.logger,
     });
   }
+}
+
+/**
+ * Says in the process log when receiving from Telegram stops working and when it works again.
+ * grammY retries a failed long poll every few seconds on its own and says nothing; without
+ * this an outage would leave no trace in the log, and a line per retry would flood it.
+ */
+export function pollingHealthTransformer(logger: Logger): Transformer {
+  let failing = false;
+  const failed = (problem: string) => {
+    if (failing) return;
+    failing = true;
+    logger.warn({ problem }, "cannot receive from Telegram; retrying every few seconds until it answers");
+  };
+  return async (prev, method, payload, signal) => {
+    if (method !== "getUpdates") return prev(method, payload, signal);
+    try {
+      const result = await prev(method, payload, signal);
+      if (!result.ok) failed(`${result.error_code} ${result.description}`);
+      else if (failing) {
+        failing = false;
+        logger.info("receiving from Telegram again");
+      }
+      return result;
+    } catch (error) {
+      if (!signal?.aborted) failed(describeTransportFailure(error));
+      throw error;
+    }
+  };
 }

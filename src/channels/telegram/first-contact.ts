@@ -51,7 +51,7 @@ export interface FirstContactOptions {
 }
 
 /** One attempt may take this long, so that a request that hangs still leaves time for another. */
-export const ATTEMPT_TIMEOUT_MS = 10_000;
+const ATTEMPT_TIMEOUT_MS = 10_000;
 /** The waits between attempts: 500 ms after the first failure, doubling up to 5 s. */
 const BACKOFF: BackoffSchedule = { firstMs: 500, maxMs: 5_000 };
 

@@ -15,7 +15,7 @@ import { type FormattedText, formatMarkdown } from "./format.ts";
 import { splitFormatted } from "./split.ts";
 
 /** Telegram shows "typing…" for about 5 s; refreshing a little sooner keeps it steady. */
-export const TYPING_REFRESH_MS = 4_000;
+const TYPING_REFRESH_MS = 4_000;
 
 export interface TelegramOutboundOptions {
   /** A grammY Api with the retry transformer installed (see retry.ts). */

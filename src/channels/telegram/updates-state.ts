@@ -14,7 +14,7 @@ import { DataFileError, DurableJsonFile, ensurePrivateDir } from "../../store/fi
  */
 
 /** A stranger's fixed reply is not repeated within this long. */
-export const STRANGER_REPLY_INTERVAL_MS = 60 * 60_000;
+const STRANGER_REPLY_INTERVAL_MS = 60 * 60_000;
 
 const FILE_NAME = "telegram.json";
 /** Only the last batch before a crash can come again (one getUpdates answer holds at most 100). */

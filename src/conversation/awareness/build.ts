@@ -1,18 +1,58 @@
 import type { Message } from "../../core/message.ts";
+import { formatDuration, plural } from "../../core/text.ts";
 import { isKnownZone } from "../../core/zones.ts";
 import { isAnswer, isMessageSent } from "../pending-messages.ts";
 import type { AwarenessContext, AwarenessSettings, PriorMemory } from "./context.ts";
-import { type Observed, observe } from "./observations.ts";
 import { conversationLanguage, englishReading } from "./reading.ts";
-import { elapsedMinutes, inZone, isWeekend, timeOfDay } from "./time.ts";
-import { chronological, type Entry, lastIndexOfRole, turnStart } from "./timeline.ts";
+import { elapsedMinutes, inZone, isWeekend, localStamp, timeOfDay } from "./time.ts";
 import { exchangeTone, messageMood, messageTone } from "./tone.ts";
-import { messageIsQuestion, messageTopics, topicDomain, topicSubject } from "./topics.ts";
+import { messageIsQuestion, messageTopics, topicDomain, topicName, topicSubject } from "./topics.ts";
 
 /** Silence longer than this leaves the assistant context-poor: it gets the full block. */
 const LONG_SILENCE_MINUTES = 120;
 /** How many of the latest messages count as "the last exchanges" for a change of domain. */
 const LAST_EXCHANGES = 4;
+
+/** A log entry with its instant parsed once. */
+interface Entry {
+  readonly message: Message;
+  readonly ms: number;
+}
+
+/**
+ * The log as the awareness engine reads it: oldest first, only what had happened by
+ * `now`. The store hands over a sorted window, but nothing here relies on it: an unsorted
+ * log is sorted (stably, so equal timestamps keep their order), and entries without a
+ * readable time are left out rather than guessed at.
+ */
+function chronological(log: readonly Message[], nowMs: number): Entry[] {
+  const entries: Entry[] = [];
+  let sorted = true;
+  for (const message of log) {
+    const ms = Date.parse(message.ts);
+    if (Number.isNaN(ms) || ms > nowMs) continue;
+    const previous = entries[entries.length - 1];
+    if (previous !== undefined && ms < previous.ms) sorted = false;
+    entries.push({ message, ms });
+  }
+  return sorted ? entries : entries.sort((a, b) => a.ms - b.ms);
+}
+
+/** Index of the last entry by `role`, or -1. */
+function lastIndexOfRole(entries: readonly Entry[], role: Message["role"]): number {
+  for (let i = entries.length - 1; i >= 0; i -= 1) {
+    if (entries[i]?.message.role === role) return i;
+  }
+  return -1;
+}
+
+/** Where the turn holding `index` begins: consecutive messages by one side form one turn. */
+function turnStart(entries: readonly Entry[], index: number): number {
+  const role = entries[index]?.message.role;
+  let start = index;
+  while (start > 0 && entries[start - 1]?.message.role === role) start -= 1;
+  return start;
+}
 
 /** Settings the engine cannot work with; the message names the setting and a good value. */
 export class AwarenessSettingsError extends Error {
@@ -78,7 +118,7 @@ function subjectsOf(message: Message, language: string): Set<string> {
 }
 
 /** A change of subject the person made: from what, to what, and when. */
-export interface Shift {
+interface Shift {
   readonly from: string;
   readonly to: string;
   readonly ms: number;
@@ -173,7 +213,7 @@ function needsFullBlock(
  * since the person last spoke, what the person said lately, and how it is going. Pure:
  * the same log, moment and settings always give the same context. The log may be any
  * slice that holds the recent window, the person's last turn and the message before it,
- * and everything after (see store/awareness-slice.ts); it need not be sorted, and entries
+ * and everything after (see awarenessSliceStart in store/messages.ts); it need not be sorted, and entries
  * later than `now` are not yet visible.
  */
 export function buildAwarenessContext(
@@ -318,4 +358,79 @@ export function unansweredAskedTopics(context: AwarenessContext): Set<string> {
       .filter((m) => m.trigger === "heartbeat" || messageIsQuestion(m, language))
       .flatMap((m) => messageTopics(m, language)),
   );
+}
+
+/** A reply later than this is worth stating: the person has been left waiting. */
+const LATE_REPLY_MINUTES = 15;
+/** Repeated topics beyond this many are left to the list of topics raised. */
+const MAX_REPEATED_SHOWN = 3;
+/** A silence this long is worth stating on its own. */
+const NOTABLE_SILENCE_MINUTES = 120;
+
+/** What the observations are drawn from: the context plus what the builder saw on the way. */
+interface Observed {
+  readonly context: AwarenessContext;
+  /** The person's latest change of subject, when it is one of the last exchanges. */
+  readonly shift: Shift | null;
+  readonly answeredBeforeAsked: readonly { topic: string; answeredMs: number }[];
+  /** Whether the person sounded warm earlier in the window than their last message. */
+  readonly warmBefore: boolean;
+}
+
+/**
+ * The state in plain sentences, each one a fact the assistant can check against the log
+ * ("You have sent 3 messages since they last spoke, 5h 43m ago"). None of them says what
+ * to do: the model reads where it stands and decides for itself.
+ */
+function observe({ context, shift, answeredBeforeAsked, warmBefore }: Observed): string[] {
+  const { self, user, conversationState: state } = context;
+  const nowMs = Date.parse(context.now);
+  const lines: string[] = [];
+  const sent = self.messagesSent.length;
+
+  if (user.lastMessage === null && sent === 0) lines.push("There are no messages yet");
+  if (user.lastMessage === null && sent > 0) {
+    lines.push(`They have not written yet; you have sent ${plural(sent, "message")}`);
+  }
+  if (user.timeSinceLastMessage !== null && sent > 0) {
+    lines.push(
+      `You have sent ${plural(sent, "message")} since they last spoke, ${formatDuration(user.timeSinceLastMessage)} ago`,
+    );
+  }
+  for (const { topic, count } of self.repeatedTopics.slice(0, MAX_REPEATED_SHOWN)) {
+    const language = state.language;
+    const raising = self.messagesSent.filter((m) => messageTopics(m, language).includes(topic));
+    const verb = raising.every((m) => messageIsQuestion(m, language)) ? "asked about" : "brought up";
+    lines.push(`You have ${verb} ${topicName(topic)} ${count} times without a response`);
+  }
+  const [single] = answeredBeforeAsked;
+  if (answeredBeforeAsked.length === 1 && single !== undefined) {
+    const when = localStamp(single.answeredMs, nowMs, context.timezone);
+    lines.push(
+      `They talked about ${topicName(single.topic)} at ${when}, before your check-in raised it again`,
+    );
+  } else if (answeredBeforeAsked.length > 1) {
+    const topics = answeredBeforeAsked.map(
+      ({ topic, answeredMs }) => `${topicName(topic)} (${localStamp(answeredMs, nowMs, context.timezone)})`,
+    );
+    lines.push(`They talked about ${topics.join(", ")} before your check-ins raised them again`);
+  }
+  if (state.waitingMinutes !== null && state.waitingMinutes >= LATE_REPLY_MINUTES) {
+    lines.push(`Their message has waited ${formatDuration(state.waitingMinutes)} for your answer`);
+  }
+  if (shift !== null) {
+    const when = localStamp(shift.ms, nowMs, context.timezone);
+    lines.push(`At ${when} they moved from ${topicName(shift.from)} to ${topicName(shift.to)}`);
+  }
+  if (state.lastExchangeTone === "tense") {
+    lines.push(
+      warmBefore
+        ? "Their earlier messages were warm; their last reply reads curt or irritated with you"
+        : "Their last reply reads curt or irritated with you",
+    );
+  }
+  if (state.silenceDuration !== null && state.silenceDuration >= NOTABLE_SILENCE_MINUTES) {
+    lines.push(`No message from either side for ${formatDuration(state.silenceDuration)}`);
+  }
+  return lines;
 }

@@ -4,15 +4,7 @@ import { isoUtc, messageSchema, moodSchema } from "../../core/message.ts";
 const minutes = z.number().int().nonnegative();
 
 /** The conversation's domain, as the topic lexicon groups topics. */
-export const domainSchema = z.enum([
-  "habits",
-  "health",
-  "work",
-  "relationships",
-  "social",
-  "reflective",
-  "other",
-]);
+const domainSchema = z.enum(["habits", "health", "work", "relationships", "social", "reflective", "other"]);
 export type Domain = z.infer<typeof domainSchema>;
 
 /**

@@ -1,7 +1,18 @@
+import { createRequire } from "node:module";
 import Sentiment from "sentiment";
 import type { Message, Mood, Tone } from "../../core/message.ts";
-import { AFINN_EMOJI, AFINN_WORDS } from "./afinn.ts";
 import { DEFAULT_LANGUAGE, englishReading } from "./reading.ts";
+
+const require = createRequire(import.meta.url);
+
+/**
+ * The AFINN-165 word list and emoji scores that ship with the `sentiment` package, read
+ * once at load: the tone detector builds on one maintained list instead of a home-made one.
+ */
+const AFINN_WORDS: Readonly<Record<string, number>> = require("sentiment/languages/en/labels.json");
+
+/** Emoji scores from the Emoji Sentiment Ranking, as shipped with `sentiment`. */
+const AFINN_EMOJI: Readonly<Record<string, number>> = require("sentiment/build/emoji.json");
 
 /** A tone, or `unknown` when the person has not spoken in the exchange. */
 export type ExchangeTone = Tone | "unknown";

@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
-  type AwarenessSettings,
   AwarenessSettingsError,
   buildAwarenessContext,
-  defaultAwarenessSettings,
   unansweredAskedTopics,
-} from "../../../src/conversation/awareness/index.ts";
+} from "../../../src/conversation/awareness/build.ts";
+import {
+  type AwarenessSettings,
+  defaultAwarenessSettings,
+} from "../../../src/conversation/awareness/context.ts";
 import type { Message } from "../../../src/core/message.ts";
 import { toMessages } from "./lenient.ts";
 

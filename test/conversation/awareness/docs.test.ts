@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { buildAwarenessContext } from "../../../src/conversation/awareness/build.ts";
 import {
   awarenessContextSchema,
-  buildAwarenessContext,
   defaultAwarenessSettings,
-  formatAwarenessForPrompt,
-} from "../../../src/conversation/awareness/index.ts";
+} from "../../../src/conversation/awareness/context.ts";
+import { formatAwarenessForPrompt } from "../../../src/conversation/awareness/format.ts";
 import { loadSituationLog } from "./lenient.ts";
 
 /** The fenced blocks of docs/awareness.md of one language, in order. */

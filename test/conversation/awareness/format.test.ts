@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { buildAwarenessContext } from "../../../src/conversation/awareness/build.ts";
 import {
   type AwarenessSettings,
-  buildAwarenessContext,
   defaultAwarenessSettings,
-  formatAwarenessForPrompt,
-} from "../../../src/conversation/awareness/index.ts";
+} from "../../../src/conversation/awareness/context.ts";
+import { formatAwarenessForPrompt } from "../../../src/conversation/awareness/format.ts";
 import type { Message } from "../../../src/core/message.ts";
 import { estimateTokens } from "../../../src/model/tokens.ts";
 import { loadSituationLog } from "./lenient.ts";

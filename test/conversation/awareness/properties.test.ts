@@ -1,11 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { buildAwarenessContext } from "../../../src/conversation/awareness/build.ts";
 import {
   awarenessContextSchema,
-  buildAwarenessContext,
   defaultAwarenessSettings,
-  formatAwarenessForPrompt,
-} from "../../../src/conversation/awareness/index.ts";
+} from "../../../src/conversation/awareness/context.ts";
+import { formatAwarenessForPrompt } from "../../../src/conversation/awareness/format.ts";
 import type { Message } from "../../../src/core/message.ts";
 
 const start = Date.parse("2026-03-27T00:00:00Z");

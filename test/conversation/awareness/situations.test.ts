@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { buildAwarenessContext } from "../../../src/conversation/awareness/build.ts";
 import {
   awarenessContextSchema,
-  buildAwarenessContext,
   defaultAwarenessSettings,
-} from "../../../src/conversation/awareness/index.ts";
+} from "../../../src/conversation/awareness/context.ts";
 import { loadSituationLog, loadSituations } from "./lenient.ts";
 
 const situations = loadSituations();

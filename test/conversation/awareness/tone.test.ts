@@ -6,7 +6,7 @@ import {
   messageMood,
   messageTone,
   toneScore,
-} from "../../../src/conversation/awareness/index.ts";
+} from "../../../src/conversation/awareness/tone.ts";
 import type { Message, Tone } from "../../../src/core/message.ts";
 import { type AgreementRow, loadToneCorpus, reportAgreement } from "./corpora.ts";
 

@@ -8,7 +8,7 @@ import {
   messageTopics,
   topicDomain,
   topicSubject,
-} from "../../../src/conversation/awareness/index.ts";
+} from "../../../src/conversation/awareness/topics.ts";
 import type { Message } from "../../../src/core/message.ts";
 import { type AgreementRow, loadTopicCorpus, reportAgreement } from "./corpora.ts";
 

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { HttpError } from "grammy";
 import { describe, expect, it } from "vitest";
-import { pollingHealthTransformer } from "../../../src/channels/telegram/polling-health.ts";
+import { pollingHealthTransformer } from "../../../src/channels/telegram/connection.ts";
 import { createLogger } from "../../../src/core/log.ts";
 
 /** A transformer run against scripted getUpdates outcomes, with the log lines it wrote. */
