@@ -60,7 +60,7 @@ export interface CommandHandlerDeps {
 /** /forget leaves the conversation log as it is: the person's own record, removed only by /wipe. */
 const LOG_KEEPS_IT = "Our past messages still contain it; /wipe removes everything.";
 
-export const START_TEXT = [
+const START_TEXT = [
   "Hi. I'm a companion for one person: you.",
   "",
   "Talk to me about anything. I remember what matters to you, and now and then I check in on my own — never during your quiet hours, and never piling up messages you haven't answered.",
