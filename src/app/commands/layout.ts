@@ -53,11 +53,17 @@ export function formatTable(rows: readonly (readonly string[])[], layout: TableL
       ...rows.map((row) => (row[col] ?? "").length),
     ),
   );
+  // A group's label fits over its columns: the last of them widens when it would not.
+  for (const { label, from, to } of layout.groups ?? []) {
+    let span = -GAP.length;
+    for (let col = from; col <= to; col++) span += (widths[col] ?? 0) + GAP.length;
+    if (label.length > span) widths[to] = (widths[to] ?? 0) + label.length - span;
+  }
   const shown = widths.flatMap((width, col) => (width > 0 ? [col] : []));
   const indent = layout.indent ?? "";
   const fits = (lines: readonly string[]) => lines.every((line) => line.length <= layout.width);
-  const side = block(rows, shown, widths, layout, indent);
-  const wide = [...side.head, ...side.body];
+  const rowPerLine = block(rows, shown, widths, layout, indent);
+  const wide = [...rowPerLine.head, ...rowPerLine.body];
   if (fits(wide) || shown.length < 2) return wide.map((line) => clip(line, layout.width, { fit: true }));
   const [first = 0, ...rest] = shown;
   const beneath = block(rows, rest, widths, layout, indent + STEP);

@@ -49,6 +49,17 @@ describe("formatTable", () => {
     ]);
   });
 
+  it("widens a group's last column when its label is longer than the columns under it", () => {
+    const lines = formatTable([["x", "1", "2"]], {
+      headings: [["n"], ["a"], ["b"]],
+      groups: [{ label: "a long label", from: 1, to: 2 }],
+      right,
+      width: 100,
+    });
+    expect(lines[0]).toBe("   a long label");
+    expect(lines.at(-1)).toBe(`x  1  ${"2".padStart(9)}`);
+  });
+
   it("leaves out a column empty in every row, and cuts a line that cannot fit even stacked", () => {
     const lines = formatTable(
       [
