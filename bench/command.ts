@@ -1,18 +1,22 @@
-import { defineCommand, UsageError } from "../src/app/runtime.ts";
-import { clip } from "../src/core/text.ts";
+import {
+  defineCommand,
+  formatTable,
+  OUTPUT_WIDTH,
+  outputWidth,
+  UsageError,
+  wrapWords,
+} from "../src/app/runtime.ts";
 import type { BenchRow } from "./types.ts";
 
 /**
  * `presence bench` (`npm run bench`): runs the benchmark suites listed in bench/index.ts and
- * prints their figures, suite by suite, in lines a person can read (at most 120 columns; the
- * notes and every detail are in `--json`), then a verdict that names each missed target.
+ * prints their figures, suite by suite, in lines a person can read (within the terminal's
+ * width, at most 100 columns; the notes and every detail are in `--json`), then a verdict
+ * that names each missed target.
  * Figures, not assertions: a missed target is reported, and the exit code stays 0.
  */
 
-/** The widest line the report prints. */
-const REPORT_WIDTH = 120;
 const INDENT = "  ";
-const GAP = "  ";
 
 function ms(value: number): string {
   return value < 1 ? value.toFixed(3) : value < 100 ? value.toFixed(2) : value.toFixed(1);
@@ -23,6 +27,7 @@ function figure(row: BenchRow): string {
   if (row.median_ms !== undefined) return `${ms(row.median_ms)} ms`;
   if (row.value === undefined) return "";
   if (row.unit === "$") return `$${row.value.toFixed(4)}`;
+  if (row.unit === "×") return `×${row.value}`;
   return row.unit && row.unit !== "ratio" && row.unit !== "share"
     ? `${row.value} ${row.unit}`
     : String(row.value);
@@ -47,11 +52,12 @@ function ratios(rows: readonly BenchRow[]): string[] {
 }
 
 /**
- * The rows as a report: a heading per suite, one line per row (name, size, figure, p95,
- * growth against the smallest size, target, whether it was met), aligned within the suite,
- * with the name cut so that no line passes REPORT_WIDTH; then the verdict.
+ * The rows as a report within `width`: a heading per suite, one line per row (name, size,
+ * figure, p95, growth against the smallest size, target, whether it was met), aligned within
+ * the suite; a suite too wide for that puts each name on a line of its own above the rest of
+ * its row; then the verdict.
  */
-export function formatBenchReport(rows: readonly BenchRow[]): string {
+export function formatBenchReport(rows: readonly BenchRow[], width: number = OUTPUT_WIDTH): string {
   const growth = ratios(rows);
   const suites = [...new Set(rows.map((r) => r.suite))];
   const out: string[] = [];
@@ -70,49 +76,28 @@ export function formatBenchReport(rows: readonly BenchRow[]): string {
       ];
     });
     if (out.length > 0) out.push("");
-    out.push(suite, ...alignedLines(cells));
+    out.push(suite, ...formatTable(cells, { right: FIGURES, indent: INDENT, width }));
   }
-  out.push("", ...verdict(rows));
+  out.push("", ...verdict(rows, width));
   return out.join("\n");
 }
 
-/** Cells as lines: empty columns left out, figures right-aligned, the first column cut to fit the width. */
-function alignedLines(cells: readonly string[][]): string[] {
-  const columns = cells[0]?.length ?? 0;
-  const widths = Array.from({ length: columns }, (_, col) =>
-    Math.max(0, ...cells.map((line) => (line[col] ?? "").length)),
-  );
-  const others = widths.slice(1).reduce((sum, w) => sum + (w > 0 ? w + GAP.length : 0), 0);
-  widths[0] = Math.min(widths[0] ?? 0, REPORT_WIDTH - INDENT.length - others);
-  const right = new Set([2, 3, 4]);
-  return cells.map(
-    (line) =>
-      INDENT +
-      line
-        .flatMap((text, col) => {
-          const width = widths[col] ?? 0;
-          if (width === 0) return [];
-          const cell = clip(text, width, { fit: true });
-          return [right.has(col) ? cell.padStart(width) : cell.padEnd(width)];
-        })
-        .join(GAP)
-        .trimEnd(),
-  );
-}
+/** The figure, p95 and growth columns. */
+const FIGURES = new Set([2, 3, 4]);
 
-/** Which targets were met, and each missed one in a line of its own. */
-function verdict(rows: readonly BenchRow[]): string[] {
+/** Which targets were met, and each missed one in a line of its own (wrapped within `width`). */
+function verdict(rows: readonly BenchRow[], width: number): string[] {
   const judged = rows.filter((r) => r.met !== undefined);
   const missed = judged.filter((r) => r.met === false);
   if (judged.length === 0) return ["verdict: no targets in the suites run"];
   if (missed.length === 0) return [`verdict: all ${judged.length} targets met`];
   return [
     `verdict: ${judged.length - missed.length} of ${judged.length} targets met; missed:`,
-    ...missed.map((r) =>
-      clip(
+    ...missed.flatMap((r) =>
+      wrapWords(
         `${INDENT}- ${r.suite}: ${r.name}${r.size === "-" ? "" : ` (${r.size})`}: ${figure(r)}, target ${r.target}`,
-        REPORT_WIDTH,
-        { fit: true },
+        width,
+        `${INDENT}    `,
       ),
     ),
   ];
@@ -152,7 +137,9 @@ export const benchCommand = defineCommand({
       if (!values.json) io.stderr(`running ${suite.name}…\n`);
       rows.push(...(await suite.run()));
     }
-    io.stdout(values.json ? `${JSON.stringify(rows, null, 2)}\n` : `${formatBenchReport(rows)}\n`);
+    io.stdout(
+      values.json ? `${JSON.stringify(rows, null, 2)}\n` : `${formatBenchReport(rows, outputWidth(io))}\n`,
+    );
     return 0;
   },
 });

@@ -1,8 +1,8 @@
-import { relative } from "node:path";
-import { defineCommand, loadModelConfig, UsageError } from "../src/app/runtime.ts";
+import { join, relative } from "node:path";
+import { defineCommand, loadModelConfig, outputWidth, UsageError } from "../src/app/runtime.ts";
 import { plural } from "../src/core/text.ts";
 import { modelPrice, UnpricedModelError } from "../src/model/prices.ts";
-import { loadScenarios, progressLine, runBatch, summaryTable } from "./run.ts";
+import { loadScenarios, OUT_DIR, progressLines, runBatch, summaryTable } from "./run.ts";
 import { ScenarioError } from "./scenario.ts";
 
 /**
@@ -56,18 +56,22 @@ export const simulateCommand = defineCommand({
       }
     }
     const started = performance.now();
+    const width = outputWidth(io);
+    const outDir = io.env.PRESENCE_SIMULATIONS_OUT || OUT_DIR;
+    const model = values.live ? "live model" : "naive model, offline";
+    // Where the files go is said once (a path may run past the width); each run then gets a line.
     io.stderr(
-      `simulating ${plural(scenarios.length, "scenario")} (${values.live ? "live model" : "naive model, offline"})\n`,
+      `simulating ${plural(scenarios.length, "scenario")} (${model}); each run's report:\n` +
+        `  ${join(relative(process.cwd(), outDir) || ".", "<run>", "report.html")}\n`,
     );
     const results = await runBatch(scenarios, {
       live: values.live === true,
       judge: values.judge === true,
       env: io.env,
-      ...(io.env.PRESENCE_SIMULATIONS_OUT ? { outDir: io.env.PRESENCE_SIMULATIONS_OUT } : {}),
-      onResult: (result, dir) =>
-        io.stderr(`  ${progressLine(result)} → ${relative(process.cwd(), dir)}/report.html\n`),
+      outDir,
+      onResult: (result) => io.stderr(`${progressLines(result, width).join("\n")}\n`),
     });
-    io.stdout(`${summaryTable(results)}\n`);
+    io.stdout(`${summaryTable(results, width)}\n`);
     const failed = results.filter((r) => !r.passed).length;
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     io.stderr(`${results.length - failed} of ${results.length} met their expectations in ${seconds} s\n`);

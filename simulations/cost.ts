@@ -1,4 +1,4 @@
-import type { PriceTable } from "../src/model/prices.ts";
+import { type PriceTable, pricesInWords } from "../src/model/prices.ts";
 import { type BaselinePrompt, type Baselines, baselineCosts } from "./baselines.ts";
 import type { CallRecord, SimEvent } from "./events.ts";
 import { readIn } from "./zones.ts";
@@ -25,7 +25,7 @@ export interface CostFigures {
   /** Dollars per call purpose: reply, reflect, heartbeat-decide, heartbeat-write… */
   byPurpose: Record<string, number>;
   baselines: Baselines;
-  /** Which price table: its source and date. */
+  /** Which price table, as a sentence quotes it: "the 2026-10 prices (source: …)". */
   prices: string;
 }
 
@@ -34,7 +34,11 @@ export function formatDollars(dollars: number): string {
   return `$${dollars.toFixed(Math.abs(dollars) >= 1 ? 2 : 4)}`;
 }
 
-/** How many times presence's dollars a baseline's are ("×4.2"); "–" when presence spent nothing. */
+/**
+ * What a baseline bot costs as a multiple of presence's dollars ("×2.2": 2.2 times as much),
+ * the one direction every cost ratio is shown in (simulate, its report, bench, the README);
+ * "–" when presence spent nothing.
+ */
 export function timesPresence(baseline: number, presence: number): string {
   return presence > 0 ? `×${(baseline / presence).toFixed(1)}` : "–";
 }
@@ -72,6 +76,6 @@ export function costFigures(
       transcript: { ...baselines.transcript, dollars: roundDollars(baselines.transcript.dollars) },
       everyTick: { ...baselines.everyTick, dollars: roundDollars(baselines.everyTick.dollars) },
     },
-    prices: `${options.prices.source} (${options.prices.date})`,
+    prices: pricesInWords(options.prices),
   };
 }

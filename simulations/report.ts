@@ -426,7 +426,7 @@ function costBlock(m: Metrics): string {
   const purposes = Object.entries(cost.byPurpose)
     .map(([p, d]) => `${esc(p)} ${formatDollars(d)}`)
     .join(" · ");
-  return `<h2>Cost</h2><table class="cost"><tr><th></th><th>run</th><th>a day</th><th title="the baseline's dollars ÷ presence's">× presence</th></tr>${row("presence", cost.dollars, "presence")}${row("transcript baseline", cost.baselines.transcript.dollars, "transcript")}${row("every-tick baseline", cost.baselines.everyTick.dollars, "every-tick")}</table><p class="note">${purposes || "no model calls"}</p><p class="note">Modelled: each call's reported usage priced with ${esc(cost.prices)}; the baselines replay the whole log on the same timeline (transcript: a call per message sent; every-tick: plus one per cron tick), with the same cache model. Offline, the naive model's outputs are short, so real replies cost more.</p>`;
+  return `<h2>Cost</h2><table class="cost"><tr><th></th><th>run</th><th>a day</th><th title="what the bot would have cost as a multiple of presence's dollars (×2.0: twice as much; under ×1: less)">costs × presence</th></tr>${row("presence", cost.dollars, "presence")}${row("transcript bot", cost.baselines.transcript.dollars, "transcript")}${row("every-tick bot", cost.baselines.everyTick.dollars, "every-tick")}</table><p class="note">${purposes || "no model calls"}</p><p class="note">Modelled: each call's reported usage is priced at ${esc(cost.prices)}. The bots replay the whole log on the same timeline (transcript: a call per message sent; every-tick: plus one per cron tick), with the same cache model. Offline, the naive model's outputs are short, so real replies cost more.</p>`;
 }
 
 function perDayBlock(m: Metrics): string {

@@ -1,7 +1,7 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadModelConfig } from "../src/app/runtime.ts";
+import { formatTable, loadModelConfig, OUTPUT_WIDTH, wrapWords } from "../src/app/runtime.ts";
 import { SettableClock, systemClock } from "../src/core/clock.ts";
 import { ModelClient } from "../src/model/llm.ts";
 import { startMessagesApiFake } from "../testkit/messages-api.ts";
@@ -23,7 +23,7 @@ import { renderTranscript } from "./transcript.ts";
 /** The shipped scenario files. */
 const SCENARIOS_DIR = fileURLToPath(new URL("./scenarios/", import.meta.url));
 /** Where run outputs go unless PRESENCE_SIMULATIONS_OUT says otherwise (ignored by git). */
-const OUT_DIR = fileURLToPath(new URL("./out/", import.meta.url));
+export const OUT_DIR = fileURLToPath(new URL("./out/", import.meta.url));
 
 /** The shipped scenarios' names, alphabetically. */
 export async function scenarioNames(dir: string = SCENARIOS_DIR): Promise<string[]> {
@@ -167,27 +167,36 @@ export async function writeRunOutputs(result: RunResult, outDir: string = OUT_DI
   return dir;
 }
 
-/** One line per finished run, for progress on stderr. */
-export function progressLine(result: RunResult): string {
+/**
+ * One finished run for progress on stderr, within `width`: its verdict, what it sent and held
+ * and how long it took; the names of the expectations it missed wrap onto further lines.
+ */
+export function progressLines(result: RunResult, width: number = OUTPUT_WIDTH): string[] {
   const failed = result.expectations.filter((e) => !e.ok).map((e) => e.name);
   const verdict = failed.length === 0 ? "ok" : `FAILED (${failed.join("; ")})`;
-  return `${result.scenario.name}: ${verdict} · ${result.metrics.fired} sent, ${result.metrics.held} held · ${(result.elapsedMs / 1000).toFixed(1)} s`;
+  const seconds = (result.elapsedMs / 1000).toFixed(1);
+  return wrapWords(
+    `  ${result.scenario.name}: ${verdict} · ${result.metrics.fired} sent, ${result.metrics.held} held · ${seconds} s`,
+    width,
+  );
 }
 
 /**
- * The batch as one table: a row per scenario, and under it what the re-ask column means,
- * since a re-ask after the answered-topic window is allowed and one inside it is a failure;
- * then what each run cost beside the two baselines.
+ * The batch as one table within `width`: a row per scenario, and under it what the re-ask
+ * column means, since a re-ask after the answered-topic window is allowed and one inside it
+ * is a failure; then what each run cost beside the two baselines.
  */
-export function summaryTable(results: readonly RunResult[]): string {
-  const header = [
-    "scenario",
-    "expectations",
-    "fired",
-    "held",
-    "longest unanswered",
-    "re-asks in window (later)",
-    "leaks (stripped)",
+export function summaryTable(results: readonly RunResult[], width: number = OUTPUT_WIDTH): string {
+  const judged = results.some((r) => r.judge);
+  const headings = [
+    ["scenario"],
+    ["expectations"],
+    ["fired"],
+    ["held"],
+    ["longest", "unanswered"],
+    ["re-asks", "in window", "(later)"],
+    ["leaks", "(stripped)"],
+    ...(judged ? [["judge"]] : []),
   ];
   const rows = results.map((r) => {
     const met = r.expectations.filter((e) => e.ok).length;
@@ -202,24 +211,43 @@ export function summaryTable(results: readonly RunResult[]): string {
       ...(r.judge ? [`${r.judge.score}/5`] : []),
     ];
   });
-  const all = [results.some((r) => r.judge) ? [...header, "judge"] : header, ...rows];
   const windows = [...new Set(results.map((r) => r.metrics.answeredTopicHours))].join("/");
   return [
-    ...aligned(all),
+    ...formatTable(rows, { headings, right: FIGURES, width }),
     "",
-    `re-asks: check-ins on a topic the person had answered; "in window" (less than ${windows} h after the answer) must be 0,`,
-    `"later" (the same day, after the window) is allowed by design and shown in each report.`,
+    ...wrapWords(
+      `re-asks: check-ins on a topic the person had answered; "in window" (less than ${windows} h after the answer) must be 0, "later" (the same day, after the window) is allowed by design and shown in each report.`,
+      width,
+      "",
+    ),
     "",
-    costTable(results),
+    costTable(results, width),
   ].join("\n");
 }
 
+/** Every column but the scenario's holds a figure. */
+const FIGURES = new Set([1, 2, 3, 4, 5, 6, 7]);
+
 /**
- * What each run cost in dollars, a day on average, and beside it what the two baselines
- * would have cost over the same timeline, as a multiple of presence's figure.
+ * What each run cost in dollars, a day on average, and beside it what each baseline bot
+ * would have cost over the same timeline, in dollars and as a multiple of presence's
+ * (timesPresence: the direction every cost ratio is shown in).
  */
-function costTable(results: readonly RunResult[]): string {
-  const header = ["scenario", "days", "dollars", "a day", "transcript", "", "every tick", ""];
+function costTable(results: readonly RunResult[], width: number): string {
+  const headings = [
+    ["scenario"],
+    ["days"],
+    ["dollars"],
+    ["a day"],
+    ["dollars"],
+    ["costs ×", "presence"],
+    ["dollars"],
+    ["costs ×", "presence"],
+  ];
+  const groups = [
+    { label: "transcript bot", from: 4, to: 5 },
+    { label: "every-tick bot", from: 6, to: 7 },
+  ];
   const rows = results.map((r) => {
     const { cost } = r.metrics;
     const days = Math.max(cost.perDay.length, 1);
@@ -237,22 +265,12 @@ function costTable(results: readonly RunResult[]): string {
   });
   const prices = [...new Set(results.map((r) => r.metrics.cost.prices))].join("; ");
   return [
-    ...aligned([header, ...rows]),
+    ...formatTable(rows, { headings, groups, right: FIGURES, width }),
     "",
-    `dollars are modelled: each call's usage priced with ${prices};`,
-    "the baselines replay the whole log on the same timeline (transcript: a call per message sent;",
-    "every tick: plus one per cron tick) with the same cache model. The naive model's outputs are short.",
+    ...[
+      "costs × presence: what the bot would have cost as a multiple of presence's dollars (×2.0: twice as much; under ×1: less).",
+      `Dollars are modelled: each call's usage is priced at ${prices}.`,
+      "The bots replay the whole log on the same timeline (transcript: a call per message sent; every tick: plus one per cron tick) with the same cache model. The naive model's outputs are short.",
+    ].flatMap((paragraph) => wrapWords(paragraph, width, "")),
   ].join("\n");
-}
-
-/** Rows as aligned columns (the first left-aligned, the rest right-aligned) under a rule. */
-function aligned(all: readonly string[][]): string[] {
-  const widths = all[0]?.map((_, i) => Math.max(...all.map((row) => row[i]?.length ?? 0))) ?? [];
-  const line = (row: readonly string[]) =>
-    row
-      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
-      .join("  ")
-      .trimEnd();
-  const [head, ...body] = all;
-  return [line(head ?? []), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)];
 }

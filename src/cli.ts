@@ -109,6 +109,7 @@ if (isMain) {
     stderr: (t) => process.stderr.write(t),
     env: process.env,
     interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+    columns: process.stdout.isTTY ? process.stdout.columns : undefined,
   };
   runCli(process.argv.slice(2), io).then(
     (code) => {

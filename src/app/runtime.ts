@@ -38,6 +38,8 @@ export { DataLockedError } from "../store/lock.ts";
  * simulations/, bench in bench/) and listed in src/cli.ts with app's own.
  */
 export { defineCommand, UsageError } from "./commands/command.ts";
+/** The width a command's output keeps within, and tables and paragraphs laid out to fit it. */
+export { formatTable, OUTPUT_WIDTH, outputWidth, wrapWords } from "./commands/layout.ts";
 /** Reading the settings from an environment (ConfigError names each problem), and their shape. */
 export { type CoreConfig, loadCoreConfig, loadModelConfig } from "./config.ts";
 

@@ -22,6 +22,7 @@ import { plural } from "../core/text.ts";
 import { tokensOnLocalDay } from "../core/usage.ts";
 import { activeMemory } from "../mind/memory.ts";
 import type { MessageLog } from "../store/messages.ts";
+import { wrapWords } from "./commands/layout.ts";
 import type { CoreConfig } from "./config.ts";
 
 /**
@@ -251,8 +252,11 @@ function quietEnd(local: DateTime, quiet: CoreConfig["quietHours"]): DateTime {
   return end > local ? end : end.plus({ days: 1 });
 }
 
-/** The status as a few lines for a person, times in their zone. */
-export function formatStatus(status: Status, timezone: string = status.timezone): string {
+/**
+ * The status as a few lines for a person, times in their zone; given a `width` (a
+ * terminal's), a longer line wraps between words, its continuation indented.
+ */
+export function formatStatus(status: Status, timezone: string = status.timezone, width?: number): string {
   const local = (iso: string) => DateTime.fromISO(iso, { zone: timezone }).toFormat("ccc d LLL HH:mm");
   const checkins = status.blocked
     ? "stopped: the bot was blocked; they resume when you write"
@@ -292,7 +296,7 @@ export function formatStatus(status: Status, timezone: string = status.timezone)
   }
   if (status.bestHours !== null) lines.push(`Best hours: ${bestHoursWords(status.bestHours)}`);
   if (status.pendingReflections > 0) lines.push(`Reflections waiting: ${status.pendingReflections}`);
-  return lines.join("\n");
+  return (width === undefined ? lines : lines.flatMap((line) => wrapWords(line, width))).join("\n");
 }
 
 /** The learned best hours in words: "weekdays 19–22, weekends 10–12 (learned from 24 check-ins)". */

@@ -71,7 +71,9 @@ const modelPriceSchema = z.strictObject({
 
 /** The price file as written: where the figures come from, and one entry per model. */
 const priceFileSchema = z.strictObject({
+  /** Who quoted the figures, as words that follow "source:" ("public price trackers, not checked online"). */
   source: z.string().min(1),
+  /** When the figures held ("2026-10"). */
   date: z.string().min(1),
   unit: z.literal("US dollars per million tokens"),
   models: z
@@ -120,6 +122,14 @@ export class UnpricedModelError extends Error {
     this.model = model;
     this.file = file;
   }
+}
+
+/**
+ * The table as a sentence quotes it, "the 2026-10 prices (source: public price trackers,
+ * not checked online)": the source is a label's value, so any file's own words read.
+ */
+export function pricesInWords(table: Pick<PriceTable, "date" | "source">): string {
+  return `the ${table.date} prices (source: ${table.source})`;
 }
 
 /** Reads and checks a price file. Throws PriceFileError naming the file and the field. */

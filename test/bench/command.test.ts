@@ -36,11 +36,11 @@ describe("formatBenchReport", () => {
     },
     {
       suite: "cost",
-      name: "÷ transcript baseline",
+      name: "transcript bot costs × presence",
       size: "month, 30 days",
-      value: 0.62,
-      unit: "ratio",
-      target: "≤ 0.5",
+      value: 1.61,
+      unit: "×",
+      target: "≥ ×2",
       met: false,
     },
     { suite: "prompts", name: "reply prompt (ours)", size: "year, steady", value: 3120, unit: "tokens" },
@@ -59,6 +59,12 @@ describe("formatBenchReport", () => {
     expect(report).toContainEqual(
       expect.stringMatching(/reply prompt \(ours\)\s+year, steady\s+3120 tokens$/),
     );
+    // Each bot as a multiple of presence, in the words simulate, its report and the README use.
+    expect(report).toContainEqual(
+      expect.stringMatching(
+        /^ {2}transcript bot costs × presence\s+month, 30 days\s+×1\.61\s+≥ ×2\s+MISSED$/,
+      ),
+    );
     expect(formatBenchReport(rows)).not.toContain("only in --json");
   });
 
@@ -68,14 +74,14 @@ describe("formatBenchReport", () => {
     expect(at).toBeGreaterThan(0);
     expect(report.slice(at + 1)).toEqual([
       "  - store: append (year): 8.00 ms, target median < 5 ms",
-      "  - cost: ÷ transcript baseline (month, 30 days): 0.62, target ≤ 0.5",
+      "  - cost: transcript bot costs × presence (month, 30 days): ×1.61, target ≥ ×2",
     ]);
     expect(lines(formatBenchReport(rows.filter((r) => r.met !== false))).at(-1)).toBe(
       "verdict: all 2 targets met",
     );
   });
 
-  it("keeps every line within 120 columns, cutting long names, and aligns the figures of a suite", () => {
+  it("keeps every line within 100 columns, a name too long for its row above the rest, cut only when it cannot fit", () => {
     const long: BenchRow[] = [
       ...rows,
       { suite: "prompts", name: "compose", size: "day", median_ms: 12.3456, p95_ms: 20 },
@@ -92,8 +98,10 @@ describe("formatBenchReport", () => {
       },
     ];
     const report = lines(formatBenchReport(long));
-    expect(Math.max(...report.map((line) => line.length))).toBeLessThanOrEqual(120);
-    expect(report).toContainEqual(expect.stringMatching(/^ {2}a very long benchmark name.*…\s+month, heavy/));
+    expect(Math.max(...report.map((line) => line.length))).toBeLessThanOrEqual(100);
+    const at = report.findIndex((line) => line.startsWith("  a very long benchmark name"));
+    expect(report[at]).toMatch(/…$/);
+    expect(report[at + 1]).toMatch(/^ {4}month, heavy \(3900 msgs\)\s+1\.50 ms/);
     const prompts = report.slice(report.indexOf("prompts") + 1);
     const ends = prompts.flatMap((line) => {
       const figure = /\d ms(?= )/.exec(line);
@@ -101,6 +109,24 @@ describe("formatBenchReport", () => {
     });
     expect(ends).toHaveLength(2);
     expect(new Set(ends).size).toBe(1);
+    // A suite that fits stays a row a line.
+    expect(report[1]).toMatch(/^ {2}build\s+day\s+0\.200 ms/);
+  });
+
+  it("on a narrower terminal stacks only the suites too wide for it, and wraps a missed target", () => {
+    const report = lines(formatBenchReport(rows, 80));
+    expect(Math.max(...report.map((line) => line.length))).toBeLessThanOrEqual(80);
+    expect(report[1]).toMatch(/^ {2}build\s+day\s+0\.200 ms/);
+    const narrow = lines(formatBenchReport(rows, 70));
+    expect(Math.max(...narrow.map((line) => line.length))).toBeLessThanOrEqual(70);
+    expect(narrow[1]).toMatch(/^ {2}build\s+day\s+0\.200 ms/);
+    const costAt = narrow.indexOf("cost");
+    expect(narrow[costAt + 1]).toBe("  dollars a simulated day");
+    expect(narrow[costAt + 2]).toMatch(/^ {4}busy workday, 1 day\s+\$0\.0969\s+≤ \$0\.10\s+ok$/);
+    expect(lines(formatBenchReport(rows, 60)).slice(-2)).toEqual([
+      "  - cost: transcript bot costs × presence (month, 30 days):",
+      "      ×1.61, target ≥ ×2",
+    ]);
   });
 });
 
@@ -111,4 +137,22 @@ describe("presence bench", () => {
     expect(lines(result.stderr)).toHaveLength(1);
     expect(result.stderr).toMatch(/no suite named "nope" \(suites: awareness, awareness-truth, store[,)]/);
   });
+
+  it("prints the prompts suite within 100 columns through the real command, and within 80 on such a terminal", async () => {
+    for (const columns of [undefined, 80]) {
+      const result = await runInProcess(
+        ["bench", "--suite", "prompts"],
+        {},
+        columns === undefined ? {} : { columns },
+      );
+      expect(result.code).toBe(0);
+      const printed = lines(result.stdout);
+      expect(printed[0]).toBe("prompts");
+      expect(Math.max(...printed.map((line) => line.length)), `columns ${columns}`).toBeLessThanOrEqual(
+        columns ?? 100,
+      );
+      expect(printed).toContain("  reply prompt (ours)");
+      expect(printed.at(-1)).toMatch(/^verdict: /);
+    }
+  }, 30_000);
 });

@@ -11,8 +11,15 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the command line in this process with a clean environment (only what `env` sets). */
-export async function runInProcess(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+/**
+ * Runs the command line in this process with a clean environment (only what `env` sets);
+ * `columns` plays a terminal that wide (without it, output goes to a pipe).
+ */
+export async function runInProcess(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { columns?: number } = {},
+): Promise<CliResult> {
   let stdout = "";
   let stderr = "";
   const code = await runCli(args, {
@@ -24,6 +31,7 @@ export async function runInProcess(args: string[], env: Record<string, string> =
     },
     env,
     interactive: false,
+    ...(options.columns === undefined ? {} : { columns: options.columns }),
   });
   return { code, stdout, stderr };
 }

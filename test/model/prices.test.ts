@@ -7,6 +7,7 @@ import {
   loadPriceTable,
   minCacheableTokens,
   PriceFileError,
+  pricesInWords,
   SHIPPED_PRICES_FILE,
   shippedPriceTable,
   UnpricedModelError,
@@ -50,8 +51,11 @@ describe("the price tables", () => {
   it("production's shipped table says the same as the test kit's copy, with its source and date", () => {
     const table = shippedPriceTable();
     expect(strip(table.models)).toEqual(strip(FAKE_PRICES.models));
-    expect(table.source).toMatch(/public price trackers, October 2026, not checked online/);
+    expect(table.source).toBe("public price trackers, not checked online");
     expect(table.date).toBe("2026-10");
+    expect(pricesInWords(table)).toBe(
+      "the 2026-10 prices (source: public price trackers, not checked online)",
+    );
     expect(table.file).toBe(SHIPPED_PRICES_FILE);
   });
 

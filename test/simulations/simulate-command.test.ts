@@ -27,7 +27,7 @@ afterAll(async () => {
   await rm(outDir, { recursive: true, force: true });
 });
 
-async function simulate(args: string[], env: Record<string, string | undefined> = {}) {
+async function simulate(args: string[], env: Record<string, string | undefined> = {}, columns?: number) {
   let stdout = "";
   let stderr = "";
   const io: CommandIO = {
@@ -39,6 +39,7 @@ async function simulate(args: string[], env: Record<string, string | undefined> 
     },
     env: { PRESENCE_SIMULATIONS_OUT: outDir, ...env },
     interactive: false,
+    ...(columns === undefined ? {} : { columns }),
   };
   const code = await runCli(["simulate", ...args], io);
   return { code, stdout, stderr };
@@ -56,10 +57,9 @@ describe("presence simulate", () => {
   it("runs a scenario offline, prints one table, reports progress and writes the three files", async () => {
     const { code, stdout, stderr } = await simulate(["weekend"]);
     expect(code).toBe(0);
-    const [head, , row, blank, ...legend] = stdout.trim().split("\n");
-    expect(head).toMatch(
-      /^scenario\s+expectations\s+fired\s+held\s+longest unanswered\s+re-asks in window \(later\)\s+leaks/,
-    );
+    const [, , head, rule, row, blank, ...legend] = stdout.trim().split("\n");
+    expect(head).toMatch(/^scenario\s+expectations\s+fired\s+held\s+unanswered\s+\(later\)\s+\(stripped\)$/);
+    expect(rule).toMatch(/^-+( +-+)+$/);
     expect(row).toMatch(/^weekend\s+met \d+\/\d+/);
     expect(blank).toBe("");
     expect(legend.join(" ")).toMatch(/"in window" \(less than 6 h after the answer\) must be 0/);
@@ -82,6 +82,52 @@ describe("presence simulate", () => {
     expect(costRow).toContain(dollars(cost.dollars));
     expect(costRow).toContain(dollars(cost.baselines.transcript.dollars));
     expect(costRow).toContain(dollars(cost.baselines.everyTick.dollars));
+    // Each bot as a multiple of presence, the direction the report, bench and README use, said in words.
+    const times = (bot: number) => `×${(bot / cost.dollars).toFixed(1)}`;
+    expect(costRow).toContain(
+      `${dollars(cost.baselines.transcript.dollars)}  ${times(cost.baselines.transcript.dollars).padStart(8)}`,
+    );
+    const costHead = legend.slice(legend.findIndex((line) => line.includes("transcript bot")));
+    expect(costHead[0]).toMatch(/transcript bot\s+every-tick bot$/);
+    expect(costHead[1]).toMatch(/costs ×\s+costs ×$/);
+    expect(costHead[2]).toMatch(
+      /^scenario\s+days\s+dollars\s+a day\s+dollars\s+presence\s+dollars\s+presence$/,
+    );
+    const notes = legend.join(" ");
+    expect(notes).toContain(
+      "costs × presence: what the bot would have cost as a multiple of presence's dollars",
+    );
+    expect(notes).toContain(
+      "Dollars are modelled: each call's usage is priced at the 2026-10 prices (source: public price trackers, not checked online).",
+    );
+    const report = await readFile(join(outDir, "weekend", "report.html"), "utf8");
+    expect(report).toContain(">costs × presence</th>");
+    expect(report).toContain(`<tr class="transcript"><td>transcript bot</td>`);
+    expect(report).toContain(
+      "each call's reported usage is priced at the 2026-10 prices (source: public price trackers, not checked online).",
+    );
+    expect(figures.metrics.cost.prices).toBe(
+      "the 2026-10 prices (source: public price trackers, not checked online)",
+    );
+    // Table, notes and progress keep within 100 columns when the output is not a terminal.
+    for (const line of [...stdout.split("\n"), ...stderr.split("\n")])
+      expect(line.length, line).toBeLessThanOrEqual(100);
+  });
+
+  it("on an 80-column terminal puts a long scenario name above its figures, no line over 80", async () => {
+    const name = "saturday-good-morning-then-silence";
+    const { code, stdout, stderr } = await simulate([name], {}, 80);
+    expect(code).toBe(0);
+    for (const line of [...stdout.split("\n"), ...stderr.split("\n")]) {
+      expect(line.length, line).toBeLessThanOrEqual(80);
+    }
+    const printed = stdout.split("\n");
+    const rows = printed.flatMap((line, i) => (line === name ? [printed[i + 1]] : []));
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatch(/^ {2}\s*met \d+\/\d+\s+\d+/);
+    expect(rows[1]).toMatch(/^ {2}\s*1\s+\$0\.\d{4}\s+\$0\.\d{4}\s+\$0\.\d{4}\s+×\d+\.\d/);
+    expect(stdout).toMatch(/^ {2}days\s+dollars\s+a day\s+dollars\s+presence\s+dollars\s+presence$/m);
+    expect(stdout).toMatch(/transcript bot\s+every-tick bot$/m);
   });
 
   it("exits 1 when a scenario's expectations are not met", async () => {
@@ -149,7 +195,8 @@ describe("presence simulate", () => {
     const { code, stdout } = await simulate(["saturday-good-morning-then-silence", "--live", "--judge"], env);
     expect(code).toBe(0);
     expect(stdout).toMatch(/judge/);
-    expect(stdout).toMatch(/saturday-good-morning-then-silence .* 4\/5$/m);
+    // With the judge's column the table passes 100 columns, so the name goes above its figures.
+    expect(stdout).toMatch(/^saturday-good-morning-then-silence\n\s+met .* 4\/5$/m);
     expect(api.requests.filter((r) => r.body.tool_choice?.name === "grade_run")).toHaveLength(1);
     const transcript = await readFile(
       join(outDir, "saturday-good-morning-then-silence-live", "transcript.md"),

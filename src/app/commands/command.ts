@@ -14,6 +14,8 @@ export interface CommandIO {
   env: Record<string, string | undefined>;
   /** True when a person is at the terminal (questions may be asked). */
   interactive: boolean;
+  /** The terminal's width when stdout is one; undefined for a pipe or a file (layout.ts's outputWidth). */
+  columns?: number;
 }
 
 /**

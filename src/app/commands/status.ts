@@ -8,6 +8,7 @@ import { loadCoreConfig, loadModelSettings } from "../config.ts";
 import { formatStatus, readStatus } from "../status.ts";
 import { parseInstant } from "./awareness.ts";
 import { defineCommand } from "./command.ts";
+import { outputWidth } from "./layout.ts";
 
 /**
  * `status`: what the companion's data says now. Reads only: safe while the bot runs, and
@@ -55,7 +56,7 @@ export const statusCommand = defineCommand({
     const runningLine = running
       ? `Running: yes (pid ${running.pid}, ${running.purpose}, since ${DateTime.fromISO(running.startedAt, { zone: timezone }).toFormat("ccc d LLL HH:mm")})`
       : "Running: no";
-    io.stdout(`${formatStatus(status, timezone)}\n${runningLine}\n`);
+    io.stdout(`${formatStatus(status, timezone, outputWidth(io))}\n${runningLine}\n`);
     return 0;
   },
 });

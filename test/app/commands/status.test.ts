@@ -169,4 +169,24 @@ describe("status", () => {
     });
     expect(off.stdout).not.toContain("Best hours");
   });
+
+  it("keeps every line within 100 columns, or a narrower terminal's, wrapping a long one between words", async () => {
+    const mind = await openMind(dataDir, new SettableClock("2026-11-22T10:00:00.000Z"));
+    await mind.update((m) => {
+      m.wipedAt = "2026-11-22T09:30:00.000Z";
+    });
+    const kept =
+      "Tokens today: 1,020 of 5,000; the count was kept through your /wipe at 09:30 (a number, no words), so today's budget still holds";
+    const at = ["status", "--now", "2026-11-22T10:30:00Z"];
+    for (const columns of [undefined, 120, 80]) {
+      const result = await runInProcess(at, env, columns === undefined ? {} : { columns });
+      const printed = result.stdout.trimEnd().split("\n");
+      expect(Math.max(...printed.map((line) => line.length)), `columns ${columns}`).toBeLessThanOrEqual(
+        Math.min(columns ?? 100, 100),
+      );
+      expect(printed[0]).toBe("Check-ins: on");
+      // A wrapped line goes on indented, and reads the same joined up again.
+      expect(result.stdout.replace(/\n {2}/g, " ")).toContain(kept);
+    }
+  });
 });
