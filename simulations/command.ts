@@ -1,7 +1,7 @@
 import { join, relative } from "node:path";
 import { defineCommand, loadModelConfig, outputWidth, UsageError } from "../src/app/runtime.ts";
 import { plural } from "../src/core/text.ts";
-import { modelPrice, UnpricedModelError } from "../src/model/prices.ts";
+import { modelPrice, unpricedModelMessage } from "../src/model/prices.ts";
 import { loadScenarios, OUT_DIR, progressLines, runBatch, summaryTable } from "./run.ts";
 import { ScenarioError } from "./scenario.ts";
 
@@ -51,7 +51,7 @@ export const simulateCommand = defineCommand({
         ? [config.model, config.decideModel, config.reflectModel].find((m) => !modelPrice(config.prices, m))
         : undefined;
       if (unpriced !== undefined) {
-        io.stderr(`presence simulate: ${new UnpricedModelError(unpriced, config.prices.file).message}\n`);
+        io.stderr(`presence simulate: ${unpricedModelMessage(unpriced, config.prices.file)}\n`);
         return 2;
       }
     }

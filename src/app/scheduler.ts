@@ -28,7 +28,7 @@ export interface HeartbeatSchedule {
   nextRun(now: Date): Date | null;
 }
 
-/** Starts the heartbeat schedule; throws UnknownZoneError for an unknown zone. */
+/** Starts the heartbeat schedule; throws a RangeError for an unknown zone. */
 export function startHeartbeatSchedule(options: HeartbeatScheduleOptions): HeartbeatSchedule {
   const { cron: expression, timezone, onTick, logger } = options;
   requireKnownZone(timezone);

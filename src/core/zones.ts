@@ -30,17 +30,16 @@ export function machineZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 }
 
-/** A zone was given to code that works in it and is not a known zone; `zone` is the value given. */
-export class UnknownZoneError extends RangeError {
-  override readonly name = "UnknownZoneError";
-  constructor(readonly zone: string) {
-    super(`unknown time zone ${JSON.stringify(zone)} (use an IANA name such as ${ZONE_EXAMPLE})`);
-  }
-}
-
-/** The zone itself when it is known; throws UnknownZoneError otherwise. For code handed a zone it did not read itself. */
+/**
+ * The zone itself when it is known; throws a RangeError naming the zone and an example otherwise.
+ * For code handed a zone it did not read itself (no caller tells this error apart from others).
+ */
 export function requireKnownZone(zone: string): string {
-  if (!isKnownZone(zone)) throw new UnknownZoneError(zone);
+  if (!isKnownZone(zone)) {
+    throw new RangeError(
+      `unknown time zone ${JSON.stringify(zone)} (use an IANA name such as ${ZONE_EXAMPLE})`,
+    );
+  }
   return zone;
 }
 

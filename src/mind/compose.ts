@@ -134,11 +134,6 @@ export interface ComposedPrompt {
   documentsLeft: string[];
 }
 
-/** The ceiling is too small to hold even the fixed parts: the setting must change. */
-export class PromptCeilingError extends Error {
-  override readonly name = "PromptCeilingError";
-}
-
 /**
  * Upper budgets of the variable parts (tokens). They are kept modest so the cached prefix
  * stays at least half of a reply prompt; a small ceiling scales them all down together.
@@ -171,7 +166,7 @@ const MIN_TEXT_ROOM = 100;
 
 const EARLIER_NOT_SHOWN = "(earlier messages are not shown; see your scratchpad and notes)";
 
-/** Builds the request and its section sizes. Throws PromptCeilingError when the ceiling cannot hold the fixed parts. */
+/** Builds the request and its section sizes. Throws when the ceiling cannot hold the fixed parts, naming the setting and the smallest value that works. */
 export function composePrompt(input: ComposeInput): ComposedPrompt {
   const budgets = sectionBudgets(input.prefix.tokens, input.ceiling);
   const truncated: string[] = [];
@@ -303,7 +298,7 @@ function sectionBudgets(prefixTokens: number, ceiling: number): Record<keyof typ
   const room = ceiling - prefixTokens - FOLLOW_UP_HEADROOM;
   const wanted = Object.values(SECTION_BUDGETS).reduce((a, b) => a + b, 0);
   if (room < wanted * 0.2) {
-    throw new PromptCeilingError(
+    throw new Error(
       `PRESENCE_PROMPT_CEILING=${ceiling} leaves only ${Math.max(0, room)} tokens beside the ${prefixTokens}-token protocol and persona; ` +
         `raise it to at least ${prefixTokens + FOLLOW_UP_HEADROOM + Math.ceil(wanted * 0.2)} (default 12000)`,
     );

@@ -205,14 +205,6 @@ export function resolveFieldPath(path: string): FieldKey | null {
   return field?.key ?? null;
 }
 
-/** A section path that names no field; the message lists the valid ones. */
-export class UnknownSectionError extends Error {
-  override readonly name = "UnknownSectionError";
-  constructor(readonly section: string) {
-    super(`unknown section "${section}"; valid sections: ${fieldPaths().join(", ")}`);
-  }
-}
-
 /** A field's text as the model reads it (UNDERSTANDING rendered from its items). */
 export function fieldText(pad: Scratchpad, key: FieldKey): string {
   return isItemField(key) ? itemsText(pad[key]) : pad[key];
@@ -221,7 +213,7 @@ export function fieldText(pad: Scratchpad, key: FieldKey): string {
 /** Pre-populates one field, with the same value semantics and checks as a field value (an UNDERSTANDING line becomes an item). */
 export function injectSection(pad: Scratchpad, path: string, text: string, now: Date): ScratchpadResult {
   const key = resolveFieldPath(path);
-  if (key === null) throw new UnknownSectionError(path);
+  if (key === null) throw new Error(`unknown section "${path}"; valid sections: ${fieldPaths().join(", ")}`);
   return applyScratchpadUpdate(pad, { fields: { [key]: text } }, now);
 }
 

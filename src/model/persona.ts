@@ -21,24 +21,19 @@ export interface PersonaSource {
   current(): Promise<Persona>;
 }
 
-/** A persona file is missing or unreadable: the message names the file and how to restore it. */
-export class PersonaError extends Error {
-  override readonly name = "PersonaError";
-}
-
 /** The persona shipped with presence (persona/ at the project root). */
 const DEFAULT_PERSONA_DIR = fileURLToPath(new URL("../../persona/", import.meta.url));
 
 const FILES = { soul: "SOUL.md", user: "USER.md", heartbeat: "HEARTBEAT.md" } as const;
 
-/** Reads the three files once. */
+/** Reads the three files once; a missing or unreadable one is an error naming the file and how to restore it. */
 export async function loadPersona(dir: string = DEFAULT_PERSONA_DIR): Promise<Persona> {
   const read = async (name: string): Promise<string> => {
     const path = join(dir, name);
     try {
       return normalize(await readFile(path, "utf8"));
     } catch (error) {
-      throw new PersonaError(
+      throw new Error(
         `cannot read the persona file ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)}); ` +
           `restore it from the project's persona/ folder or write your own`,
         { cause: error },

@@ -109,19 +109,12 @@ export class PriceFileError extends Error {
   }
 }
 
-/** A call was made with a model the price table does not list, so it has no price. */
-export class UnpricedModelError extends Error {
-  override readonly name = "UnpricedModelError";
-  readonly model: string;
-  readonly file: string;
-
-  constructor(model: string, file: string) {
-    super(
-      `model "${model}" has no price in ${file}; add it there or point PRESENCE_PRICES_FILE at a table that lists it`,
-    );
-    this.model = model;
-    this.file = file;
-  }
+/**
+ * What to say of a model the price table does not list: usageDollars throws it, and
+ * `simulate --live` says it before a run it could not price.
+ */
+export function unpricedModelMessage(model: string, file: string): string {
+  return `model "${model}" has no price in ${file}; add it there or point PRESENCE_PRICES_FILE at a table that lists it`;
 }
 
 /**
@@ -205,7 +198,7 @@ export interface PricedUsage {
  */
 export function usageDollars(usage: PricedUsage, table: PriceTable): number {
   const price = modelPrice(table, usage.model);
-  if (!price) throw new UnpricedModelError(usage.model, table.file);
+  if (!price) throw new Error(unpricedModelMessage(usage.model, table.file));
   const prompt = usage.input + usage.cacheRead + usage.cacheWrite;
   const tier =
     price.tiers.find((t) => t.maxPromptTokens === undefined || prompt <= t.maxPromptTokens) ??

@@ -32,21 +32,34 @@ export interface MessageLogData {
 }
 
 /**
- * A message log file that cannot be used as it is. It names the file, the first bad entry and
- * what is wrong, because the person has to open that file and fix it: presence never repairs
+ * What the message log refused: a file it cannot use as it is (`damaged-file`), a message that
+ * breaks its schema or a change to a message's identity (`invalid-message`: a bug in the
+ * caller), or a message or channel delivery it already holds (`duplicate`).
+ */
+export type MessageLogRefusal = "damaged-file" | "invalid-message" | "duplicate";
+
+/**
+ * The message log refused a file or a write. One class with a `kind`, because no caller handles
+ * the three differently. A damaged file's message names the file, the first bad entry and what
+ * is wrong, because the person has to open that file and fix it: presence never repairs
  * someone's history on its own.
  */
 export class MessageLogError extends Error {
   override readonly name = "MessageLogError";
   constructor(
-    readonly file: string,
-    readonly problem: string,
-    /** Position of the first bad entry (0-based), when one entry is to blame. */
+    readonly kind: MessageLogRefusal,
+    message: string,
+    /** Position of the first bad entry (0-based) of a damaged file, when one entry is to blame. */
     readonly entryIndex?: number,
-    readonly entryId?: string,
   ) {
-    super(`${file}: ${entryIndex === undefined ? "" : `${describeEntry(entryIndex, entryId)}: `}${problem}`);
+    super(message);
   }
+}
+
+/** A damaged file's error: the file, then the entry to blame when there is one, then the problem. */
+function damagedFile(file: string, problem: string, entryIndex?: number, entryId?: string): MessageLogError {
+  const entry = entryIndex === undefined ? "" : `${describeEntry(entryIndex, entryId)}: `;
+  return new MessageLogError("damaged-file", `${file}: ${entry}${problem}`, entryIndex);
 }
 
 function describeEntry(index: number, id: string | undefined): string {
@@ -61,21 +74,21 @@ function describeEntry(index: number, id: string | undefined): string {
 function migrate(file: string, value: unknown): unknown[] {
   if (Array.isArray(value)) return value.map(migrateEntry);
   if (typeof value !== "object" || value === null) {
-    throw new MessageLogError(file, `expected { "version": ${MESSAGE_LOG_VERSION}, "messages": [...] }`);
+    throw damagedFile(file, `expected { "version": ${MESSAGE_LOG_VERSION}, "messages": [...] }`);
   }
   const record = value as Record<string, unknown>;
   const version = record.version ?? 0;
   if (typeof version !== "number" || !Number.isInteger(version) || version < 0) {
-    throw new MessageLogError(file, `"version" must be a whole number, found ${JSON.stringify(version)}`);
+    throw damagedFile(file, `"version" must be a whole number, found ${JSON.stringify(version)}`);
   }
   if (version > MESSAGE_LOG_VERSION) {
-    throw new MessageLogError(
+    throw damagedFile(
       file,
       `was written by a newer presence (format version ${version}; this one reads up to ${MESSAGE_LOG_VERSION})`,
     );
   }
   if (!Array.isArray(record.messages)) {
-    throw new MessageLogError(file, `"messages" must be an array`);
+    throw damagedFile(file, `"messages" must be an array`);
   }
   return version < 2 ? record.messages.map(migrateEntry) : record.messages;
 }
@@ -111,11 +124,11 @@ function parseMessageLogFile(file: string, value: unknown): MessageLogData {
     if (!result.success) {
       const issue = result.error.issues[0];
       const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-      throw new MessageLogError(file, `${where}${issue?.message ?? "invalid entry"}`, index, entryId);
+      throw damagedFile(file, `${where}${issue?.message ?? "invalid entry"}`, index, entryId);
     }
     const earlier = seen.get(result.data.id);
     if (earlier !== undefined) {
-      throw new MessageLogError(file, `id is already used by entry ${earlier + 1}`, index, entryId);
+      throw damagedFile(file, `id is already used by entry ${earlier + 1}`, index, entryId);
     }
     seen.set(result.data.id, index);
     messages.push(result.data);
@@ -196,16 +209,6 @@ export type NewMessage = Omit<MessageFields, "id" | "ts"> &
 
 /** A change to a logged message. Its identity, time and author never change. */
 export type MessagePatch = Partial<Omit<MessageFields, "id" | "ts" | "role">> & Record<string, unknown>;
-
-/** A message the caller built does not satisfy the log's schema: a bug in the caller. */
-export class InvalidMessageError extends Error {
-  override readonly name = "InvalidMessageError";
-}
-
-/** The log already holds this id or this delivery of its channel: appending it again would duplicate it. */
-export class DuplicateMessageError extends Error {
-  override readonly name = "DuplicateMessageError";
-}
 
 export interface MessageLogOptions {
   /** The data directory; the log is messages.json and archive/ inside it. */
@@ -318,7 +321,8 @@ export class MessageLog {
   update(id: string, patch: MessagePatch): Promise<Message | null> {
     return this.#queue.run(async () => {
       for (const field of ["id", "ts", "role"]) {
-        if (field in patch) throw new InvalidMessageError(`a message's ${field} cannot be changed`);
+        if (field in patch)
+          throw new MessageLogError("invalid-message", `a message's ${field} cannot be changed`);
       }
       const apply = (current: Message): Message => {
         const stamp =
@@ -492,16 +496,19 @@ export class MessageLog {
     const problems = result.error.issues.map(
       (issue) => `${issue.path.join(".") || "message"}: ${issue.message}`,
     );
-    throw new InvalidMessageError(`invalid message: ${problems.join("; ")}`);
+    throw new MessageLogError("invalid-message", `invalid message: ${problems.join("; ")}`);
   }
 
   #refuseDuplicate(message: Message): void {
     if (this.#byId.has(message.id)) {
-      throw new DuplicateMessageError(`a message with id ${JSON.stringify(message.id)} is already logged`);
+      throw new MessageLogError(
+        "duplicate",
+        `a message with id ${JSON.stringify(message.id)} is already logged`,
+      );
     }
     const updateId = message.external?.updateId;
     if (updateId !== undefined && this.hasUpdate(message.channel, updateId)) {
-      throw new DuplicateMessageError(`${message.channel} update ${updateId} is already logged`);
+      throw new MessageLogError("duplicate", `${message.channel} update ${updateId} is already logged`);
     }
   }
 
@@ -653,7 +660,7 @@ function logAdapter(file: string): Adapter<MessageLogData> {
       try {
         return await json.read();
       } catch (error) {
-        if (error instanceof DataFileError) throw new MessageLogError(file, error.problem);
+        if (error instanceof DataFileError) throw damagedFile(file, error.problem);
         throw error;
       }
     },

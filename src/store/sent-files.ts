@@ -16,11 +16,6 @@ export interface KeptDocument {
   bytes: Buffer;
 }
 
-/** A name for a kept document that is not one plain file name: a bug in the caller. */
-export class SentFileNameError extends Error {
-  override readonly name = "SentFileNameError";
-}
-
 /**
  * Documents the person sent for the model to read, kept owner-only in files/ under the data
  * directory. The log holds only where a document is (a message's `media.stored`), never its
@@ -39,10 +34,11 @@ export class SentFiles {
    * Keeps `bytes` as files/<name> with the ending of its kind (0600, in a 0700 folder), durably:
    * the message that points at it is logged after this resolves. Writing the same name again
    * replaces the file, so a message Telegram delivers again after a crash leaves one copy.
-   * Returns the path for `media.stored`.
+   * Returns the path for `media.stored`. A name that is not one plain file name is refused: a
+   * bug in the caller.
    */
   async keep(name: string, kind: DocumentKind, bytes: Uint8Array): Promise<string> {
-    if (!SAFE_NAME.test(name)) throw new SentFileNameError(`not a plain file name for files/: ${name}`);
+    if (!SAFE_NAME.test(name)) throw new Error(`not a plain file name for files/: ${name}`);
     const file = `${name}${EXTENSIONS[kind]}`;
     const dir = join(this.#dataDir, PERSON_FILES.files);
     await ensurePrivateDir(dir);

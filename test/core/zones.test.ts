@@ -1,11 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  canonicalZone,
-  isKnownZone,
-  requireKnownZone,
-  UnknownZoneError,
-  zoneSchema,
-} from "../../src/core/zones.ts";
+import { canonicalZone, isKnownZone, requireKnownZone, zoneSchema } from "../../src/core/zones.ts";
 
 describe("zones", () => {
   it("knows IANA names and aliases, in any letter case, and nothing else", () => {
@@ -32,9 +26,7 @@ describe("zones", () => {
         return e;
       }
     })();
-    expect(error).toBeInstanceOf(UnknownZoneError);
     expect(error).toBeInstanceOf(RangeError);
-    expect((error as UnknownZoneError).zone).toBe("Mars/Olympus");
     expect((error as Error).message).toBe(
       'unknown time zone "Mars/Olympus" (use an IANA name such as Europe/Berlin)',
     );

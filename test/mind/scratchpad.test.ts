@@ -10,7 +10,6 @@ import {
   resolveFieldPath,
   type Scratchpad,
   type ScratchpadResult,
-  UnknownSectionError,
   WORKSPACE_BUDGET_TOKENS,
 } from "../../src/mind/scratchpad.ts";
 import { estimateTokens } from "../../src/model/tokens.ts";
@@ -235,8 +234,9 @@ describe("inject", () => {
   });
 
   it("an unknown section lists the valid ones", () => {
-    expect(() => injectSection(pad(), "Feelings", "x", now)).toThrow(UnknownSectionError);
-    expect(() => injectSection(pad(), "Feelings", "x", now)).toThrow(fieldPaths().join(", "));
+    expect(() => injectSection(pad(), "Feelings", "x", now)).toThrow(
+      `unknown section "Feelings"; valid sections: ${fieldPaths().join(", ")}`,
+    );
     expect(fieldPaths()).toHaveLength(13);
   });
 });

