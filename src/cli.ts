@@ -3,7 +3,13 @@ import { benchCommand } from "../bench/command.ts";
 import { simulateCommand } from "../simulations/command.ts";
 import { awarenessCommand } from "./app/commands/awareness.ts";
 import { chatCommand } from "./app/commands/chat.ts";
-import { type Command, type CommandIO, parseCommandArgs, UsageError } from "./app/commands/command.ts";
+import {
+  type Command,
+  type CommandIO,
+  EXIT_INTERRUPTED,
+  parseCommandArgs,
+  UsageError,
+} from "./app/commands/command.ts";
 import { heartbeatCheckCommand } from "./app/commands/heartbeat-check.ts";
 import { injectCommand } from "./app/commands/inject.ts";
 import { setupCommand } from "./app/commands/setup.ts";
@@ -113,6 +119,10 @@ if (isMain) {
   runCli(process.argv.slice(2), io).then(
     (code) => {
       process.exitCode = code;
+      // Interrupted: end by SIGINT itself (its handlers are gone by now), as a shell and npm
+      // expect of a program Ctrl-C stopped; the exit code stays as a fallback.
+      if (code === EXIT_INTERRUPTED && process.listenerCount("SIGINT") === 0)
+        process.kill(process.pid, "SIGINT");
     },
     (error: unknown) => {
       io.stderr(`presence: ${error instanceof Error ? error.message : String(error)}\n`);

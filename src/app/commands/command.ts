@@ -5,6 +5,13 @@ export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
+/**
+ * The exit code of a command the person interrupted with Ctrl-C: 128 + SIGINT's number, as
+ * shells report a process SIGINT ended. The command line then ends by SIGINT itself, so a
+ * shell's `&&` and npm stop there too.
+ */
+export const EXIT_INTERRUPTED = 130;
+
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
 /** What a command writes to; the real process passes stdout/stderr, tests pass buffers. */

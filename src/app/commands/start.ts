@@ -14,8 +14,14 @@ import {
   loadTelegramConfig,
 } from "../config.ts";
 import { StartCancelledError, type StartConfig, startBot } from "../main.ts";
-import { runSetup, terminalPrompter } from "../setup.ts";
-import { type CommandIO, defineCommand } from "./command.ts";
+import {
+  CANCELLED_LINE,
+  runSetup,
+  SetupAbandonedError,
+  SetupCancelledError,
+  terminalPrompter,
+} from "../setup.ts";
+import { type CommandIO, defineCommand, EXIT_INTERRUPTED } from "./command.ts";
 
 /** Said after the list of configuration problems: the one command that fixes them all. */
 export const SETUP_HINT =
@@ -97,7 +103,18 @@ async function readStartConfig(io: CommandIO): Promise<StartConfig | number> {
     }
     io.stderr(`${error.message}\n\n`);
     const prompter = terminalPrompter();
-    const answer = (await prompter.ask("Run setup now? [Y/n] ")).trim().toLowerCase();
+    let answer: string;
+    try {
+      answer = (await prompter.ask("Run setup now? [Y/n] ")).trim().toLowerCase();
+    } catch (stopped) {
+      if (stopped instanceof SetupCancelledError) {
+        prompter.say(CANCELLED_LINE);
+        prompter.close();
+        return EXIT_INTERRUPTED;
+      }
+      if (!(stopped instanceof SetupAbandonedError)) throw stopped;
+      answer = "no";
+    }
     if (answer !== "" && answer !== "y" && answer !== "yes") {
       prompter.close();
       io.stderr(SETUP_HINT);
