@@ -26,7 +26,9 @@ import {
  * The first run (`npm run setup`): asks for each setting in turn, checks the bot token with
  * Telegram (getMe, bounded like `start`'s), can find the person's numeric id by waiting for them
  * to message the bot, checks the API key as `start` does, and writes `.env` readable by its
- * owner only. It only ever runs with a person at a terminal.
+ * owner only. It only ever runs with a person at a terminal, so the person can always leave:
+ * Ctrl-C stops any question or check at once, and a token that fails its check can be kept
+ * unchecked or given up on. While a check runs, one line says what it waits on and for how long.
  */
 
 /** How setup talks to the person; the terminal in real use, a script in tests. */

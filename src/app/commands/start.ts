@@ -34,7 +34,8 @@ export const EXIT_GRACE_MS = 1_000;
  * `start` (`npm start`): the companion on Telegram until SIGINT/SIGTERM. Configuration
  * mistakes are one message and exit 2 — in a terminal, an offer to run setup first; a token
  * Telegram rejects or an API key the Anthropic API rejects is exit 2 too; Telegram unreachable
- * within TELEGRAM_CONNECT_TIMEOUT_MS is exit 1; a stop signal before listening is exit 0;
+ * within TELEGRAM_CONNECT_TIMEOUT_MS is exit 1; a stop signal before listening is exit 0
+ * (Ctrl-C in the setup it offers is EXIT_INTERRUPTED, as in `setup`);
  * another process on the same data is refused by the command line (DataLockedError), like
  * every writing command.
  */
