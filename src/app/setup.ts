@@ -58,8 +58,6 @@ export interface SetupOptions {
   startsNext?: boolean;
   /** What the progress line's waits run on: the machine's timers, or a test's virtual ones. */
   timers?: Timers;
-  /** How often the progress line says how long a check has taken so far. */
-  progressEveryMs?: number;
 }
 
 /** Setup needs answers from a person; without a terminal it stops here. */
@@ -106,11 +104,10 @@ export class SetupCancelledError extends Error {
   }
 }
 
-/** What every step of one run shares: who it talks to and how the progress line keeps time. */
+/** What every step of one run shares: who it talks to and what the progress line keeps time on. */
 interface SetupRun {
   prompter: SetupPrompter;
   timers: Timers;
-  progressEveryMs: number;
 }
 
 /** A token setup could check (with the name Telegram knows the bot by), or one the person kept unchecked. */
@@ -119,11 +116,7 @@ type BotToken = { token: string; username: string | null };
 /** Runs the questions and writes `.env`; returns the exit code (EXIT_INTERRUPTED after Ctrl-C). */
 export async function runSetup(options: SetupOptions): Promise<number> {
   const { prompter, env } = options;
-  const run: SetupRun = {
-    prompter,
-    timers: options.timers ?? systemTimers,
-    progressEveryMs: options.progressEveryMs ?? PROGRESS_EVERY_MS,
-  };
+  const run: SetupRun = { prompter, timers: options.timers ?? systemTimers };
   try {
     const settings = readCheckSettings(env, prompter);
     if (settings === null) return 2;
@@ -304,29 +297,29 @@ async function whileWaiting<T>(
   what: string,
   work: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const { prompter, timers, progressEveryMs } = run;
+  const { prompter, timers } = run;
   const stopped = prompter.stopped;
   stopped.throwIfAborted();
   let waitedMs = 0;
   const show = () =>
     prompter.progress(`  ${what}…${waitedMs > 0 ? ` ${Math.round(waitedMs / 1000)} s` : ""}`);
   const tick = () => {
-    waitedMs += progressEveryMs;
+    waitedMs += PROGRESS_EVERY_MS;
     show();
-    timer = timers.after(progressEveryMs, tick, { keepAlive: false });
+    timer = timers.after(PROGRESS_EVERY_MS, tick, { keepAlive: false });
   };
   show();
-  let timer = timers.after(progressEveryMs, tick, { keepAlive: false });
-  let onStop: (() => void) | undefined;
+  let timer = timers.after(PROGRESS_EVERY_MS, tick, { keepAlive: false });
+  let onStop = () => {};
   const stoppedNow = new Promise<never>((_, reject) => {
     onStop = () => reject(stopped.reason);
-    stopped.addEventListener("abort", onStop, { once: true });
   });
+  stopped.addEventListener("abort", onStop, { once: true });
   try {
     return await Promise.race([work(stopped), stoppedNow]);
   } finally {
     timer.cancel();
-    if (onStop) stopped.removeEventListener("abort", onStop);
+    stopped.removeEventListener("abort", onStop);
   }
 }
 
