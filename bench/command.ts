@@ -129,7 +129,7 @@ export const benchCommand = defineCommand({
     const unknown = wanted.filter((name) => !benchSuites.some((s) => s.name === name));
     if (unknown.length > 0) {
       throw new UsageError(
-        `bench: no suite named "${unknown[0]}" (suites: ${benchSuites.map((s) => s.name).join(", ")})`,
+        `no suite named "${unknown[0]}" (suites: ${benchSuites.map((s) => s.name).join(", ")})`,
       );
     }
     const rows: BenchRow[] = [];

@@ -10,6 +10,10 @@ const result = spawnSync(
   ["--import", import.meta.resolve("tsx"), join(root, "src/cli.ts"), ...process.argv.slice(2)],
   {
     stdio: "inherit",
+    // So usage and error lines name the command as it was typed: `presence awareness`.
+    env: { ...process.env, PRESENCE_INVOKED_AS: "presence" },
   },
 );
+// Ended by a signal (Ctrl-C in setup): end by the same one, so the shell sees it too.
+if (result.signal) process.kill(process.pid, result.signal);
 process.exit(result.status ?? 1);

@@ -31,15 +31,14 @@ export const simulateCommand = defineCommand({
   },
   async run({ values, positionals }, io) {
     if (values.live && positionals.length !== 1) {
-      throw new UsageError("simulate: --live runs one scenario against the real model; name exactly one");
+      throw new UsageError("--live runs one scenario against the real model; name exactly one");
     }
     let scenarios: Awaited<ReturnType<typeof loadScenarios>>;
     try {
       scenarios = await loadScenarios(positionals);
     } catch (error) {
       if (error instanceof ScenarioError) {
-        io.stderr(`presence simulate: ${error.message}\n`);
-        return 2;
+        throw new UsageError(error.message);
       }
       throw error;
     }
@@ -51,8 +50,7 @@ export const simulateCommand = defineCommand({
         ? [config.model, config.decideModel, config.reflectModel].find((m) => !modelPrice(config.prices, m))
         : undefined;
       if (unpriced !== undefined) {
-        io.stderr(`presence simulate: ${unpricedModelMessage(unpriced, config.prices.file)}\n`);
-        return 2;
+        throw new UsageError(unpricedModelMessage(unpriced, config.prices.file));
       }
     }
     const started = performance.now();

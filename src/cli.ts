@@ -3,9 +3,16 @@ import { benchCommand } from "../bench/command.ts";
 import { simulateCommand } from "../simulations/command.ts";
 import { awarenessCommand } from "./app/commands/awareness.ts";
 import { chatCommand } from "./app/commands/chat.ts";
-import { type Command, type CommandIO, parseCommandArgs, UsageError } from "./app/commands/command.ts";
+import {
+  type Command,
+  type CommandIO,
+  EXIT_INTERRUPTED,
+  parseCommandArgs,
+  UsageError,
+} from "./app/commands/command.ts";
 import { heartbeatCheckCommand } from "./app/commands/heartbeat-check.ts";
 import { injectCommand } from "./app/commands/inject.ts";
+import { type Invocation, invocationFrom } from "./app/commands/invocation.ts";
 import { setupCommand } from "./app/commands/setup.ts";
 import { startCommand } from "./app/commands/start.ts";
 import { statusCommand } from "./app/commands/status.ts";
@@ -14,7 +21,8 @@ import { ConfigError } from "./app/config.ts";
 import { DataLockedError } from "./app/runtime.ts";
 
 /**
- * The `presence` command line: `npm run -s cli -- <command>`, the one room above app,
+ * The `presence` command line: `npm run cli -- <command>` (or `presence <command>` once linked,
+ * each line naming the command the way it was typed: invocation.ts), the one room above app,
  * simulations and bench. Commands live in src/app/commands, one file each, except the two
  * that live beside the code they run (simulations/command.ts, bench/command.ts); this file
  * only dispatches and turns known failures into one readable line and an exit code (2 for
@@ -39,45 +47,53 @@ const commands: Command[] = [
   simulateCommand,
 ];
 
-function overview(): string {
+function overview(invocation: Invocation): string {
   const width = Math.max(...commands.map((c) => c.name.length), 4);
+  const linked = invocation.linked ? "" : "   (or `presence <command>` after `npm link`)";
   return [
     "presence: a Telegram companion for one person",
     "",
-    "Usage: npm run -s cli -- <command> [options]   (or: presence <command>)",
+    `Usage: ${invocation.base} <command> [options]${linked}`,
     "",
     "Commands:",
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
-    "Run `npm run -s cli -- <command> --help` for a command's options.",
+    `Run \`${invocation.base} <command> --help\` for a command's options.`,
   ].join("\n");
 }
 
-function commandHelp(command: Command): string {
-  return `Usage: presence ${command.usage}\n\n${command.help}`;
+function commandHelp(command: Command, invocation: Invocation): string {
+  // The usage line starts with the command's name; the person types it their way.
+  const args = command.usage.slice(command.name.length).trim();
+  return `Usage: ${invocation.typed(command.name, args)}\n\n${command.help}`;
 }
 
 /** Runs the command line and returns the exit code; never throws for expected failures. */
 export async function runCli(argv: string[], io: CommandIO): Promise<number> {
+  const invocation = invocationFrom(io.env);
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    io.stdout(`${overview()}\n`);
+    io.stdout(`${overview(invocation)}\n`);
     return name === undefined ? 2 : 0;
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    io.stderr(`presence: unknown command "${name}" (run with --help to see the commands)\n`);
+    io.stderr(
+      `${invocation.typed(name)}: unknown command (run \`${invocation.base} --help\` to see the commands)\n`,
+    );
     return 2;
   }
   if (rest.includes("--help") || rest.includes("-h")) {
-    io.stdout(`${commandHelp(command)}\n`);
+    io.stdout(`${commandHelp(command, invocation)}\n`);
     return 0;
   }
+  const typed = invocation.typed(command.name);
   try {
     return await command.run(parseCommandArgs(command, rest), io);
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr(`presence ${error.message}\n`);
+      const help = error.seeHelp ? ` (see \`${invocation.typed(command.name, "--help")}\`)` : "";
+      io.stderr(`${typed}: ${error.message}${help}\n`);
       return 2;
     }
     if (error instanceof ConfigError) {
@@ -85,7 +101,7 @@ export async function runCli(argv: string[], io: CommandIO): Promise<number> {
       return 2;
     }
     if (error instanceof DataLockedError) {
-      io.stderr(`presence ${command.name}: ${error.message}\n`);
+      io.stderr(`${typed}: ${error.message}\n`);
       return EXIT_DATA_LOCKED;
     }
     throw error;
@@ -114,6 +130,10 @@ if (isMain) {
   runCli(process.argv.slice(2), io).then(
     (code) => {
       process.exitCode = code;
+      // Interrupted: end by SIGINT itself (its handlers are gone by now), as a shell and npm
+      // expect of a program Ctrl-C stopped; the exit code stays as a fallback.
+      if (code === EXIT_INTERRUPTED && process.listenerCount("SIGINT") === 0)
+        process.kill(process.pid, "SIGINT");
     },
     (error: unknown) => {
       io.stderr(`presence: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -40,6 +40,8 @@ export interface ConfigProblem {
   variable: string;
   problem: string;
   example?: string;
+  /** The variable is required and not set at all (rather than set to something wrong). */
+  unset?: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -91,7 +93,7 @@ class Reader {
 
   required(name: string, problem: string, example: string): string {
     const v = this.raw(name);
-    if (v === undefined) this.problems.push({ variable: name, problem, example });
+    if (v === undefined) this.problems.push({ variable: name, problem, example, unset: true });
     return v ?? "";
   }
 
@@ -291,6 +293,21 @@ function readTelegramReach(r: Reader): TelegramReach {
 export function loadTelegramReach(env: Env = process.env): TelegramReach {
   const r = new Reader(env);
   return r.done(readTelegramReach(r));
+}
+
+/**
+ * The settings `start` requires that are not set at all, in the order it reads them: what a
+ * command that runs without them (`status`) names first, so a new install is not mistaken for
+ * a running one.
+ */
+export function unsetStartSettings(env: Env = process.env): string[] {
+  try {
+    loadConfigParts({ telegram: loadTelegramConfig, model: loadModelConfig }, env);
+    return [];
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return error.problems.filter((p) => p.unset).map((p) => p.variable);
+  }
 }
 
 /** Reads several parts at once so that every problem across them is reported together. */

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,7 +42,42 @@ describe("the presence process", () => {
 
     expect(unknown.code).toBe(2);
     expect(lines(unknown.stderr)).toEqual([
-      'presence: unknown command "frobnicate" (run with --help to see the commands)',
+      "npm run cli -- frobnicate: unknown command (run `npm run cli -- --help` to see the commands)",
+    ]);
+  });
+});
+
+/** Runs `command` from the repository root with a clean environment; what it wrote to stderr, and its code. */
+function run(command: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stderr }));
+  });
+}
+
+describe("usage and error lines name the command as it was typed", () => {
+  it("through npm: `npm run cli -- awareness`", async () => {
+    const result = await run("npm", ["run", "-s", "cli", "--", "awareness"]);
+    expect(result.code).toBe(2);
+    expect(lines(result.stderr)).toEqual([
+      "npm run cli -- awareness: --now is required (see `npm run cli -- awareness --help`)",
+    ]);
+  });
+
+  it("once linked: `presence awareness` (bin/presence.mjs)", async () => {
+    const result = await run(process.execPath, [join(ROOT, "bin/presence.mjs"), "awareness"]);
+    expect(result.code).toBe(2);
+    expect(lines(result.stderr)).toEqual([
+      "presence awareness: --now is required (see `presence awareness --help`)",
     ]);
   });
 });

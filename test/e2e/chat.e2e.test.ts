@@ -73,7 +73,7 @@ describe("presence chat, end to end", () => {
     chat.child.stdin?.end();
     expect(await chat.exited).toBe(1);
     expect(chat.stderr()).toBe(
-      `presence chat: presence is already running (pid ${bot.pid}, start) for data directory ${world.dataDir}; stop it first\n`,
+      `npm run cli -- chat: presence is already running (pid ${bot.pid}, start) for data directory ${world.dataDir}; stop it first\n`,
     );
     expect((await stopPresence(bot)).code).toBe(0);
   });

@@ -127,7 +127,7 @@ describe("presence and the data lock after a crash", () => {
         const refused = presenceVia(PRESENCE, ["inject", "Known", "works nights"]);
         expect(await refused.exited).toBe(1);
         expect(refused.stderr()).toBe(
-          `presence inject: presence is already running (pid ${otherPid}, start) for data directory ${world.dataDir}; stop it first\n`,
+          `npm run cli -- inject: presence is already running (pid ${otherPid}, start) for data directory ${world.dataDir}; stop it first\n`,
         );
 
         await lock(started.startTicks + 1);

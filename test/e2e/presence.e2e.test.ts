@@ -356,7 +356,7 @@ describe("presence start, end to end", () => {
     const second = startPresence(world);
     expect(await second.exited).toBe(1);
     expect(second.stderr()).toBe(
-      `presence start: presence is already running (pid ${first.pid}, start) for data directory ${world.dataDir}; stop it first\n`,
+      `npm run cli -- start: presence is already running (pid ${first.pid}, start) for data directory ${world.dataDir}; stop it first\n`,
     );
     expect(first.child.exitCode).toBeNull();
     await stopPresence(first);

@@ -27,28 +27,24 @@ export interface LogAtMoment {
  * mistake becomes one UsageError line naming the option or file.
  */
 export async function readLogAtMoment(
-  command: string,
   options: { log?: string; now?: string; tz?: string },
   trigger: Trigger,
   io: CommandIO,
 ): Promise<LogAtMoment> {
   if (options.tz !== undefined && !isKnownZone(options.tz)) {
-    throw new UsageError(
-      `${command}: --tz "${options.tz}" is not an IANA time zone (for example Europe/Berlin)`,
-    );
+    throw new UsageError(`--tz "${options.tz}" is not an IANA time zone (for example Europe/Berlin)`);
   }
   const core = readCoreConfig(
-    command,
     options.tz === undefined ? io.env : { ...io.env, PRESENCE_TIMEZONE: options.tz },
   );
   const timezone = core.timezone;
-  const now = parseInstant(command, "--now", requireOption(command, "--now", options.now), timezone);
-  const path = requireOption(command, "--log", options.log);
+  const now = parseInstant("--now", requireOption("--now", options.now), timezone);
+  const path = requireOption("--log", options.log);
   let log: Message[];
   try {
     log = await loadLogFile(path);
   } catch (error) {
-    if (error instanceof LogFileError) throw new UsageError(`${command}: ${error.message}`);
+    if (error instanceof LogFileError) throw new UsageError(error.message);
     throw error;
   }
   const context = buildAwarenessContext(log, now, { ...defaultAwarenessSettings, timezone, trigger });
@@ -56,7 +52,7 @@ export async function readLogAtMoment(
 }
 
 /** The core settings, with every problem in one line: these commands answer in one line. */
-function readCoreConfig(command: string, env: CommandIO["env"]): CoreConfig {
+function readCoreConfig(env: CommandIO["env"]): CoreConfig {
   try {
     return loadCoreConfig(env);
   } catch (error) {
@@ -64,13 +60,13 @@ function readCoreConfig(command: string, env: CommandIO["env"]): CoreConfig {
     const problems = error.problems.map(
       (p) => `${p.variable} ${p.problem}${p.example ? ` (for example ${p.variable}=${p.example})` : ""}`,
     );
-    throw new UsageError(`${command}: ${problems.join("; ")}`);
+    throw new UsageError(problems.join("; "));
   }
 }
 
-function requireOption(command: string, flag: string, value: string | undefined): string {
+function requireOption(flag: string, value: string | undefined): string {
   if (value === undefined || value === "") {
-    throw new UsageError(`${command}: ${flag} is required (see ${command} --help)`);
+    throw new UsageError(`${flag} is required`, { seeHelp: true });
   }
   return value;
 }
@@ -83,11 +79,11 @@ const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{
  * wall time in the person's zone (what someone looking at their own clock would type). A date
  * and a time are both required: a missing part would silently be taken from the wall clock.
  */
-export function parseInstant(command: string, flag: string, text: string, zone: string): Date {
+export function parseInstant(flag: string, text: string, zone: string): Date {
   const time = ISO_DATE_TIME.test(text) ? DateTime.fromISO(text, { zone }) : undefined;
   if (!time?.isValid) {
     throw new UsageError(
-      `${command}: ${flag} "${text}" is not an ISO 8601 time (for example 2026-02-07T14:22:00Z or 2026-02-07T14:22)`,
+      `${flag} "${text}" is not an ISO 8601 time (for example 2026-02-07T14:22:00Z or 2026-02-07T14:22)`,
     );
   }
   return new Date(time.toMillis());
@@ -122,9 +118,9 @@ export const awarenessCommand = defineCommand({
   async run({ values }, io) {
     const trigger = values.trigger as Trigger;
     if (!TRIGGERS.includes(trigger)) {
-      throw new UsageError(`awareness: --trigger must be heartbeat or reply, got "${values.trigger}"`);
+      throw new UsageError(`--trigger must be heartbeat or reply, got "${values.trigger}"`);
     }
-    const { context } = await readLogAtMoment("awareness", values, trigger, io);
+    const { context } = await readLogAtMoment(values, trigger, io);
     io.stdout(
       values.json ? `${JSON.stringify(context, null, 2)}\n` : formatAwarenessForPrompt(context, trigger),
     );

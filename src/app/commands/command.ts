@@ -1,9 +1,26 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 
-/** A mistake in how a command was called: printed as one line, exit code 2. */
+/**
+ * A mistake in how a command was called (or in what it was given): printed as one line after
+ * the command as the person typed it, exit code 2. With `seeHelp`, the line ends by naming the
+ * command's --help.
+ */
 export class UsageError extends Error {
   override readonly name = "UsageError";
+  readonly seeHelp: boolean;
+
+  constructor(message: string, options: { seeHelp?: boolean } = {}) {
+    super(message);
+    this.seeHelp = options.seeHelp ?? false;
+  }
 }
+
+/**
+ * The exit code of a command the person interrupted with Ctrl-C: 128 + SIGINT's number, as
+ * shells report a process SIGINT ended. The command line then ends by SIGINT itself, so a
+ * shell's `&&` and npm stop there too.
+ */
+export const EXIT_INTERRUPTED = 130;
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
@@ -52,12 +69,12 @@ export function parseCommandArgs<O extends Options>(command: Command<O>, argv: s
       strict: true,
     });
     if (!command.positionals && positionals.length > 0) {
-      throw new UsageError(`${command.name}: unexpected argument "${positionals[0]}"`);
+      throw new UsageError(`unexpected argument "${positionals[0]}"`, { seeHelp: true });
     }
     return { values, positionals } as ParsedArgs<O>;
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`${command.name}: ${parseProblem(error)} (see ${command.name} --help)`);
+    throw new UsageError(parseProblem(error), { seeHelp: true });
   }
 }
 

@@ -47,17 +47,10 @@ export const heartbeatCheckCommand = defineCommand({
     json: { type: "boolean", default: false },
   },
   async run({ values }, io) {
-    const { core, log, now, timezone, context } = await readLogAtMoment(
-      "heartbeat-check",
-      values,
-      "heartbeat",
-      io,
-    );
+    const { core, log, now, timezone, context } = await readLogAtMoment(values, "heartbeat", io);
     const pausedText = values["paused-until"];
     const pausedUntil =
-      pausedText === undefined
-        ? null
-        : parseInstant("heartbeat-check", "--paused-until", pausedText, timezone);
+      pausedText === undefined ? null : parseInstant("--paused-until", pausedText, timezone);
     const settings = { ...core, timezone };
     const state = stateFromLog(log, pausedUntil);
     const timing = core.learnTiming ? learnTiming(log, now, timezone) : undefined;

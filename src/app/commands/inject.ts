@@ -27,13 +27,11 @@ export const injectCommand = defineCommand({
   async run({ positionals }, io) {
     const [section, ...words] = positionals;
     if (section === undefined || words.length === 0) {
-      throw new UsageError("inject: needs SECTION and TEXT (see inject --help)");
+      throw new UsageError("needs SECTION and TEXT", { seeHelp: true });
     }
     const key = resolveFieldPath(section);
     if (key === null) {
-      throw new UsageError(
-        `inject: unknown section "${section}"; valid sections: ${fieldPaths().join(", ")}`,
-      );
+      throw new UsageError(`unknown section "${section}"; valid sections: ${fieldPaths().join(", ")}`);
     }
     const text = words.join(" ");
     const core = loadCoreConfig(io.env);
@@ -42,8 +40,7 @@ export const injectCommand = defineCommand({
       const mind = await openMind(core.dataDir, systemClock);
       const result = injectSection(mind.read().scratchpad, section, text, systemClock.now());
       if (!result.ok) {
-        io.stderr(`presence inject: refused: ${result.reason}\n`);
-        return 2;
+        throw new UsageError(`refused: ${result.reason}`);
       }
       if (result.archive) {
         await new NotesStore({ dataDir: core.dataDir }).write(result.archive.key, result.archive.content);

@@ -14,8 +14,14 @@ import {
   loadTelegramConfig,
 } from "../config.ts";
 import { StartCancelledError, type StartConfig, startBot } from "../main.ts";
-import { runSetup, terminalPrompter } from "../setup.ts";
-import { type CommandIO, defineCommand } from "./command.ts";
+import {
+  CANCELLED_LINE,
+  runSetup,
+  SetupAbandonedError,
+  SetupCancelledError,
+  terminalPrompter,
+} from "../setup.ts";
+import { type CommandIO, defineCommand, EXIT_INTERRUPTED } from "./command.ts";
 
 /** Said after the list of configuration problems: the one command that fixes them all. */
 const SETUP_HINT =
@@ -28,7 +34,8 @@ export const EXIT_GRACE_MS = 1_000;
  * `start` (`npm start`): the companion on Telegram until SIGINT/SIGTERM. Configuration
  * mistakes are one message and exit 2 — in a terminal, an offer to run setup first; a token
  * Telegram rejects or an API key the Anthropic API rejects is exit 2 too; Telegram unreachable
- * within TELEGRAM_CONNECT_TIMEOUT_MS is exit 1; a stop signal before listening is exit 0;
+ * within TELEGRAM_CONNECT_TIMEOUT_MS is exit 1; a stop signal before listening is exit 0
+ * (Ctrl-C in the setup it offers is EXIT_INTERRUPTED, as in `setup`);
  * another process on the same data is refused by the command line (DataLockedError), like
  * every writing command.
  */
@@ -97,7 +104,18 @@ async function readStartConfig(io: CommandIO): Promise<StartConfig | number> {
     }
     io.stderr(`${error.message}\n\n`);
     const prompter = terminalPrompter();
-    const answer = (await prompter.ask("Run setup now? [Y/n] ")).trim().toLowerCase();
+    let answer: string;
+    try {
+      answer = (await prompter.ask("Run setup now? [Y/n] ")).trim().toLowerCase();
+    } catch (stopped) {
+      if (stopped instanceof SetupCancelledError) {
+        prompter.say(CANCELLED_LINE);
+        prompter.close();
+        return EXIT_INTERRUPTED;
+      }
+      if (!(stopped instanceof SetupAbandonedError)) throw stopped;
+      answer = "no";
+    }
     if (answer !== "" && answer !== "y" && answer !== "yes") {
       prompter.close();
       io.stderr(SETUP_HINT);

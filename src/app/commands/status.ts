@@ -4,7 +4,7 @@ import { openMind } from "../../companion/mind-document.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { readDataLock } from "../../store/lock.ts";
 import { MessageLog } from "../../store/messages.ts";
-import { loadCoreConfig, loadModelSettings } from "../config.ts";
+import { loadConfigParts, loadCoreConfig, loadModelSettings, unsetStartSettings } from "../config.ts";
 import { formatStatus, readStatus } from "../status.ts";
 import { parseInstant } from "./awareness.ts";
 import { defineCommand } from "./command.ts";
@@ -12,7 +12,8 @@ import { outputWidth } from "./layout.ts";
 
 /**
  * `status`: what the companion's data says now. Reads only: safe while the bot runs, and
- * needs no secrets (the daily budget is a non-secret model setting; 0 means none).
+ * needs no secrets (the daily budget is a non-secret model setting; 0 means none). It only
+ * notes which of `start`'s required settings are not set, first, with what to run.
  */
 export const statusCommand = defineCommand({
   name: "status",
@@ -27,19 +28,23 @@ export const statusCommand = defineCommand({
   ].join("\n"),
   options: { json: { type: "boolean" }, now: { type: "string" } },
   async run({ values }, io) {
-    const core = loadCoreConfig(io.env);
-    const { dailyTokenBudget } = loadModelSettings(io.env);
+    const { core, model } = loadConfigParts({ core: loadCoreConfig, model: loadModelSettings }, io.env);
+    const { dailyTokenBudget } = model;
+    const unset = unsetStartSettings(io.env);
+    // Said first: the lines after it read as if presence ran, and on a new install it cannot.
+    const notSetUp =
+      unset.length === 0
+        ? ""
+        : `Not set up yet: ${unset.join(", ")} ${unset.length === 1 ? "is" : "are"} not set.\nRun \`npm run setup\` in a terminal. Nothing runs until then; below is what the data says.\n`;
     const budget = dailyTokenBudget > 0 ? dailyTokenBudget : null;
     const now =
-      values.now === undefined
-        ? systemClock.now()
-        : parseInstant("status", "--now", values.now, core.timezone);
+      values.now === undefined ? systemClock.now() : parseInstant("--now", values.now, core.timezone);
     if (!existsSync(core.dataDir)) {
       // Opening the stores would create the directory; a read-only command must not.
       io.stdout(
         values.json
-          ? `${JSON.stringify({ dataDir: core.dataDir, exists: false })}\n`
-          : `No data yet in ${core.dataDir}: presence has not run with this PRESENCE_DATA_DIR.\n`,
+          ? `${JSON.stringify({ dataDir: core.dataDir, exists: false, unset })}\n`
+          : `${notSetUp}No data yet in ${core.dataDir}: presence has not run with this PRESENCE_DATA_DIR.\n`,
       );
       return 0;
     }
@@ -50,13 +55,13 @@ export const statusCommand = defineCommand({
     const timezone = status.timezone;
     const running = await readDataLock(core.dataDir);
     if (values.json) {
-      io.stdout(`${JSON.stringify({ ...status, running }, null, 2)}\n`);
+      io.stdout(`${JSON.stringify({ ...status, running, unset }, null, 2)}\n`);
       return 0;
     }
     const runningLine = running
       ? `Running: yes (pid ${running.pid}, ${running.purpose}, since ${DateTime.fromISO(running.startedAt, { zone: timezone }).toFormat("ccc d LLL HH:mm")})`
       : "Running: no";
-    io.stdout(`${formatStatus(status, timezone, outputWidth(io))}\n${runningLine}\n`);
+    io.stdout(`${notSetUp}${formatStatus(status, timezone, outputWidth(io))}\n${runningLine}\n`);
     return 0;
   },
 });

@@ -25,7 +25,7 @@ export const traceCommand = defineCommand({
   async run({ values }, io) {
     const last = values.last === undefined ? 10 : Number(values.last);
     if (!Number.isInteger(last) || last < 1) {
-      throw new UsageError(`trace: --last must be a whole number of at least 1, got "${values.last}"`);
+      throw new UsageError(`--last must be a whole number of at least 1, got "${values.last}"`);
     }
     const core = loadCoreConfig(io.env);
     const records = await new Trace({ dataDir: core.dataDir, clock: systemClock }).last(last);

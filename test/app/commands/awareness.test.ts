@@ -44,7 +44,7 @@ describe("awareness", () => {
     const result = await runInProcess(["awareness", ...ACTIVE, "--trigger", "cron"]);
     expect(result.code).toBe(2);
     expect(lines(result.stderr)).toEqual([
-      'presence awareness: --trigger must be heartbeat or reply, got "cron"',
+      'npm run cli -- awareness: --trigger must be heartbeat or reply, got "cron"',
     ]);
   });
 
@@ -52,7 +52,7 @@ describe("awareness", () => {
     const zone = await runInProcess(["awareness", ...ACTIVE, "--tz", "Europe/Atlantis"]);
     expect(zone.code).toBe(2);
     expect(lines(zone.stderr)).toEqual([
-      'presence awareness: --tz "Europe/Atlantis" is not an IANA time zone (for example Europe/Berlin)',
+      'npm run cli -- awareness: --tz "Europe/Atlantis" is not an IANA time zone (for example Europe/Berlin)',
     ]);
     const now = await runInProcess(["awareness", ...ACTIVE.slice(0, 2), "--now", "2026-13-45T99:00:00Z"]);
     expect(now.code).toBe(2);
@@ -66,7 +66,7 @@ describe("awareness", () => {
       const result = await runInProcess(["awareness", ...ACTIVE.slice(0, 2), "--now", text]);
       expect(result.code).toBe(2);
       expect(lines(result.stderr)).toEqual([
-        `presence awareness: --now "${text}" is not an ISO 8601 time (for example 2026-02-07T14:22:00Z or 2026-02-07T14:22)`,
+        `npm run cli -- awareness: --now "${text}" is not an ISO 8601 time (for example 2026-02-07T14:22:00Z or 2026-02-07T14:22)`,
       ]);
     },
   );

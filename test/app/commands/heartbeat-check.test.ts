@@ -202,7 +202,7 @@ describe("heartbeat-check", () => {
       expect(result.code).toBe(2);
       expect(result.stdout).toBe("");
       expect(lines(result.stderr)).toHaveLength(1);
-      expect(result.stderr).toMatch(/^presence heartbeat-check: /);
+      expect(result.stderr).toMatch(/^npm run cli -- heartbeat-check: /);
       expect(result.stderr).toMatch(problem);
     });
 
@@ -223,7 +223,7 @@ describe("heartbeat-check", () => {
       });
       expect(result.code).toBe(2);
       expect(result.stderr).toBe(
-        'presence heartbeat-check: PRESENCE_LEARN_TIMING must be one of on, off, got "yes please" (for example PRESENCE_LEARN_TIMING=on)\n',
+        'npm run cli -- heartbeat-check: PRESENCE_LEARN_TIMING must be one of on, off, got "yes please" (for example PRESENCE_LEARN_TIMING=on)\n',
       );
     });
   });

@@ -8,7 +8,7 @@ import { SettableClock } from "../../../src/core/clock.ts";
 import { recordDecision } from "../../../src/core/decision.ts";
 import { recordUsage } from "../../../src/core/usage.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
-import { runInProcess } from "../../cli/run.ts";
+import { lines, runInProcess } from "../../cli/run.ts";
 import { eveningAnswererLog } from "../../support/evening-answerer.ts";
 
 let root: string;
@@ -102,6 +102,45 @@ describe("status", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("No data yet");
     expect(existsSync(missing)).toBe(false);
+  });
+
+  it("with nothing set up says so first, and what to run", async () => {
+    const result = await runInProcess(["status", "--now", "2026-11-22T10:30:00Z"], env);
+    expect(result.code).toBe(0);
+    expect(lines(result.stdout).slice(0, 3)).toEqual([
+      "Not set up yet: TELEGRAM_BOT_TOKEN, TELEGRAM_OWNER_ID, ANTHROPIC_API_KEY are not set.",
+      "Run `npm run setup` in a terminal. Nothing runs until then; below is what the data says.",
+      "Check-ins: on",
+    ]);
+    const json = JSON.parse((await runInProcess(["status", "--json"], env)).stdout);
+    expect(json.unset).toEqual(["TELEGRAM_BOT_TOKEN", "TELEGRAM_OWNER_ID", "ANTHROPIC_API_KEY"]);
+
+    const never = await runInProcess(["status"], { ...env, PRESENCE_DATA_DIR: join(root, "never-ran") });
+    expect(lines(never.stdout)[0]).toMatch(/^Not set up yet: /);
+
+    const partly = await runInProcess(["status"], {
+      ...env,
+      TELEGRAM_BOT_TOKEN: "123:abc",
+      ANTHROPIC_API_KEY: "k",
+    });
+    expect(lines(partly.stdout)[0]).toBe("Not set up yet: TELEGRAM_OWNER_ID is not set.");
+
+    const setUp = { ...env, TELEGRAM_BOT_TOKEN: "123:abc", TELEGRAM_OWNER_ID: "5", ANTHROPIC_API_KEY: "k" };
+    const ready = await runInProcess(["status", "--now", "2026-11-22T10:30:00Z"], setUp);
+    expect(lines(ready.stdout)[0]).toBe("Check-ins: on");
+  });
+
+  it("names every bad setting at once, the core ones and the model's", async () => {
+    const result = await runInProcess(["status"], {
+      ...env,
+      PRESENCE_TIMEZONE: "Mars/Olympus",
+      PRESENCE_QUIET_HOURS: "late",
+      PRESENCE_DAILY_TOKEN_BUDGET: "-1",
+    });
+    expect(result.code).toBe(2);
+    for (const variable of ["PRESENCE_TIMEZONE", "PRESENCE_QUIET_HOURS", "PRESENCE_DAILY_TOKEN_BUDGET"]) {
+      expect(result.stderr).toContain(`  - ${variable}: `);
+    }
   });
 
   it("a bad setting is one clear error, exit 2", async () => {
