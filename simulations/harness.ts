@@ -198,7 +198,16 @@ class SimulationRun {
     };
     const calls: CallRecord[] = [];
     const llm = new TappedModelClient(model, clock, calls);
-    const runtime = await openRuntime({ core, model, purpose: "simulation", clock, timers, logger, llm });
+    const runtime = await openRuntime({
+      core,
+      model,
+      purpose: "simulation",
+      clock,
+      timers,
+      logger,
+      llm,
+      fsync: false,
+    });
     await seedMemory(runtime.mind, scenario, plan.start);
     const port = new RecordingPort();
     const followedZones: string[] = [];
