@@ -83,7 +83,13 @@ export async function openRuntime(options: {
   const fsync = options.fsync ?? true;
   const lock = await acquireDataLock(core.dataDir, options.purpose, clock);
   try {
-    const messages = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone, logger, fsync });
+    const messages = await MessageLog.open({
+      dataDir: core.dataDir,
+      clock,
+      timeZone: core.timezone,
+      logger,
+      fsync,
+    });
     const mind = await openMind(core.dataDir, clock, { fsync });
     const notes = new NotesStore({ dataDir: core.dataDir });
     const files = new SentFiles({ dataDir: core.dataDir });
