@@ -38,7 +38,8 @@ import type { Scenario } from "./scenario.ts";
  * or a back-off waits in virtual time too), the channel (a port that records)
  * and, offline, the model (the naive model behind the Messages API fake) simulated. The
  * person's `/tz` goes through the bot's own command handlers. Everything is written to a
- * fresh data directory (locked, as the bot locks it), removed afterwards.
+ * fresh data directory (locked, as the bot locks it), removed afterwards, and without waiting
+ * for the disk (`fsync: false`): a month of writes would otherwise spend most of its time there.
  */
 
 /** How to reach the model for one run: built per run, so each run starts with a clean cache and ledger. */
@@ -198,7 +199,16 @@ class SimulationRun {
     };
     const calls: CallRecord[] = [];
     const llm = new TappedModelClient(model, clock, calls);
-    const runtime = await openRuntime({ core, model, purpose: "simulation", clock, timers, logger, llm });
+    const runtime = await openRuntime({
+      core,
+      model,
+      purpose: "simulation",
+      clock,
+      timers,
+      logger,
+      llm,
+      fsync: false,
+    });
     await seedMemory(runtime.mind, scenario, plan.start);
     const port = new RecordingPort();
     const followedZones: string[] = [];

@@ -73,12 +73,24 @@ export async function openRuntime(options: {
   logger: Logger;
   /** A model client of the caller's over `model` (the simulations' one keeps every call's usage); by default the plain one. */
   llm?: ModelClient;
+  /**
+   * False only in simulations, whose data directory is a temp one deleted after the run: the
+   * log and the mind are then written without waiting for the disk (store/files.ts WriteOptions).
+   */
+  fsync?: boolean;
 }): Promise<Runtime> {
   const { core, model, clock, timers, logger } = options;
+  const fsync = options.fsync ?? true;
   const lock = await acquireDataLock(core.dataDir, options.purpose, clock);
   try {
-    const messages = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone, logger });
-    const mind = await openMind(core.dataDir, clock);
+    const messages = await MessageLog.open({
+      dataDir: core.dataDir,
+      clock,
+      timeZone: core.timezone,
+      logger,
+      fsync,
+    });
+    const mind = await openMind(core.dataDir, clock, { fsync });
     const notes = new NotesStore({ dataDir: core.dataDir });
     const files = new SentFiles({ dataDir: core.dataDir });
     const trace = new Trace({ dataDir: core.dataDir, clock, logger });

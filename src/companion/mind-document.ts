@@ -47,7 +47,7 @@ export type MindStore = MindFileStore<(typeof MIND_RECORDS)[number]>;
 export function openMind(
   dataDir: string,
   clock: Clock,
-  options: { readOnly?: boolean } = {},
+  options: Parameters<typeof MindFileStore.open>[3] = {},
 ): Promise<MindStore> {
   return MindFileStore.open(dataDir, clock, MIND_RECORDS, options);
 }

@@ -114,19 +114,34 @@ export async function fsyncDir(dir: string): Promise<void> {
 }
 
 /**
+ * Whether a write waits for the disk. Every store flushes by default, and the bot never
+ * changes that: a power cut must not undo what the person was told was kept. A simulation
+ * lives a month in seconds in a temp directory that is deleted afterwards, and the flushes
+ * would be most of its time; it turns them off (`fsync: false`), and its writes stay atomic.
+ */
+export interface WriteOptions {
+  /** Flush each file and its directory to disk before the write resolves; true unless said otherwise. */
+  fsync?: boolean;
+}
+
+/**
  * Replaces a file so that a crash at any moment leaves either the old contents or the new,
  * never a torn mix: write a private temp file beside it, flush it, rename it over the target,
- * flush the directory.
+ * flush the directory (`fsync: false` skips both flushes, not the rename).
  */
-export async function writeFileDurable(path: string, contents: string | Uint8Array): Promise<void> {
-  const temp = await writePrivateTemp(path, contents);
+export async function writeFileDurable(
+  path: string,
+  contents: string | Uint8Array,
+  options: WriteOptions = {},
+): Promise<void> {
+  const temp = await writePrivateTemp(path, contents, options);
   try {
     await writing(path, () => rename(temp, path));
   } catch (error) {
     await rm(temp, { force: true });
     throw error;
   }
-  await fsyncDir(dirname(path));
+  if (options.fsync ?? true) await fsyncDir(dirname(path));
 }
 
 /**
@@ -136,14 +151,18 @@ export async function writeFileDurable(path: string, contents: string | Uint8Arr
  * files are named `.<target's name>.<12 hex digits>.tmp` (isTempFileName): one a dead writer
  * left behind is found and removed by that name.
  */
-export async function writePrivateTemp(target: string, contents: string | Uint8Array): Promise<string> {
+export async function writePrivateTemp(
+  target: string,
+  contents: string | Uint8Array,
+  options: WriteOptions = {},
+): Promise<string> {
   const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString("hex")}.tmp`);
   const handle = await writing(target, () => open(temp, "wx", PRIVATE_FILE_MODE));
   try {
     await writing(target, async () => {
       try {
         await handle.writeFile(contents);
-        await handle.sync();
+        if (options.fsync ?? true) await handle.sync();
       } finally {
         await handle.close();
       }
@@ -271,7 +290,7 @@ export async function readTextIfExists(path: string): Promise<string | null> {
   }
 }
 
-export interface DurableJsonFileOptions<T> {
+export interface DurableJsonFileOptions<T> extends WriteOptions {
   /** Turns the parsed JSON into T, throwing a DataFileError when it is not acceptable. */
   parse?: (value: unknown) => T;
   /** Renders T as file contents; defaults to indented JSON so the file stays readable by a person. */
@@ -280,11 +299,13 @@ export interface DurableJsonFileOptions<T> {
 
 /**
  * A lowdb adapter for private data that must survive crashes: reads refuse (rather than
- * reset) a file that is not valid JSON, and writes are atomic and flushed before they resolve.
+ * reset) a file that is not valid JSON, and writes are atomic and (unless `fsync: false`)
+ * flushed before they resolve.
  */
 export class DurableJsonFile<T> implements Adapter<T> {
   readonly #parse: (value: unknown) => T;
   readonly #serialize: (data: T) => string;
+  readonly #write: WriteOptions;
 
   constructor(
     readonly path: string,
@@ -292,6 +313,7 @@ export class DurableJsonFile<T> implements Adapter<T> {
   ) {
     this.#parse = options.parse ?? ((value) => value as T);
     this.#serialize = options.serialize ?? ((data) => `${JSON.stringify(data, null, 2)}\n`);
+    this.#write = { fsync: options.fsync ?? true };
   }
 
   async read(): Promise<T | null> {
@@ -307,7 +329,7 @@ export class DurableJsonFile<T> implements Adapter<T> {
   }
 
   async write(data: T): Promise<void> {
-    await writeFileDurable(this.path, this.#serialize(data));
+    await writeFileDurable(this.path, this.#serialize(data), this.#write);
   }
 }
 

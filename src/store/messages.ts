@@ -15,6 +15,7 @@ import {
   removeDurable,
   removeLeftoverTemps,
   unlinkIfExists,
+  type WriteOptions,
 } from "./files.ts";
 import { createIdGenerator } from "./ids.ts";
 import { PERSON_FILES } from "./person-files.ts";
@@ -210,7 +211,7 @@ export type NewMessage = Omit<MessageFields, "id" | "ts"> &
 /** A change to a logged message. Its identity, time and author never change. */
 export type MessagePatch = Partial<Omit<MessageFields, "id" | "ts" | "role">> & Record<string, unknown>;
 
-export interface MessageLogOptions {
+export interface MessageLogOptions extends WriteOptions {
   /** The data directory; the log is messages.json and archive/ inside it. */
   dataDir: string;
   /** Source of new ids and of the day boundary that decides what is archived. */
@@ -247,6 +248,7 @@ export class MessageLog {
   readonly #windowDays: number;
   readonly #logger: Logger;
   readonly #nextId: () => string;
+  readonly #write: WriteOptions;
   #byId = new Map<string, Message>();
   /** The window's messages by their channel ids (externalKey), and the deliveries they came in. */
   #byExternal = new Map<string, Message>();
@@ -265,6 +267,7 @@ export class MessageLog {
     this.#windowDays = options.windowDays ?? DEFAULT_WINDOW_DAYS;
     this.#logger = options.logger ?? silentLogger;
     this.#nextId = createIdGenerator(options.clock);
+    this.#write = { fsync: options.fsync ?? true };
     this.#reindex();
   }
 
@@ -283,7 +286,8 @@ export class MessageLog {
     }
     if (options.timeZone !== undefined) requireKnownZone(options.timeZone);
     await ensurePrivateDir(options.dataDir);
-    const low = new Low(logAdapter(join(options.dataDir, PERSON_FILES.messages)), emptyLog());
+    const write = { fsync: options.fsync ?? true };
+    const low = new Low(logAdapter(join(options.dataDir, PERSON_FILES.messages), write), emptyLog());
     await low.read();
     const log = new MessageLog(options, low);
     for (const month of await log.#archiveMonths()) await log.#openArchive(month);
@@ -575,7 +579,7 @@ export class MessageLog {
   }
 
   async #openArchive(month: string): Promise<Low<MessageLogData>> {
-    const archive = new Low(logAdapter(archivePath(this.archiveDir, month)), emptyLog());
+    const archive = new Low(logAdapter(archivePath(this.archiveDir, month), this.#write), emptyLog());
     await archive.read();
     return archive;
   }
@@ -650,10 +654,11 @@ export class MessageLog {
 }
 
 /** The log's files through lowdb; an unreadable file is reported like an invalid one. */
-function logAdapter(file: string): Adapter<MessageLogData> {
+function logAdapter(file: string, write: WriteOptions): Adapter<MessageLogData> {
   const json = new DurableJsonFile(file, {
     parse: (value) => parseMessageLogFile(file, value),
     serialize: serializeMessageLog,
+    ...write,
   });
   return {
     read: async () => {

@@ -4,7 +4,13 @@ import { z } from "zod";
 import type { Clock } from "../core/clock.ts";
 import type { MindAccess, MindDocument, MindRecord } from "../core/mind-record.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
-import { DataFileError, DurableJsonFile, ensurePrivateDir, removeLeftoverTemps } from "./files.ts";
+import {
+  DataFileError,
+  DurableJsonFile,
+  ensurePrivateDir,
+  removeLeftoverTemps,
+  type WriteOptions,
+} from "./files.ts";
 import { PERSON_FILES } from "./person-files.ts";
 
 /**
@@ -38,7 +44,8 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
   readonly dataDir: string;
   readonly #low: Low<MindFile<R>>;
   readonly #records: readonly R[];
-  readonly #schema: z.ZodType;
+  /** Each key's check: the version's, and each record's. */
+  readonly #schemas: ReadonlyMap<string, z.ZodType>;
   readonly #clock: Clock;
   readonly #readOnly: boolean;
   /** Writes in the order they were asked for, each on the state the one before left. */
@@ -49,7 +56,6 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
     file: string,
     low: Low<MindFile<R>>,
     records: readonly R[],
-    schema: z.ZodType,
     clock: Clock,
     readOnly: boolean,
   ) {
@@ -57,7 +63,10 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
     this.file = file;
     this.#low = low;
     this.#records = records;
-    this.#schema = schema;
+    this.#schemas = new Map<string, z.ZodType>([
+      ["version", z.literal(MIND_VERSION)],
+      ...records.map((record): [string, z.ZodType] => [record.key, record.schema]),
+    ]);
     this.#clock = clock;
     this.#readOnly = readOnly;
   }
@@ -67,46 +76,80 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
    * missing file is a fresh mind. A file that is not valid throws DataFileError naming the
    * file and the first problem, and is left exactly as it was. Opening never touches the
    * directory's other files: another process may be writing there. `readOnly` is for
-   * commands that only look (status): such a store refuses to write.
+   * commands that only look (status): such a store refuses to write. `fsync: false` is for
+   * simulations only (files.ts WriteOptions).
    */
   static async open<R extends MindRecord>(
     dataDir: string,
     clock: Clock,
     records: readonly R[],
-    options: { readOnly?: boolean } = {},
+    options: { readOnly?: boolean } & WriteOptions = {},
   ): Promise<MindStore<R>> {
     await ensurePrivateDir(dataDir);
     const file = join(dataDir, PERSON_FILES.mind);
     const schema = documentSchema(records);
     const adapter = new DurableJsonFile<MindFile<R>>(file, {
       parse: (value) => parseMindFile(file, value, records, schema) as MindFile<R>,
+      serialize: serializeMindFile,
+      fsync: options.fsync ?? true,
     });
     const low = new Low(adapter, freshMindFile(records, clock.now()));
     await low.read();
-    return new MindStore(dataDir, file, low, records, schema, clock, options.readOnly ?? false);
-  }
-
-  /** A copy of the current document; changing it changes nothing. */
-  read(): MindFile<R> {
-    return structuredClone(this.#low.data);
+    low.data = deepFreeze(low.data);
+    return new MindStore(dataDir, file, low, records, clock, options.readOnly ?? false);
   }
 
   /**
-   * Changes the document: `edit` changes a draft; once it returns, the draft is validated
-   * whole and written durably before this resolves. If `edit` throws or the draft is
-   * invalid, nothing changes. Updates run one at a time, in call order.
+   * The current document, frozen: an update replaces it rather than changing it, so what a
+   * caller holds stays as it was read, and changing it throws. Reads are many (a turn reads
+   * several times) and the document grows for a month, so none of them copies it.
+   */
+  read(): MindFile<R> {
+    return this.#low.data;
+  }
+
+  /**
+   * Changes the document: `edit` changes a draft; once it returns, the records it touched are
+   * validated and the document is written durably before this resolves. If `edit` throws or
+   * the draft is invalid, nothing changes. Updates run one at a time, in call order.
    */
   update<T>(edit: (draft: MindFile<R>) => T | Promise<T>): Promise<T> {
     return this.#queue.run(async () => {
-      const draft = structuredClone(this.#low.data);
+      const current = this.#low.data;
+      const draft = draftOf(current);
       const result = await edit(draft);
-      const checked = this.#schema.safeParse(draft);
-      if (!checked.success) {
-        throw new Error(`mind update would write an invalid state: ${describeIssue(checked.error)}`);
-      }
-      await this.#write(checked.data as MindFile<R>);
+      await this.#write(this.#checked(current, draft));
       return result;
     });
+  }
+
+  /**
+   * The document an update leaves: each record the edit touched (or added, or deleted) as its
+   * schema reads it, every other record as it was, in the order a whole-document check would
+   * give (the version, the records as listed, any other key). Throws on the first invalid one.
+   */
+  #checked(current: MindFile<R>, draft: MindFile<R>): MindFile<R> {
+    const before = current as Record<string, unknown>;
+    const after = draft as Record<string, unknown>;
+    const keys = new Set(["version", ...this.#records.map((record) => record.key)]);
+    for (const key of [...Object.keys(before), ...Object.keys(after)]) keys.add(key);
+    const next: Record<string, unknown> = {};
+    for (const key of keys) {
+      const descriptor = Object.getOwnPropertyDescriptor(after, key);
+      let value = descriptor === undefined ? undefined : descriptor.get ? before[key] : descriptor.value;
+      const schema = this.#schemas.get(key);
+      if (schema !== undefined && !descriptor?.get && (descriptor !== undefined || key in before)) {
+        const checked = schema.safeParse(value);
+        if (!checked.success) {
+          const issue = checked.error.issues[0];
+          const problem = issue ? { path: [key, ...issue.path], message: issue.message } : undefined;
+          throw new Error(`mind update would write an invalid state: ${describeIssue(problem)}`);
+        }
+        value = checked.data;
+      }
+      if (value !== undefined) next[key] = value;
+    }
+    return next as MindFile<R>;
   }
 
   /**
@@ -136,7 +179,7 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
   async #write(data: MindFile<R>): Promise<void> {
     if (this.#readOnly) throw new Error(`${this.file} was opened read-only; it is not written`);
     const previous = this.#low.data;
-    this.#low.data = data;
+    this.#low.data = deepFreeze(data);
     try {
       await this.#low.write();
     } catch (error) {
@@ -144,6 +187,64 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
       throw error;
     }
   }
+}
+
+/**
+ * A draft of the document for one update. Each key is copied the first time the edit reads
+ * or assigns it: an update pays, in copying, checking and freezing, only for what it touches,
+ * not for the month of decisions and usage beside it. A key still unread when the edit returns
+ * (its accessor untouched) is unchanged.
+ */
+function draftOf<D extends object>(current: D): D {
+  const draft = {};
+  const settle = (key: string, value: unknown) =>
+    Object.defineProperty(draft, key, { value, writable: true, enumerable: true, configurable: true });
+  for (const [key, value] of Object.entries(current)) {
+    Object.defineProperty(draft, key, {
+      enumerable: true,
+      configurable: true,
+      get: () => {
+        const copy = structuredClone(value);
+        settle(key, copy);
+        return copy;
+      },
+      set: (next: unknown) => settle(key, next),
+    });
+  }
+  return draft as D;
+}
+
+/**
+ * Each frozen record's text as it stands in the file, kept as long as the record is: every
+ * update writes the whole file, but renders only the records it replaced. (Entries are not
+ * kept: checking a record copies every entry in it, so a touched record's are all new.)
+ */
+const renderedRecords = new WeakMap<object, string>();
+
+/**
+ * mind.json's text: exactly `JSON.stringify(document, null, 2)`, indented so a person can read
+ * it, put together from each record's rendering (renderedRecords).
+ */
+function serializeMindFile(document: object): string {
+  const lines: string[] = [];
+  for (const [key, value] of Object.entries(document)) {
+    if (value === undefined) continue;
+    const cacheable = typeof value === "object" && value !== null && Object.isFrozen(value);
+    let text = cacheable ? renderedRecords.get(value) : undefined;
+    if (text === undefined) {
+      text = JSON.stringify(value, null, 2).replaceAll("\n", "\n  ");
+      if (cacheable) renderedRecords.set(value, text);
+    }
+    lines.push(`  ${JSON.stringify(key)}: ${text}`);
+  }
+  return lines.length === 0 ? "{}\n" : `{\n${lines.join(",\n")}\n}\n`;
+}
+
+/** Freezes a value and everything in it (read() hands out the document itself). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
+  for (const inner of Object.values(value)) deepFreeze(inner);
+  return Object.freeze(value);
 }
 
 /** A document of the current version with each record's value, leaving out those that are undefined. */
@@ -208,7 +309,7 @@ function parseMindFile(
   if (!parsed.success) {
     throw new DataFileError(
       file,
-      `${describeIssue(parsed.error, data)} (the file was left as it is; fix or remove that entry by hand, or restore a backup)`,
+      `${describeIssue(parsed.error.issues[0], data)} (the file was left as it is; fix or remove that entry by hand, or restore a backup)`,
     );
   }
   return parsed.data;
@@ -218,8 +319,10 @@ function parseMindFile(
  * The first problem, with the entry it is in named the way a person finds it in the file:
  * `outbox entry 1 (index 0, id "o-…"): kind: …`.
  */
-function describeIssue(error: z.ZodError, data?: Record<string, unknown>): string {
-  const issue = error.issues[0];
+function describeIssue(
+  issue: { path: readonly PropertyKey[]; message: string } | undefined,
+  data?: Record<string, unknown>,
+): string {
   if (!issue) return "invalid contents";
   const [field, index, ...rest] = issue.path;
   const list = typeof field === "string" ? data?.[field] : undefined;

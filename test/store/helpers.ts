@@ -1,7 +1,7 @@
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, open, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach } from "vitest";
+import { afterEach, vi } from "vitest";
 
 const made: string[] = [];
 
@@ -23,4 +23,18 @@ afterEach(async () => {
 /** Permission bits of a path, e.g. 0o600. */
 export async function modeOf(path: string): Promise<number> {
   return (await stat(path)).mode & 0o777;
+}
+
+/** How many times `work` flushed a file or a directory to disk (FileHandle.sync). */
+export async function countSyncs(work: () => Promise<void>): Promise<number> {
+  const probe = await open(tmpdir(), "r");
+  const fileHandle = Object.getPrototypeOf(probe) as { sync(): Promise<void> };
+  await probe.close();
+  const sync = vi.spyOn(fileHandle, "sync");
+  try {
+    await work();
+    return sync.mock.calls.length;
+  } finally {
+    sync.mockRestore();
+  }
 }

@@ -8,7 +8,7 @@ import {
   MessageLogError,
   type NewMessage,
 } from "../../src/store/messages.ts";
-import { modeOf, tempDataDir } from "./helpers.ts";
+import { countSyncs, modeOf, tempDataDir } from "./helpers.ts";
 
 const START = "2026-02-07T08:00:00.000Z";
 
@@ -159,6 +159,24 @@ describe("appending", () => {
     expect(onDisk.version).toBe(MESSAGE_LOG_VERSION);
     expect(onDisk.messages.map((m) => m.id)).toEqual([first.id, second.id]);
     expect((await readdir(dataDir)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("flushes each append to disk unless opened with fsync: false (simulations only)", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock(START);
+    const flushed = await countSyncs(async () => {
+      await (await openLog(dataDir, clock)).append(user("Good morning."));
+    });
+    expect(flushed).toBeGreaterThanOrEqual(2); // the temp file and the directory
+    const unflushed = await countSyncs(async () => {
+      const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC", windowDays: 2, fsync: false });
+      await log.append(user("Still there?"));
+    });
+    expect(unflushed).toBe(0);
+    expect((await (await openLog(dataDir, clock)).recent()).map((m) => m.text)).toEqual([
+      "Good morning.",
+      "Still there?",
+    ]);
   });
 
   it("keeps unknown fields", async () => {

@@ -10,6 +10,7 @@ import type { UsageRecord } from "../../src/core/usage.ts";
 import { DataFileError } from "../../src/store/files.ts";
 import { MIND_VERSION, MindStore as MindFileStore } from "../../src/store/mind.ts";
 import { lines } from "../mind/items.ts";
+import { countSyncs } from "./helpers.ts";
 
 let root: string;
 let dataDir: string;
@@ -48,10 +49,53 @@ describe("MindStore", () => {
     expect(JSON.parse(await readFile(mind.file, "utf8")).version).toBe(MIND_VERSION);
   });
 
-  it("read() is a snapshot: changing it changes nothing", async () => {
+  it("read() is a snapshot: frozen, and an update replaces it instead of changing it", async () => {
     const mind = await openMind(dataDir, clock);
-    mind.read().memory.push({} as never);
-    expect(mind.read().memory).toEqual([]);
+    const held = mind.read();
+    expect(() => held.memory.push({} as never)).toThrow(TypeError);
+    await mind.update((m) => {
+      m.usage.push({ ...usage("2026-11-22T10:00:00.000Z", 100) });
+    });
+    expect(held.usage).toEqual([]);
+    expect(mind.read().usage).toHaveLength(1);
+    // What the update did not touch is the same record, not a copy of it.
+    expect(mind.read().memory).toBe(held.memory);
+    expect(Object.isFrozen(mind.read().usage[0])).toBe(true);
+  });
+
+  it("writes the document as indented JSON, whichever records an update touched", async () => {
+    const mind = await openMind(dataDir, clock);
+    await mind.update((m) => {
+      m.usage.push({ ...usage("2026-11-22T10:00:00.000Z", 100) });
+    });
+    await mind.update((m) => {
+      m.scratchpad.trajectory_now = "Talking about the garden";
+      m.wipedAt = "2026-11-22T10:00:00.000Z";
+    });
+    await mind.update((m) => {
+      delete m.wipedAt;
+    });
+    expect(mind.read().wipedAt).toBeUndefined();
+    expect(await readFile(mind.file, "utf8")).toBe(`${JSON.stringify(mind.read(), null, 2)}\n`);
+    expect((await openMind(dataDir, clock)).read()).toEqual(mind.read());
+  });
+
+  it("flushes every write to disk unless opened with fsync: false (simulations only)", async () => {
+    const syncs = await countSyncs(async () => {
+      const mind = await openMind(dataDir, clock);
+      await mind.update((m) => {
+        m.scratchpad.trajectory_now = "flushed";
+      });
+    });
+    expect(syncs).toBeGreaterThanOrEqual(2); // the temp file and the directory
+    const unflushed = await countSyncs(async () => {
+      const mind = await openMind(dataDir, clock, { fsync: false });
+      await mind.update((m) => {
+        m.scratchpad.trajectory_now = "not flushed";
+      });
+    });
+    expect(unflushed).toBe(0);
+    expect((await openMind(dataDir, clock)).read().scratchpad.trajectory_now).toBe("not flushed");
   });
 
   it("updates started together all land, in order", async () => {
