@@ -8,7 +8,7 @@ import { loadConfigParts, loadCoreConfig, loadModelSettings, unsetStartSettings 
 import { formatStatus, readStatus } from "../status.ts";
 import { parseInstant } from "./awareness.ts";
 import { defineCommand } from "./command.ts";
-import { outputWidth } from "./layout.ts";
+import { outputWidth, wrapWords } from "./layout.ts";
 
 /**
  * `status`: what the companion's data says now. Reads only: safe while the bot runs, and
@@ -35,7 +35,13 @@ export const statusCommand = defineCommand({
     const notSetUp =
       unset.length === 0
         ? ""
-        : `Not set up yet: ${unset.join(", ")} ${unset.length === 1 ? "is" : "are"} not set.\nRun \`npm run setup\` in a terminal. Nothing runs until then; below is what the data says.\n`;
+        : [
+            `Not set up yet: ${unset.join(", ")} ${unset.length === 1 ? "is" : "are"} not set.`,
+            "Run `npm run setup` in a terminal. Nothing runs until then; below is what the data says.",
+          ]
+            .flatMap((line) => wrapWords(line, outputWidth(io)))
+            .map((line) => `${line}\n`)
+            .join("");
     const budget = dailyTokenBudget > 0 ? dailyTokenBudget : null;
     const now =
       values.now === undefined ? systemClock.now() : parseInstant("--now", values.now, core.timezone);
