@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openMind } from "../../src/companion/mind-document.ts";
 import { SettableClock } from "../../src/core/clock.ts";
-import { recordUsage, tokensOnLocalDay, type UsageRecord } from "../../src/core/usage.ts";
+import { recordUsage, tokensOnLocalDay } from "../../src/core/usage.ts";
+import { usageRecord } from "../support/mind-fixtures.ts";
 
 let root: string;
 let dataDir: string;
@@ -19,23 +20,13 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const usage = (ts: string, input: number): UsageRecord => ({
-  ts,
-  purpose: "reply",
-  model: "claude-test",
-  input,
-  output: 10,
-  cacheWrite: 0,
-  cacheRead: 5,
-});
-
 describe("the usage ledger", () => {
   it("counts tokens on the person's local day, not the UTC day", async () => {
     const mind = await openMind(dataDir, clock);
     // 23:30 on the 21st in New York is 04:30Z on the 22nd; 01:00Z on the 22nd is still the 21st there.
-    await recordUsage(mind, [usage("2026-11-22T04:30:00.000Z", 100)], clock.now());
-    await recordUsage(mind, [usage("2026-11-22T01:00:00.000Z", 1000)], clock.now());
-    await recordUsage(mind, [usage("2026-11-22T09:00:00.000Z", 50)], clock.now());
+    await recordUsage(mind, [usageRecord("2026-11-22T04:30:00.000Z", 100)], clock.now());
+    await recordUsage(mind, [usageRecord("2026-11-22T01:00:00.000Z", 1000)], clock.now());
+    await recordUsage(mind, [usageRecord("2026-11-22T09:00:00.000Z", 50)], clock.now());
     const each = (input: number) => input + 10 + 5;
     expect(tokensOnLocalDay(mind.read(), clock.now(), "UTC")).toBe(each(100) + each(1000) + each(50));
     expect(tokensOnLocalDay(mind.read(), clock.now(), "America/New_York")).toBe(each(50));
@@ -46,8 +37,8 @@ describe("the usage ledger", () => {
 
   it("drops detailed records after eight days and keeps the daily totals", async () => {
     const mind = await openMind(dataDir, clock);
-    await recordUsage(mind, [usage("2026-11-10T10:00:00.000Z", 300)], clock.now());
-    await recordUsage(mind, [usage("2026-11-22T09:00:00.000Z", 20)], clock.now());
+    await recordUsage(mind, [usageRecord("2026-11-10T10:00:00.000Z", 300)], clock.now());
+    await recordUsage(mind, [usageRecord("2026-11-22T09:00:00.000Z", 20)], clock.now());
     const state = mind.read();
     expect(state.usage.map((u) => u.ts)).toEqual(["2026-11-22T09:00:00.000Z"]);
     expect(state.usageDaily["2026-11-10"]).toEqual({

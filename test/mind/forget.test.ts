@@ -2,11 +2,9 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type MindStore, openMind } from "../../src/companion/mind-document.ts";
 import { SettableClock } from "../../src/core/clock.ts";
-import type { UsageRecord } from "../../src/core/usage.ts";
 import { forget } from "../../src/mind/forget.ts";
-import { lines } from "./items.ts";
+import { rememberingMind } from "../support/mind-fixtures.ts";
 
 let root: string;
 let dataDir: string;
@@ -21,53 +19,9 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-const usage = (ts: string, input: number): UsageRecord => ({
-  ts,
-  purpose: "reply",
-  model: "claude-test",
-  input,
-  output: 10,
-  cacheWrite: 0,
-  cacheRead: 5,
-});
-
 describe("forgetting", () => {
-  async function remembering(): Promise<MindStore> {
-    const mind = await openMind(dataDir, clock);
-    await mind.update((m) => {
-      m.memory.push(
-        {
-          id: "m1",
-          kind: "open_loop",
-          text: "Waiting to hear from Dr Alvarez about the scan",
-          learnedAt: "2026-11-20T10:00:00.000Z",
-          sourceMessageIds: ["x"],
-          importance: 4,
-          topics: ["health"],
-        },
-        {
-          id: "m2",
-          kind: "pattern",
-          text: "Walks the dog at seven",
-          learnedAt: "2026-11-20T10:00:00.000Z",
-          sourceMessageIds: [],
-          importance: 2,
-          topics: [],
-        },
-      );
-      m.scratchpad.understanding_known = lines("- (user) sees dr alvarez monthly\n- (user) has a dog");
-      m.threads.list[0]?.notes.push({
-        ts: "2026-11-20T10:00:00.000Z",
-        text: "Dr Alvarez called",
-        kind: "note",
-      });
-      m.usage.push({ ...usage("2026-11-22T09:00:00.000Z", 10) });
-    });
-    return mind;
-  }
-
   it("forget deletes matching items, lines and notes for real and says which", async () => {
-    const mind = await remembering();
+    const mind = await rememberingMind(dataDir, clock);
     const result = await forget(mind, "dr  ALVAREZ");
     expect(result.memory.map((i) => i.id)).toEqual(["m1"]);
     expect(result.scratchpadLines).toEqual(["UNDERSTANDING.Known: - (user) sees dr alvarez monthly"]);
@@ -79,7 +33,7 @@ describe("forgetting", () => {
   });
 
   it("forget takes retired items too, and a blank text forgets nothing", async () => {
-    const mind = await remembering();
+    const mind = await rememberingMind(dataDir, clock);
     await mind.update((m) => {
       const scan = m.memory.find((item) => item.id === "m1");
       if (scan) Object.assign(scan, { retiredAt: "2026-11-21T10:00:00.000Z", retiredWhy: "closed" });

@@ -3,13 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { initialMindState, type MindStore, openMind } from "../../src/companion/mind-document.ts";
+import { initialMindState, openMind } from "../../src/companion/mind-document.ts";
 import { SettableClock } from "../../src/core/clock.ts";
 import { mindRecord } from "../../src/core/mind-record.ts";
-import type { UsageRecord } from "../../src/core/usage.ts";
 import { DataFileError } from "../../src/store/files.ts";
 import { MIND_VERSION, MindStore as MindFileStore } from "../../src/store/mind.ts";
-import { lines } from "../mind/items.ts";
+import { rememberingMind, usageRecord } from "../support/mind-fixtures.ts";
 import { countSyncs } from "./helpers.ts";
 
 let root: string;
@@ -23,16 +22,6 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
-});
-
-const usage = (ts: string, input: number): UsageRecord => ({
-  ts,
-  purpose: "reply",
-  model: "claude-test",
-  input,
-  output: 10,
-  cacheWrite: 0,
-  cacheRead: 5,
 });
 
 describe("MindStore", () => {
@@ -54,7 +43,7 @@ describe("MindStore", () => {
     const held = mind.read();
     expect(() => held.memory.push({} as never)).toThrow(TypeError);
     await mind.update((m) => {
-      m.usage.push({ ...usage("2026-11-22T10:00:00.000Z", 100) });
+      m.usage.push({ ...usageRecord("2026-11-22T10:00:00.000Z", 100) });
     });
     expect(held.usage).toEqual([]);
     expect(mind.read().usage).toHaveLength(1);
@@ -66,7 +55,7 @@ describe("MindStore", () => {
   it("writes the document as indented JSON, whichever records an update touched", async () => {
     const mind = await openMind(dataDir, clock);
     await mind.update((m) => {
-      m.usage.push({ ...usage("2026-11-22T10:00:00.000Z", 100) });
+      m.usage.push({ ...usageRecord("2026-11-22T10:00:00.000Z", 100) });
     });
     await mind.update((m) => {
       m.scratchpad.trajectory_now = "Talking about the garden";
@@ -215,42 +204,8 @@ describe("the store knows no record's shape", () => {
 });
 
 describe("wiping and export", () => {
-  async function remembering(): Promise<MindStore> {
-    const mind = await openMind(dataDir, clock);
-    await mind.update((m) => {
-      m.memory.push(
-        {
-          id: "m1",
-          kind: "open_loop",
-          text: "Waiting to hear from Dr Alvarez about the scan",
-          learnedAt: "2026-11-20T10:00:00.000Z",
-          sourceMessageIds: ["x"],
-          importance: 4,
-          topics: ["health"],
-        },
-        {
-          id: "m2",
-          kind: "pattern",
-          text: "Walks the dog at seven",
-          learnedAt: "2026-11-20T10:00:00.000Z",
-          sourceMessageIds: [],
-          importance: 2,
-          topics: [],
-        },
-      );
-      m.scratchpad.understanding_known = lines("- (user) sees dr alvarez monthly\n- (user) has a dog");
-      m.threads.list[0]?.notes.push({
-        ts: "2026-11-20T10:00:00.000Z",
-        text: "Dr Alvarez called",
-        kind: "note",
-      });
-      m.usage.push({ ...usage("2026-11-22T09:00:00.000Z", 10) });
-    });
-    return mind;
-  }
-
   it("deleteAll rewrites the file as a fresh mind, keeping only the token ledger", async () => {
-    const mind = await remembering();
+    const mind = await rememberingMind(dataDir, clock);
     const leftover = join(dataDir, ".mind.json.0123ab.tmp");
     await writeFile(leftover, "Dr Alvarez, from a write a crash interrupted");
     await mind.deleteAll();
@@ -264,7 +219,7 @@ describe("wiping and export", () => {
   });
 
   it("exportAll hands over everything kept", async () => {
-    const mind = await remembering();
+    const mind = await rememberingMind(dataDir, clock);
     const exported = mind.exportAll();
     expect(exported.memory).toHaveLength(2);
     expect(exported.scratchpad.understanding_known.map((i) => i.text).join("\n")).toContain("dog");
