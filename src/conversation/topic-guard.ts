@@ -122,7 +122,7 @@ const HABIT_WORDS: Readonly<Record<string, RegExp>> = {
   movement:
     /\b(?:gym|walk\w*|run|ran|workout|steps|caminar|camin\w+|paseo|gimnasio|correr|spazier\w*|gelaufen|joggen|training|promenade|marche|couru|palestra|corsa|caminhada|academia)\b/iu,
   medication:
-    /\b(?:meds|medication|medicine|pills?|vitamins?|supplements?|insulin|inhaler|médocs?|médicaments?|medicamentos?|pastillas?|tabletten|medikamente?|medicine|remédios?)\b/iu,
+    /\b(?:meds|medication|medicine|pills?|vitamins?|supplements?|insulin|inhaler|médocs?|médicaments?|medicamentos?|pastillas?|tabletten|medikamente?|remédios?)\b/iu,
   // How they feel is asked like a habit ("how's your mood today?"), and answered by any feeling.
   mood: /\b(?:mood|feel(?:ing|s)?|scared|excited|anxious|nervous|stressed|happy|sad|worried|upset|angry|frustrated|overwhelmed|calm|relieved|proud|lonely|down|low|ánimo|estado de ánimo|stimmung|humeur|umore|humor)\b/iu,
 };

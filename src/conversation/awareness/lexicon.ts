@@ -500,20 +500,19 @@ export const STOPWORDS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Nouns that are never what a message is about, beyond the function words: time words, chat
- * abbreviations and filler, greetings, forms of address. A noun phrase is never built on them.
+ * Nouns that are never what a message is about, beyond the STOPWORDS above: more time words,
+ * chat abbreviations, units, forms of address, body parts named in passing. A noun phrase is
+ * never built on them.
  */
 export const NOT_TOPICS: ReadonlySet<string> = new Set(
-  `today tomorrow yesterday tonight weekend weekday morning afternoon evening night noon midnight day week month
-  year hour minute min mins sec second moment while today's monday tuesday wednesday thursday friday saturday
-  sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays january february march april may june
-  july august september october november december am pm omg tbh idk lol lmao btw imo ngl rn fyi asap thx thanks
-  thank pls plz ty tysm gn gm xx xo xoxo hug hugs yay ugh hmm hey hi hello bye goodnight morning guys guy folks
-  dude man bro girl hun babe buddy mate sense point fact case chance news update luck fun mess deal shape mode
-  list top end nothing anything something everything answer reply text lot lots bit kind sort type ton tons
-  bunch couple half way thing things stuff people person sorry ok okay yes no yeah nope haha hahaha hehe
-  wow cool nice love hr hrs mile miles km kg lb lbs oz min ish tmrw tmr ikr omw tho aaand idiot genius adult life
-  wait jeez oye yolo face chest stomach brain leg legs elbow hand hands head eyes arm arms shoulder neck`.split(
+  `weekend weekday noon midnight month year min mins sec moment monday tuesday wednesday thursday
+  friday saturday sunday mondays tuesdays wednesdays thursdays fridays saturdays sundays january
+  february march april june july august september october november december pm omg tbh idk lmao btw
+  imo ngl rn fyi asap thx pls plz ty tysm gn gm xx xo xoxo hug hugs yay bye goodnight guys guy folks
+  dude man bro girl hun babe buddy mate sense point fact case chance news update luck fun mess deal
+  shape mode list top answer reply text sort type ton tons bunch couple half people person nope hehe
+  love hr hrs mile miles km kg lb lbs oz ish tmrw tmr ikr omw tho aaand idiot genius adult life wait
+  jeez oye yolo face chest stomach brain leg legs elbow hand hands head eyes arm arms shoulder neck`.split(
     /\s+/,
   ),
 );
