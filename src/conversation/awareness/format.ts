@@ -139,7 +139,7 @@ function slimBlock(ctx: AwarenessContext, nowMs: number): string[] {
   if (conversationMinutes !== null && conversationMinutes !== undefined) {
     lines.push(`Time in conversation: ${formatDuration(conversationMinutes)}`);
   }
-  if (currentTopic) lines.push(`Current topic: ${topicName(currentTopic)}`);
+  if (currentTopic) lines.push(`Latest topic: ${topicName(currentTopic)}`);
   if (ctx.user.mood) lines.push(`Their mood in their last message: ${ctx.user.mood}`);
   return ctx.observations.length > 0 ? [...lines, ...observations(ctx)] : lines;
 }

@@ -90,7 +90,7 @@ describe("formatAwarenessForPrompt: the slim block", () => {
     expect(block).toContain('- 12:50 PM them: "k"');
     expect(block).toContain('- 12:46 PM you: "Glad it\'s behind you. Want to talk it through?"');
     expect(block).toContain("Time in conversation: 30m");
-    expect(block).toContain(`Current topic: "presentation"`);
+    expect(block).toContain(`Latest topic: "presentation"`);
     expect(block).not.toContain("### Your recent activity");
     expect(outsideQuotes(block)).not.toMatch(ADVICE);
   });
