@@ -148,7 +148,7 @@ function slimBlock(ctx: AwarenessContext, nowMs: number): string[] {
  * The awareness context as markdown for the system prompt: facts only, never advice.
  * The full block (own activity with local times, theirs, observations, prior context)
  * when the context says the assistant is context-poor or a heartbeat asks; the slim one
- * (last exchanges, time in conversation, current topic) in an active conversation.
+ * (last exchanges, time in conversation, latest topic) in an active conversation.
  */
 export function formatAwarenessForPrompt(ctx: AwarenessContext, trigger?: Trigger): string {
   const nowMs = Date.parse(ctx.now);
