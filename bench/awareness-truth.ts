@@ -83,6 +83,24 @@ const corpusSchema = z.object({
 });
 export type TruthCorpus = z.infer<typeof corpusSchema>;
 
+const judgementsSchema = z.object({
+  description: z.string(),
+  judgements: z.array(z.object({ id: z.string(), label: z.string(), true: z.boolean(), why: z.string() })),
+});
+
+/**
+ * Blind judgements of the topics the code claimed: whether telling the companion "in this message
+ * the person talked about <label>" is true. Hand labels say what a message is mainly about, so a
+ * true but unlabelled topic ("cat" beside the labelled "copy shop") would count as false against
+ * them alone; the judge, who saw only the messages and the claims, settles each claim. A claim
+ * nobody judged counts as false, so a change that makes new claims shows them as `unjudged`.
+ */
+function loadJudgements(): Map<string, boolean> {
+  const path = fileURLToPath(new URL("../test/fixtures/awareness-truth/judgements.json", import.meta.url));
+  const { judgements } = judgementsSchema.parse(JSON.parse(readFileSync(path, "utf8")));
+  return new Map(judgements.map((j) => [`${j.id}|${j.label}`, j.true]));
+}
+
 /** The corpus part by name: `tuning` or `held-out`. */
 export function loadTruthCorpus(part: "tuning" | "held-out"): TruthCorpus {
   const path = fileURLToPath(new URL(`../test/fixtures/awareness-truth/${part}.json`, import.meta.url));
@@ -111,8 +129,16 @@ function score(hits: number, claimed: number, actual: number, recallHits = hits)
 
 /** Everything measured on one part of the corpus. */
 export interface TruthFigures {
-  /** The person's messages in English (or too short to tell, in an English conversation). */
+  /**
+   * The person's messages in English (or too short to tell, in an English conversation): a claim
+   * is right when it matches a hand label or the blind judge found it true; recall is against the
+   * hand labels.
+   */
   topics: Score;
+  /** The same claims against the hand labels alone (a true topic nobody labelled counts as wrong). */
+  topicsByLabels: Score;
+  /** Claims the judge has not seen (counted as wrong in `topics`): `id|label`. */
+  unjudged: string[];
   /** Topic labels the code gave that are no words of the message (a stem, a normalisation). */
   notTheirWords: string[];
   /** The person's messages in another language that the code gave a word-made topic. */
@@ -163,8 +189,10 @@ function labelsMatch(predicted: string, gold: string): boolean {
 /** Whether every word of a label is a word of the text (singular or plural). */
 function inTheirWords(label: string, text: string): boolean {
   if (SUBJECTS.has(label)) return true;
+  const written = text.toLowerCase().match(/[\p{L}\p{N}'-]+/gu) ?? [];
+  // A hyphenated word counts whole ("mid-sentence") and by its parts.
   const words = new Set(
-    (text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? []).map((w) => w.replace(/^'+|'+$/g, "")),
+    [...written, ...written.flatMap((w) => w.split("-"))].map((w) => w.replace(/^['-]+|['-]+$/g, "")),
   );
   const plurals = (w: string) => [w, `${w}s`, `${w}es`, `${w}'s`, w.replace(/y$/, "ies")];
   return label.split(" ").every((w) => plurals(w).some((form) => words.has(form)));
@@ -182,8 +210,10 @@ function asLog(conversation: TruthCorpus["conversations"][number]): Message[] {
 }
 
 /** Measures one part of the corpus. */
-export function measureTruth(corpus: TruthCorpus): TruthFigures {
+export function measureTruth(corpus: TruthCorpus, judgements = loadJudgements()): TruthFigures {
   const misses: string[] = [];
+  const unjudged: string[] = [];
+  let topicJudgedHits = 0;
   let topicHits = 0;
   let topicClaimed = 0;
   let topicActual = 0;
@@ -215,6 +245,11 @@ export function measureTruth(corpus: TruthCorpus): TruthFigures {
         topicActual += labels.topics.length;
         const right = predicted.filter((p) => labels.topics.some((g) => labelsMatch(p, g)));
         topicHits += right.length;
+        for (const p of predicted) {
+          const judged = judgements.get(`${m.id}|${p}`);
+          if (right.includes(p) || judged === true) topicJudgedHits += 1;
+          else if (judged === undefined) unjudged.push(`${m.id}|${p}`);
+        }
         topicFound += labels.topics.filter((g) => predicted.some((p) => labelsMatch(p, g))).length;
         if (right.length !== predicted.length || right.length < labels.topics.length)
           misses.push(
@@ -295,7 +330,9 @@ export function measureTruth(corpus: TruthCorpus): TruthFigures {
   }
 
   return {
-    topics: score(topicHits, topicClaimed, topicActual, topicFound),
+    topics: score(topicJudgedHits, topicClaimed, topicActual, topicFound),
+    topicsByLabels: score(topicHits, topicClaimed, topicActual, topicFound),
+    unjudged,
     notTheirWords,
     foreignTopics,
     questions: score(question.hits, question.claimed, question.actual),
@@ -338,7 +375,13 @@ function rows(part: string, f: TruthFigures): BenchRow[] {
   });
   const counts = (s: Score) => `${s.hits} right of ${s.claimed} claimed, ${s.actual} true`;
   return [
-    row("topic precision (English)", f.topics.precision, TRUTH_FLOORS.topicPrecision, counts(f.topics)),
+    row(
+      "topic precision (English, judged)",
+      f.topics.precision,
+      TRUTH_FLOORS.topicPrecision,
+      `${counts(f.topics)}${f.unjudged.length > 0 ? `; ${f.unjudged.length} unjudged counted wrong` : ""}`,
+    ),
+    row("topic precision (hand labels only)", f.topicsByLabels.precision, null, counts(f.topicsByLabels)),
     row("topic recall (English)", f.topics.recall, TRUTH_FLOORS.topicRecall, counts(f.topics)),
     {
       suite: "awareness-truth",

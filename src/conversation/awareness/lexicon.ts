@@ -62,7 +62,6 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "bedtime",
       "nap",
       "insomnia",
-      "tired",
       "wake",
       "woke",
       "waking",
@@ -157,8 +156,10 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
     topic: "mood",
     domain: "reflective",
     // The person's feelings are a fact of their own (mood, in tone.ts); as a subject of talk,
-    // only when the talk is about how they feel.
-    words: ["mood", "feelings", "emotions", "headspace"],
+    // only when the talk is about how they feel. Matched as written: their stems ("feel",
+    // "emot") would claim "legs feel heavy" or "you're making me emotional".
+    words: [],
+    exact: ["mood", "moods", "feelings", "emotions", "headspace"],
     phrases: [
       "how are you feeling",
       "how do you feel",
@@ -170,7 +171,8 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "rough day",
       "bad day",
     ],
-    emoji: ["😔", "😞", "😢", "😭", "🥲", "😟", "😰"],
+    // Not 😭 or 🥲: people send them as often for being moved or laughing as for sorrow.
+    emoji: ["😔", "😞", "😢", "😟", "😰"],
   },
   {
     topic: "work",
@@ -189,10 +191,7 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "report",
       "deploy",
       "coding",
-      "manager",
       "sprint",
-      "email",
-      "inbox",
       "standup",
       "workday",
       "overtime",
@@ -200,7 +199,9 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "startup",
       "proposal",
     ],
-    exact: ["meeting", "meetings", "team"],
+    // As written: "manager" stems to "manag", which would claim "I can manage my own sleeping".
+    // Email is not work's alone ("emailed the landlord"), so it names no subject.
+    exact: ["meeting", "meetings", "team", "manager", "managers"],
     phrases: ["deep work", "pull request", "performance review"],
     emoji: ["💻", "📊", "📈", "🗂"],
     events: ["interview", "presentation", "launch", "promotion", "review"],
@@ -231,7 +232,8 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "game night",
       "movie night",
     ],
-    emoji: ["🎉", "🍻", "🥂", "🎂", "🥳"],
+    // Not 🎉 or 🥂: people send them for any good news, alone as often as in company.
+    emoji: ["🍻", "🎂", "🥳"],
     events: ["party", "birthday", "wedding", "concert", "festival", "barbecue", "bbq", "reunion"],
   },
   {
@@ -330,7 +332,6 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "bill",
       "bills",
       "salary",
-      "savings",
       "spend",
       "spent",
       "spending",
@@ -339,7 +340,6 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "debt",
       "loan",
       "bank",
-      "invoice",
       "tax",
       "taxes",
       "mortgage",
@@ -360,6 +360,9 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "pricey",
       "expensive",
     ],
+    // As written: "savings" stems to "save" ("saving the ending"), "invoice" to what a colleague's
+    // "invoicing system" is (work, not their money).
+    exact: ["savings", "invoice", "invoices"],
     emoji: ["💰", "💸", "💵", "💶", "💳"],
   },
   {
@@ -423,7 +426,6 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "a break",
       "proper break",
       "short break",
-      "lunch break",
       "coffee break",
       "day off",
       "time off",
@@ -470,6 +472,9 @@ export const IDIOMS: readonly string[] = [
   "good morning",
   "in the mood",
   "feel like",
+  "brand new",
+  "in knots",
+  "lunch break",
 ];
 
 /**

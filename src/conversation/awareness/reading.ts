@@ -40,6 +40,12 @@ export interface Word {
   readonly lemma: string;
   /** Whether the English model knows the word (names and words of other languages it does not). */
   readonly known: boolean;
+  /**
+   * Whether it is a word of another language in an English message ("no es mi culpa", "una
+   * sorpresa"): one the English model does not know, written in lower case (names keep their
+   * capital), that eld reads on its own as another language well clear of English.
+   */
+  readonly foreign: boolean;
   /** Whether wink reads it as negated ("not tired"). */
   readonly negated: boolean;
   /** Where it starts in the text. */
@@ -65,6 +71,22 @@ function languageOf(text: string): string | null {
   if (letters.length < MIN_LETTERS_TO_JUDGE || words < MIN_WORDS_TO_JUDGE) return null;
   const result = eld.detect(text.toLowerCase());
   return result.language !== "" && result.isReliable() ? result.language : null;
+}
+
+/** How clearly a lone word must read as another language, and how far ahead of English, to be called foreign. */
+const FOREIGN_WORD_SCORE = 0.75;
+const FOREIGN_WORD_LEAD = 0.2;
+
+function isForeignWord(lower: string): boolean {
+  if (lower.length < 4) return false;
+  const scores = eld.detect(lower).getScores();
+  const [best, score = 0] = Object.entries(scores).sort((a, b) => b[1] - a[1])[0] ?? [];
+  return (
+    best !== undefined &&
+    best !== "en" &&
+    score >= FOREIGN_WORD_SCORE &&
+    score - (scores.en ?? 0) >= FOREIGN_WORD_LEAD
+  );
 }
 
 /**
@@ -98,13 +120,15 @@ export function englishWords(text: string): Word[] {
     const found = text.toLowerCase().indexOf(value.toLowerCase(), cursor);
     const offset = found >= 0 ? found : cursor;
     const written = found >= 0 ? text.slice(found, found + value.length) : value;
+    const known = (ids[i] ?? FIRST_UNKNOWN_ID) < FIRST_UNKNOWN_ID;
     cursor = found >= 0 ? found + value.length : cursor;
     words.push({
       text: written,
       lower: value.toLowerCase(),
       pos: pos[i] ?? "X",
       lemma: (lemmas[i] ?? value).toLowerCase(),
-      known: (ids[i] ?? FIRST_UNKNOWN_ID) < FIRST_UNKNOWN_ID,
+      known,
+      foreign: !known && written === written.toLowerCase() && isForeignWord(written),
       negated: negated[i] === true,
       offset,
     });

@@ -253,7 +253,7 @@ const MOODS: readonly { mood: Mood; said: string; anywhere: RegExp }[] = [
   },
   {
     mood: "stressed",
-    said: "stressed|overwhelmed|swamped|slammed|frazzled|under pressure",
+    said: "stressed(?: out)?|overwhelmed|swamped|slammed|frazzled|under pressure",
     anywhere: /\b(?:so stressed|too much on my plate|drowning in|stressing (?:out|about))\b/i,
   },
   {
@@ -291,10 +291,14 @@ const MOODS: readonly { mood: Mood; said: string; anywhere: RegExp }[] = [
   },
 ];
 
-/** "I'm so tired", "feeling low", "am exhausted", or the word opening the message ("Exhausted."). */
+/** Words that only say how much ("pretty stressed", "kind of anxious"). */
+const DEGREE =
+  "so|really|very|super|a bit|kinda|kind of|sort of|pretty|totally|completely|just|absolutely|a little|quite";
+
+/** "I'm so tired", "feeling low", "am exhausted", or the word opening the message ("Exhausted.", "Pretty stressed out"). */
 function saidOfThemselves(words: string): RegExp {
   return new RegExp(
-    `(?:^|[.!?]\\s*)(?:so |really |very |super |totally |completely )?(?:${words})(?=\\s*(?:[.,!\u2026]|$|and\\b|after\\b|from\\b|with\\b|today\\b|again\\b|tonight\\b))|\\b(?:i'?m|i am|im|i feel|feeling|feel|am|got|getting|still) (?:(?:so|really|very|super|a bit|kinda|pretty|totally|completely|just|absolutely|a little|quite) )*(?:${words})\\b`,
+    `(?:^|[.!?]\\s*)(?:(?:${DEGREE}) )*(?:${words})(?=\\s*(?:[.,!\u2026]|$|and\\b|after\\b|from\\b|with\\b|today\\b|again\\b|tonight\\b|honestly\\b|tbh\\b|rn\\b|lol\\b))|\\b(?:i'?m|i am|im|i feel|feeling|feel|am|got|getting|still) (?:(?:${DEGREE}) )*(?:${words})\\b`,
     "i",
   );
 }

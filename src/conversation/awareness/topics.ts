@@ -3,6 +3,7 @@ import type { Message } from "../../core/message.ts";
 import type { Domain } from "./context.ts";
 import { IDIOMS, NOT_TOPICS, STOPWORDS, TOPIC_LEXICON } from "./lexicon.ts";
 import { DEFAULT_LANGUAGE, englishReading, englishWords, type Word } from "./reading.ts";
+import { detectMood } from "./tone.ts";
 
 /** At most this many noun phrases per message: what it is about, not every noun in it. */
 const MAX_PHRASES = 2;
@@ -163,7 +164,7 @@ function topicalNoun(word: Word, next: Word | undefined, undetermined: boolean):
   if (!NOUNS.has(word.pos)) return false;
   if (!/^\p{L}[\p{L}'-]*$/u.test(word.text) || word.lower.length < 2) return false;
   if (STOPWORDS.has(word.lower) || NOT_TOPICS.has(word.lower) || NOT_TOPICS.has(singular(word))) return false;
-  if (undetermined && !word.known) return false;
+  if ((undetermined && !word.known) || word.foreign) return false;
   // A short word the English model does not know is chat shorthand ("af", "rps"), not a name.
   if (!word.known && word.lower.length <= 3 && word.text === word.lower) return false;
   // A gerund with an object is a verb at work ("painting the hallway"), not a thing.
@@ -182,7 +183,7 @@ function nounPhrases(
   words: readonly Word[],
   claimed: (offset: number) => boolean,
   undetermined: boolean,
-): { phrases: Hit[]; overruled: Set<number> } {
+): { phrases: Hit[]; all: Hit[]; overruled: Set<number> } {
   const phrases: Hit[] = [];
   const overruled = new Set<number>();
   let run: Word[] = [];
@@ -191,7 +192,13 @@ function nounPhrases(
     const kept = run.slice(-MAX_PHRASE_WORDS);
     const head = kept[kept.length - 1];
     const first = kept[0];
-    const incidental = isCircumstance(words, start) || isBareGerund(kept) || isCounted(words, start);
+    const incidental =
+      isCircumstance(words, start) ||
+      isBareGerund(kept) ||
+      isCounted(words, start) ||
+      isPossessor(words, start + run.length) ||
+      takesAnObject(words, start + run.length) ||
+      isWordPart(words, start);
     // A subject's word heading a compound of other nouns is not that subject: a "test run" is no
     // exercise, the "data slides" no work in general.
     const ownModifier = kept.slice(0, -1).some((w) => !claimed(w.offset));
@@ -209,13 +216,40 @@ function nounPhrases(
     } else close();
   });
   close();
-  return { phrases: phrases.slice(0, MAX_PHRASES), overruled };
+  return { phrases: phrases.slice(0, MAX_PHRASES), all: phrases, overruled };
 }
 
 /** A counted noun is a measure ("80 pages left", "4 yrs", "3 miles"), not what the message is about. */
 function isCounted(words: readonly Word[], index: number): boolean {
   const before = words[index - 1];
-  return before !== undefined && (before.pos === "NUM" || /^\d/.test(before.text));
+  // A clock time is when and an ordinal which, not how many ("the 0:14 train", "her 60th birthday").
+  const count = before !== undefined && (before.pos === "NUM" || /^\d/.test(before.text));
+  return count && !/\d:\d\d|\d(?:st|nd|rd|th)$/i.test(before.text);
+}
+
+/** "Nadia's sister": the owner names whose the thing is; the thing is what the message is about. */
+function isPossessor(words: readonly Word[], after: number): boolean {
+  const mark = words[after];
+  const owned = words[after + 1];
+  const possessive = mark !== undefined && (mark.lower === "'s" || mark.lower === "'") && mark.pos === "PART";
+  // "screen's a spiderweb" is "screen is": only a noun (or its adjective) after the mark is owned.
+  return possessive && owned !== undefined && ["NOUN", "PROPN", "ADJ"].includes(owned.pos);
+}
+
+/**
+ * "members use the app", "mom lands the job": a noun followed at once by a determiner was a verb
+ * the tagger took for a noun, and the run around it is no phrase of the message.
+ */
+function takesAnObject(words: readonly Word[], after: number): boolean {
+  const next = words[after];
+  return next?.pos === "DET" && ["the", "a", "an", "this", "that", "these", "those"].includes(next.lower);
+}
+
+/** "c-section recovery": a run that starts inside a hyphenated word would show half of it. */
+function isWordPart(words: readonly Word[], index: number): boolean {
+  const hyphen = words[index - 1];
+  const before = words[index - 2];
+  return hyphen?.text === "-" && before !== undefined && before.offset + before.text.length === hyphen.offset;
 }
 
 /** Whether the word at `offset` is only a comparison ("you sound like my mom", "slept like a baby"). */
@@ -236,6 +270,34 @@ const CIRCUMSTANCE = new Set(
     " ",
   ),
 );
+
+/**
+ * Prepositions that set the place or time of something else rather than raise a subject
+ * ("near work", "before work"). Not "with": who they were with is what they tell ("with my kid").
+ */
+const SCENE = new Set(
+  [...CIRCUMSTANCE, "before", "after", "till", "until", "during"].filter((p) => p !== "with"),
+);
+/** Subjects that are people: where they were is who they were with ("dinner at my grandma's"). */
+const PEOPLE = new Set(["family", "social"]);
+
+/**
+ * Whether a subject's word only sets the scene or the time of something else the message is
+ * about ("a copy shop near work", "15 min before work, F chord rang").
+ */
+function setsTheScene(words: readonly Word[], offset: number): boolean {
+  const index = words.findIndex((w) => w.offset === offset);
+  for (let i = index - 1; i >= 0; i -= 1) {
+    const word = words[i];
+    if (word === undefined) return false;
+    // Back over the words before it in its phrase ("on the case study").
+    if (["ADJ", "NUM", "DET", "PRON", "PART", "NOUN", "PROPN"].includes(word.pos)) continue;
+    const before = words[i - 1];
+    const afterNoun = before !== undefined && (before.pos === "NOUN" || before.pos === "PROPN");
+    return word.pos === "ADP" && SCENE.has(word.lower) && !(afterNoun && word.lower === "on");
+  }
+  return false;
+}
 
 /** Whether the noun phrase starting at `index` is the object of a scene-setting preposition. */
 function isCircumstance(words: readonly Word[], index: number): boolean {
@@ -266,6 +328,10 @@ function isBareGerund(phrase: readonly Word[]): boolean {
   );
 }
 
+function partition<T>(values: readonly T[], test: (value: T) => boolean): [T[], T[]] {
+  return [values.filter(test), values.filter((value) => !test(value))];
+}
+
 function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
 }
@@ -285,9 +351,37 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   const subjects = [...lexiconHits(text, tokens, consumed), ...emojiHits(text)];
   const claimed = (offset: number) =>
     tokens.some((t, i) => consumed[i] && t.offset <= offset && offset < t.end);
-  const { phrases, overruled } = nounPhrases(english.words, claimed, english.undetermined);
-  const kept = subjects.filter((hit) => !overruled.has(hit.offset) && !comparedTo(english.words, hit.offset));
-  return unique([...kept, ...phrases].sort((a, b) => a.offset - b.offset).map((h) => h.topic));
+  const { phrases, all, overruled } = nounPhrases(english.words, claimed, english.undetermined);
+  const said = subjects.filter((hit) => !overruled.has(hit.offset) && !comparedTo(english.words, hit.offset));
+  const [scene, raised] = partition(
+    said,
+    (hit) => !PEOPLE.has(hit.topic) && setsTheScene(english.words, hit.offset),
+  );
+  // The scene is the topic only when nothing else in the message is ("long day at work").
+  const kept = raised.length + phrases.length > 0 ? raised : scene;
+  const topics = unique(
+    [...kept, ...phrases, ...eventsLeft(tokens, consumed, all)]
+      .sort((a, b) => a.offset - b.offset)
+      .map((h) => h.topic),
+  );
+  // How they feel is the subject when it is all the message tells ("pretty stressed out honestly"),
+  // so an answer meets "how are you feeling?"; beside other news it is their mood, not the topic.
+  if (topics.length === 0 && detectMood(text, language) !== null) return ["mood"];
+  return topics;
+}
+
+/**
+ * Events the noun phrases missed ("no. launch.", "launch day" when the tagger reads a verb): an
+ * event word names one thing to follow up on whatever the tagger says, so it is a topic as written.
+ */
+function eventsLeft(tokens: readonly Token[], consumed: readonly boolean[], phrases: readonly Hit[]): Hit[] {
+  const inPhrases = new Set(phrases.flatMap((p) => p.topic.split(" ")));
+  return tokens.flatMap((token, i) => {
+    if (consumed[i] || !isEvent(token.surface)) return [];
+    const word = eventSubject.has(token.surface) ? token.surface : token.surface.slice(0, -1);
+    const named = inPhrases.has(token.surface) || inPhrases.has(token.surface.replace(/s$/, ""));
+    return named ? [] : [{ topic: word, offset: token.offset }];
+  });
 }
 
 /** Labels written before topics were noun phrases (`other:<stem>`): stems, so no longer shown. */
