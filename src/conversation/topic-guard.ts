@@ -76,7 +76,7 @@ export function canonicalTopicsOf(decidedTopic: string): string[] {
  */
 export function checkinAnnotations(decidedTopic: string, text: string): Annotations {
   const topics = [...new Set([...canonicalTopicsOf(decidedTopic), ...detectTopics(text)])];
-  return { topics, question: isQuestion(text), tone: detectTone(text) };
+  return { topics, question: isQuestion(text, undefined, "assistant"), tone: detectTone(text) };
 }
 
 /** Whether two labels name the same thing: equal, or the same head noun ("job interview", "interview"). */

@@ -187,7 +187,9 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
   const pending = (input.pending ?? []).map((m) =>
     fitted.left.includes(m.id) && m.media ? { ...m, media: { ...m.media, notRead: "together" as const } } : m,
   );
-  const stamps = sentTimes([...window.kept, ...pending], input.now, input.zone);
+  const first = window.kept[0] ?? pending[0];
+  const unshown = first === undefined ? undefined : history[history.findIndex((m) => m.id === first.id) - 1];
+  const stamps = sentTimes([...window.kept, ...pending], input.now, input.zone, unshown);
   const newInput =
     input.kind === "reply"
       ? replyInput({ ...input, pending, documents: fitted.shown }, stamps, budgets.input, truncated)
@@ -503,15 +505,27 @@ function stamped(text: string, stamp: string | undefined): string {
  * read (it follows on from a message that shows one): a repeated time would cost tokens and
  * say nothing. The person's time is when they sent it (the channel's `sentAt`: a message can
  * wait there while presence is down), else when it was logged. In a flowing conversation
- * nothing carries a time, and the prompt does not grow.
+ * nothing carries a time, and the prompt does not grow. The first shown message is measured
+ * against the one before it in the log (`unshown`), which the model does not see: after a pause
+ * it carries its time, so the window's opening turn is never read as following on from nothing.
  */
-function sentTimes(messages: readonly Message[], now: Date, zone: string): Map<string, string> {
-  const at = messages.map((m) => Date.parse(m.external?.sentAt ?? m.ts));
+function sentTimes(
+  messages: readonly Message[],
+  now: Date,
+  zone: string,
+  unshown?: Message,
+): Map<string, string> {
+  const timeOf = (m: Message) => Date.parse(m.external?.sentAt ?? m.ts);
+  const at = messages.map(timeOf);
   const day = (ms: number) => DateTime.fromMillis(ms, { zone }).toISODate();
-  const paused = (i: number) =>
-    i > 0 &&
-    ((at[i] as number) - (at[i - 1] as number) >= TURN_GAP_MINUTES * 60_000 ||
-      day(at[i] as number) !== day(at[i - 1] as number));
+  const before = (i: number) => (i > 0 ? at[i - 1] : unshown === undefined ? undefined : timeOf(unshown));
+  const paused = (i: number) => {
+    const previous = before(i);
+    return (
+      previous !== undefined &&
+      ((at[i] as number) - previous >= TURN_GAP_MINUTES * 60_000 || day(at[i] as number) !== day(previous))
+    );
+  };
   const marked = new Set<number>();
   // Whether the time of the message at each index can be read: its own, or the one before it.
   const known: boolean[] = [];

@@ -524,6 +524,51 @@ describe("composePrompt: when messages were sent", () => {
     );
   });
 
+  it("stamps the window's first message when it came after a pause from one the model is not shown", () => {
+    const log = [
+      sentAt("a", "user", "slept well, 2 glasses of water already", "2026-03-05T07:50", zone),
+      sentAt("b", "assistant", "Nice start! Anything nice on today?", "2026-03-05T07:50", zone),
+      sentAt(
+        "c",
+        "user",
+        "Switching gears: deep work on the project all afternoon",
+        "2026-03-05T11:00",
+        zone,
+      ),
+      sentAt("d", "assistant", "Got it, I'll keep quiet.", "2026-03-05T11:01", zone),
+    ];
+    const switchAt = new Date(Date.parse(log[2]?.ts ?? ""));
+    const moved = applyThreadOps(
+      initialThreads(new Date(start)),
+      [{ op: "scope", name: "project", note: "" }],
+      {
+        now: switchAt,
+        switchAt,
+      },
+    );
+    if (!moved.ok) throw new Error(moved.reason);
+    const at = (now: string) =>
+      composePrompt(
+        input({ log, zone, threads: moved.threads, now: instant(now, zone), kind: "heartbeat" }),
+      ).params.messages.map(textOf);
+    // The morning is not shown; three hours after it, the opening turn says when it was sent.
+    expect(at("2026-03-05T12:07")[0]).toBe("[11:00] Switching gears: deep work on the project all afternoon");
+    // Cut from a flowing exchange instead, the first shown message carries no time.
+    const flowing = log.map((m) =>
+      m.id === "c" ? { ...m, ts: instant("2026-03-05T07:55", zone).toISOString() } : m,
+    );
+    const shown = composePrompt(
+      input({
+        log: flowing,
+        zone,
+        threads: moved.threads,
+        now: instant("2026-03-05T08:00", zone),
+        kind: "heartbeat",
+      }),
+    ).params.messages.map(textOf);
+    expect(shown.join("\n")).not.toMatch(SENT_TIME_AT_HEAD);
+  });
+
   it("stamps the person's message with when they sent it, which Telegram may say was earlier than it was logged", () => {
     const log = [sentAt("a", "assistant", "Sleep well!", "2026-03-04T22:00", zone)];
     const waited = sentAt("b", "user", "one more thing", "2026-03-05T07:30", zone, {

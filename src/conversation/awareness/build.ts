@@ -157,7 +157,30 @@ function topicFlow(
     const to = [...here.subjects][0];
     if (from !== undefined && to !== undefined) return { topic, current, shift: { from, to, ms: here.e.ms } };
   }
-  return { topic, current, shift: null };
+  return { topic, current, shift: announcedShift(window, language) };
+}
+
+/** Words with which people say they are changing the subject themselves. */
+const CHANGE_OF_SUBJECT =
+  /(?:^|[.!?\n]\s*)(?:switching gears|changing (?:the )?subject|change of subject|on (?:an)?other note|on a different note|different topic|unrelated(?: but)?|in other news|anyway(?:s)?,)/i;
+
+/**
+ * A change the person announced ("Switching gears: deep work on the presence project"): their
+ * latest message in the last exchanges says so in words, and shares no topic with their message
+ * before it. Their own words say it, so noun phrases count here as well as subjects.
+ */
+function announcedShift(window: readonly Entry[], language: string): Shift | null {
+  const theirs = window
+    .map((e, i) => ({ e, i, topics: messageTopics(e.message, language) }))
+    .filter((t) => t.e.message.role === "user" && t.topics.length > 0);
+  const here = theirs.at(-1);
+  const before = theirs.at(-2);
+  if (here === undefined || before === undefined || here.i < window.length - LAST_EXCHANGES) return null;
+  if (!CHANGE_OF_SUBJECT.test(here.e.message.text)) return null;
+  if (here.topics.some((t) => before.topics.includes(t))) return null;
+  const [from] = before.topics;
+  const [to] = here.topics;
+  return from === undefined || to === undefined ? null : { from, to, ms: here.e.ms };
 }
 
 /**

@@ -31,7 +31,6 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
     topic: "hydration",
     domain: "habits",
     words: [
-      "water",
       "hydrate",
       "hydration",
       "dehydrated",
@@ -46,7 +45,8 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "tea",
       "bottle",
     ],
-    exact: ["glass", "glasses", "liter", "liters", "litre", "litres"],
+    // "water" as written: its stem would claim "watered her roses".
+    exact: ["water", "glass", "glasses", "liter", "liters", "litre", "litres"],
     phrases: ["water intake", "fluid intake", "how much have you drunk"],
     emoji: ["💧", "🚰", "🥤", "🫗", "🥛", "🍵"],
   },
@@ -62,6 +62,8 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "bedtime",
       "nap",
       "insomnia",
+      // Tiredness is also their mood (tone.ts); as a subject it is what "how did you sleep?" asks after.
+      "tired",
       "wake",
       "woke",
       "waking",
@@ -475,6 +477,16 @@ export const IDIOMS: readonly string[] = [
   "brand new",
   "in knots",
   "lunch break",
+  // Work as in function: "it worked!", "that doesn't work".
+  "it work",
+  "didn't work",
+  "doesn't work",
+  "won't work",
+  "no notes",
+  "on purpose",
+  "deep breath",
+  "my fault",
+  "your fault",
 ];
 
 /**
@@ -517,7 +529,7 @@ export const NOT_TOPICS: ReadonlySet<string> = new Set(
   dude man bro girl hun babe buddy mate sense point fact case chance news update luck fun mess deal
   shape mode list top answer reply text sort type ton tons bunch couple half people person nope hehe
   love hr hrs mile miles km kg lb lbs oz ish tmrw tmr ikr omw tho aaand idiot genius adult life wait
-  jeez oye yolo face chest stomach brain leg legs elbow hand hands head eyes arm arms shoulder neck`.split(
-    /\s+/,
-  ),
+  jeez oye yolo face chest stomach brain leg legs elbow hand hands head eyes arm arms shoulder neck
+  word words lowkey highkey fr ha hah lol lmfao hasnt wasnt isnt doesnt didnt couldnt shouldnt
+  wouldnt arent werent aint havent`.split(/\s+/),
 );

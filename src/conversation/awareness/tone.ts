@@ -122,7 +122,7 @@ const FLAT_ACKS = new Set([
 
 /** Friction aimed at the companion or the conversation: being asked again, pestered, not listened to. */
 const TENSE_PHRASES =
-  /\b(?:stop (?:asking|texting|messaging|pinging|checking|nagging|it)|leave me alone|not now|i already (?:told|said|answered|did)|already told you|you already asked|you asked (?:that|this) already|enough with|back off|give me a break|get off my back|i said i'?m fine|quit (?:asking|it)|you keep (?:asking|saying|bugging|pinging|messaging)|why do you keep|do you ever stop|can you not|so many questions|(?:you'?re|you are|this is|that'?s|so) (?:annoying|useless|unhelpful|not helpful|pushy|nagging|creepy|exhausting)|you don'?t (?:listen|get it|understand)|you'?re not listening|that'?s not what i (?:said|asked)|i didn'?t ask|nobody asked|not helpful|not the point|chill with|relax with|jeez|ffs|stop with|let it go|drop it|mind your own|none of your business|not your business|again\?|seriously\?|can we not|do you have to|you sound like|i can manage|i'?m (?:an )?adult|(?:don'?t|no) need to (?:check|ask|remind)|stop doing|i know when|happy\?$|that'?s it\?)/i;
+  /\b(?:stop (?:asking|texting|messaging|pinging|checking|nagging|it)|leave me alone|not now|i already (?:told|said|answered|did)|already told you|you already asked|you asked (?:that|this) already|enough with|back off|give me a break|get off my back|i said i'?m fine|quit (?:asking|it)|you keep (?:asking|saying|bugging|pinging|messaging)|why do you keep|do you ever stop|can you not|so many questions|(?:you'?re|you are|this is|that'?s|so) (?:annoying|useless|unhelpful|not helpful|pushy|nagging|creepy|exhausting)|you don'?t (?:listen|get it|understand)|you'?re not listening|that'?s not what i (?:said|asked)|i didn'?t ask|nobody asked|not helpful|not the point|chill with|relax with|jeez|ffs|stop with|let it go|drop it|mind your own|none of your business|not your business|again\?|seriously\?|can we not|do you have to|you sound like|i can manage|i'?m (?:an )?adult|(?:don'?t|no) need to (?:check|ask|remind)|stop doing|i know when|happy\?$|that'?s it\?|as i (?:already )?(?:mentioned|said)|per my (?:last|earlier|previous) message|before you ask|let me live|why do you (?:even )?care|you'?re (?:literally |basically |like )*my (?:mum|mom|mother|dad|parent)|not a (?:child|kid|baby)|i'?ll decide (?:that )?(?:myself|for myself))/i;
 /** Being asked the same thing over and over, said to the companion. */
 const EVERY_TIME =
   /\b(?:every (?:single )?(?:day|morning|night|evening|time|hour|two hours|few hours)|all the time|same question|each (?:day|morning))\b/i;
@@ -215,7 +215,7 @@ const ADDRESSED =
 export function detectTone(text: string, language: string = DEFAULT_LANGUAGE): Tone {
   const english = englishReading(text, language) !== null;
   if (!english) return WARM_EMOJI.test(text) ? "warm" : "neutral";
-  if (isCurt(text) || TENSE_PHRASES.test(text) || TENSE_EMOJI.test(text)) return "tense";
+  if (isCurt(text) || TENSE_PHRASES.test(spelledOut(text)) || TENSE_EMOJI.test(text)) return "tense";
   if (EVERY_TIME.test(text) && (ADDRESSED.test(text) || /\b(?:ask|question|check)/i.test(text)))
     return "tense";
   const aimed = text
@@ -226,6 +226,14 @@ export function detectTone(text: string, language: string = DEFAULT_LANGUAGE): T
   if (aimed) return "tense";
   if (WARM_PHRASES.test(text) || WARM_EMOJI.test(text)) return "warm";
   return "neutral";
+}
+
+/** Chat spellings of "you" and "your" written out, so "can u not" reads as "can you not". */
+function spelledOut(text: string): string {
+  return text
+    .replace(/\b(?:u|ya)\b/gi, "you")
+    .replace(/\bur\b/gi, "you're")
+    .replace(/\bim\b/gi, "i'm");
 }
 
 /** A message's tone: reflection's annotation when present, else {@link detectTone}. */

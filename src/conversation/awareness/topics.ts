@@ -3,7 +3,7 @@ import type { Message } from "../../core/message.ts";
 import type { Domain } from "./context.ts";
 import { IDIOMS, NOT_TOPICS, STOPWORDS, TOPIC_LEXICON } from "./lexicon.ts";
 import { DEFAULT_LANGUAGE, englishReading, englishWords, type Word } from "./reading.ts";
-import { detectMood } from "./tone.ts";
+import { detectMood, detectTone } from "./tone.ts";
 
 /** At most this many noun phrases per message: what it is about, not every noun in it. */
 const MAX_PHRASES = 2;
@@ -165,6 +165,8 @@ function topicalNoun(word: Word, next: Word | undefined, undetermined: boolean):
   if (!/^\p{L}[\p{L}'-]*$/u.test(word.text) || word.lower.length < 2) return false;
   if (STOPWORDS.has(word.lower) || NOT_TOPICS.has(word.lower) || NOT_TOPICS.has(singular(word))) return false;
   if ((undetermined && !word.known) || word.foreign) return false;
+  // A word drawn out ("hellooo", "sooo") is a sound, not a thing.
+  if (/(\p{L})\1\1/u.test(word.lower)) return false;
   // A short word the English model does not know is chat shorthand ("af", "rps"), not a name.
   if (!word.known && word.lower.length <= 3 && word.text === word.lower) return false;
   // A gerund with an object is a verb at work ("painting the hallway"), not a thing.
@@ -361,6 +363,7 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   const kept = raised.length + phrases.length > 0 ? raised : scene;
   const topics = unique(
     [...kept, ...phrases, ...eventsLeft(tokens, consumed, all)]
+      .filter((hit) => !isAddress(text, hit.offset))
       .sort((a, b) => a.offset - b.offset)
       .map((h) => h.topic),
   );
@@ -368,6 +371,11 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   // so an answer meets "how are you feeling?"; beside other news it is their mood, not the topic.
   if (topics.length === 0 && detectMood(text, language) !== null) return ["mood"];
   return topics;
+}
+
+/** The one word after a comma that ends the sentence calls the reader by a name ("Goodnight, friend."). */
+function isAddress(text: string, offset: number): boolean {
+  return /,\s*$/.test(text.slice(0, offset)) && /^[\p{L}'-]+\s*(?:[.!?\u2026]|$)/u.test(text.slice(offset));
 }
 
 /**
@@ -488,7 +496,9 @@ const AUXILIARY_OPENERS = new Set(
   doesn't won't haven't hasn't`.split(/\s+/),
 );
 const SUBJECTS = new Set("you u ya we i it they he she that this there your everything anything".split(" "));
-const REQUESTS = /\b(?:tell me|let me know|curious (?:how|what|whether|if))\b/i;
+/** A request to be told ("tell me how it went"), not a report of being told ("I'm glad you tell me"). */
+const REQUESTS =
+  /(?:^|[.!?]\s*|\b(?:please|pls|can you|could you|do)\s+)(?:tell me|let me know)\b|\bcurious (?:how|what|whether|if)\b/i;
 
 function asksBySyntax(sentence: string): boolean {
   const [first = "", second = ""] = sentence
@@ -500,13 +510,22 @@ function asksBySyntax(sentence: string): boolean {
 }
 
 /**
- * Whether a text asks for an answer: a question mark (in any language), or, in English, a
- * sentence shaped like a question without one ("how's the water going", "did you sleep") or a
- * request to be told something.
+ * Whether a text asks for an answer: a question mark (in any language; "?!" exclaims), or, in
+ * English, a sentence shaped like a question without one ("how's the water going", "did you
+ * sleep") or a request to be told something. The person's friction with the companion asks
+ * nothing, whatever its shape ("why do you keep asking?"): `by` says whose text it is.
  */
-export function isQuestion(text: string, language: string = DEFAULT_LANGUAGE): boolean {
-  if (/[?\u00bf\uff1f]/.test(text)) return true;
-  if (englishReading(text, language) === null) return false;
+export function isQuestion(
+  text: string,
+  language: string = DEFAULT_LANGUAGE,
+  by: Message["role"] = "user",
+): boolean {
+  const english = englishReading(text, language) !== null;
+  // The person's friction asks nothing ("do you have to open with that every day?", "happy?").
+  if (by === "user" && english && detectTone(text, language) === "tense") return false;
+  // "?!" exclaims ("Foundation on the sleeve?!").
+  if (/[?\u00bf\uff1f]/.test(text.replace(/\?+!+|!+\?+/g, "!"))) return true;
+  if (!english) return false;
   if (REQUESTS.test(text)) return true;
   return text
     .replace(/[\u2018\u2019]/g, "'")
@@ -516,7 +535,7 @@ export function isQuestion(text: string, language: string = DEFAULT_LANGUAGE): b
 
 /** Whether a message asks something: reflection's annotation when present, else {@link isQuestion}. */
 export function messageIsQuestion(message: Message, language: string = DEFAULT_LANGUAGE): boolean {
-  return message.annotations?.question ?? isQuestion(messageText(message), language);
+  return message.annotations?.question ?? isQuestion(messageText(message), language, message.role);
 }
 
 /** How a topic reads in prose: lexicon subjects as they are, the person's own words in quotes. */
