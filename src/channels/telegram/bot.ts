@@ -14,7 +14,7 @@ import { BOT_COMMANDS, commandOf, type SlashCommand } from "../commands.ts";
 import type { TelegramConnection } from "./connection.ts";
 import { checkDocument, documentKind, keptName, type NotRead, refusedBeforeDownload } from "./documents.ts";
 import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS, firstContact } from "./first-contact.ts";
-import { describeMessage, imageMediaType } from "./incoming.ts";
+import { describeMessage, imageMediaType, type KnownAbout } from "./incoming.ts";
 import type { TelegramOutbound } from "./outbound.ts";
 import { notHeardBeforeDownload, soundOf, type TelegramSound } from "./sounds.ts";
 import type { TelegramUpdatesState } from "./updates-state.ts";
@@ -228,14 +228,7 @@ export class TelegramChannel {
           })
         : null;
     const media = before?.media;
-    const described = describeMessage(edited, {
-      ...(media?.notRead ? { notRead: media.notRead } : {}),
-      ...(media?.transcribed && before ? { transcript: before.text } : {}),
-      // A sound logged before sounds were heard has neither a file nor a reason: it was not heard.
-      ...(media?.notHeard || (sound && media && !media.stored && !media.transcribed)
-        ? { notHeard: media.notHeard ?? "off" }
-        : {}),
-    });
+    const described = describeMessage(edited, before ? knownFromLog(before) : {});
     if (!described) return;
     const editedAt = new Date((edited.edit_date ?? edited.date) * 1000).toISOString();
     const logged = await this.#options.companion.receiveEdit(
@@ -440,6 +433,20 @@ function describeFailure(error: unknown): Record<string, unknown> {
   }
   if (error instanceof Error) return { name: error.name, message: error.message };
   return { message: String(error) };
+}
+
+/**
+ * What the log knows of a message beyond Telegram's fields, for describing an edit of it the
+ * same way: why its document was not read, its sound's transcript, or why its sound was not
+ * heard (a sound logged before sounds were heard has neither a file nor a reason: it was not).
+ */
+function knownFromLog(logged: Message): KnownAbout {
+  const media = logged.media;
+  if (!media) return {};
+  if (media.notRead) return { notRead: media.notRead };
+  if (media.transcribed) return { transcript: logged.text };
+  if (media.notHeard) return { notHeard: media.notHeard };
+  return (media.kind === "voice" || media.kind === "audio") && !media.stored ? { notHeard: "off" } : {};
 }
 
 /** A logged message's media without its caption, which an edit replaces (or removes). */
