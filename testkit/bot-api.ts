@@ -24,7 +24,7 @@ import type { AddressInfo } from "node:net";
  * concurrent poll makes the first answer 409 as Telegram does), sendMessage (400 for empty text, text
  * over 4096 characters after entity parsing, HTML that Telegram's parser refuses, entities out of
  * bounds; `chat not found` for chats that never wrote), sendChatAction, setMyCommands, editMessageText,
- * getFile (+ `GET /file/bot<token>/<path>` downloads), sendDocument (multipart upload),
+ * getFile (+ `GET /file/bot<token>/<path>` downloads of photos, documents and sounds), sendDocument (multipart upload),
  * setMessageReaction (one emoji on a message of the chat: 400 `MESSAGE_ID_INVALID` for a message the
  * chat does not have, `REACTION_INVALID` for a custom or empty emoji or one with the U+FE0F variation
  * selector, which Telegram's list never has). sendMessage's `reply_parameters` are recorded and,
@@ -60,7 +60,9 @@ interface FakeChat {
 type MessageContent =
   | { text: string }
   | { photo: { bytes?: Uint8Array; path?: string; caption?: string } }
-  | { voice: { duration: number; caption?: string } }
+  | { voice: ScriptedSound }
+  | { audio: ScriptedSound & { fileName?: string; performer?: string; title?: string } }
+  | { videoNote: Omit<ScriptedSound, "caption" | "mimeType"> }
   | { sticker: { emoji?: string } }
   | {
       document: {
@@ -74,6 +76,21 @@ type MessageContent =
       };
     }
   | { location: { latitude: number; longitude: number } };
+
+/**
+ * A voice note, audio file or video note. With `bytes` it is served by getFile and the download
+ * route (a voice note under `voice/…oga` as Telegram names it, audio under `music/`, a video note
+ * under `video_notes/…mp4`); without, getFile does not know it.
+ */
+interface ScriptedSound {
+  duration: number;
+  caption?: string;
+  bytes?: Uint8Array;
+  /** Telegram's mime type; a voice note's is audio/ogg unless given. */
+  mimeType?: string;
+  /** The size Telegram announces, when it should differ from the bytes' (a file too large to serve). */
+  fileSize?: number;
+}
 
 /** A scripted incoming message, with the identifiers the bot will see. */
 interface ScriptedMessage {
@@ -152,7 +169,7 @@ export interface BotApiFake {
     content: MessageContent,
     options?: { chat?: FakeChat; sentAt?: Date },
   ): ScriptedMessage;
-  /** Queues an `edited_message` update changing a scripted text message. */
+  /** Queues an `edited_message` update changing a scripted message: a text message's text, or another's caption. */
   edit(original: ScriptedMessage, text: string): number;
   /** Stores a file for getFile and download; returns its file_id. */
   addFile(bytes: Uint8Array, path: string): string;
@@ -211,7 +228,7 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
   const blocked = new Set<number>();
   const faults = new Map<string, Fault[]>();
   const files = new Map<string, { bytes: Uint8Array; path: string }>();
-  const scriptedTexts = new Map<number, { message: Record<string, unknown>; chatId: number }>();
+  const scriptedMessages = new Map<number, { message: Record<string, unknown>; chatId: number }>();
   const sent: SentRecord[] = [];
   const reactions: ReactionRecord[] = [];
   /** Every message of each chat, "chatId:messageId": what a reply or a reaction may name. */
@@ -245,6 +262,18 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
       poll = undefined;
       waiting.respond([update]);
     }
+  }
+
+  /** A sound's file fields: served when it has bytes, its announced size as given or theirs. */
+  function soundFile(sound: Omit<ScriptedSound, "caption" | "mimeType">, unknownId: string, path: string) {
+    const fileId = sound.bytes ? addFile(sound.bytes, path) : unknownId;
+    const size = sound.fileSize ?? sound.bytes?.byteLength;
+    return {
+      file_id: fileId,
+      file_unique_id: `u${fileId}`,
+      duration: sound.duration,
+      ...(size !== undefined ? { file_size: size } : {}),
+    };
   }
 
   function chatFor(from: FakeUser, chat?: FakeChat): FakeChat {
@@ -614,7 +643,6 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
       const message: Record<string, unknown> = { message_id: messageId, date, chat, from };
       if ("text" in content) {
         message.text = content.text;
-        scriptedTexts.set(messageId, { message, chatId: chat.id });
       } else if ("photo" in content) {
         const thumbnail = addFile(TINY_JPEG, `photos/thumb_${messageId}.jpg`);
         const fileId = addFile(
@@ -628,12 +656,26 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
         if (content.photo.caption) message.caption = content.photo.caption;
       } else if ("voice" in content) {
         message.voice = {
-          file_id: `voice${messageId}`,
-          file_unique_id: `uv${messageId}`,
-          duration: content.voice.duration,
-          mime_type: "audio/ogg",
+          ...soundFile(content.voice, `voice${messageId}`, `voice/file_${messageId}.oga`),
+          mime_type: content.voice.mimeType ?? "audio/ogg",
         };
         if (content.voice.caption) message.caption = content.voice.caption;
+      } else if ("audio" in content) {
+        const { fileName, performer, title, mimeType } = content.audio;
+        const ending = fileName?.match(/\.[a-z0-9]+$/i)?.[0] ?? ".mp3";
+        message.audio = {
+          ...soundFile(content.audio, `audio${messageId}`, `music/file_${messageId}${ending}`),
+          ...(mimeType ? { mime_type: mimeType } : {}),
+          ...(fileName ? { file_name: fileName } : {}),
+          ...(performer ? { performer } : {}),
+          ...(title ? { title } : {}),
+        };
+        if (content.audio.caption) message.caption = content.audio.caption;
+      } else if ("videoNote" in content) {
+        message.video_note = {
+          ...soundFile(content.videoNote, `videonote${messageId}`, `video_notes/file_${messageId}.mp4`),
+          length: 384,
+        };
       } else if ("sticker" in content) {
         message.sticker = {
           file_id: `sticker${messageId}`,
@@ -660,14 +702,16 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
       } else {
         message.location = content.location;
       }
+      scriptedMessages.set(messageId, { message, chatId: chat.id });
       pushUpdate({ update_id: updateId, message });
       return { updateId, messageId, chatId: chat.id, from };
     },
     edit(original, text) {
-      const scripted = scriptedTexts.get(original.messageId);
-      if (!scripted) throw new Error("bot-api fake: only scripted text messages can be edited");
+      const scripted = scriptedMessages.get(original.messageId);
+      if (!scripted) throw new Error("bot-api fake: only scripted messages can be edited");
       const updateId = nextUpdateId++;
-      scripted.message = { ...scripted.message, text, edit_date: now() };
+      const field = scripted.message.text === undefined ? "caption" : "text";
+      scripted.message = { ...scripted.message, [field]: text, edit_date: now() };
       pushUpdate({ update_id: updateId, edited_message: scripted.message });
       return updateId;
     },

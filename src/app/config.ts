@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS } from "../channels/telegram/first-contact.ts";
 import { CronError, type HeartbeatCron, parseCron } from "../conversation/schedule.ts";
 import { parseQuietHours, type QuietHours } from "../core/checkin-settings.ts";
+import { DEFAULT_SOUND_KEEP_DAYS } from "../core/sound.ts";
 import { isKnownZone, machineZone } from "../core/zones.ts";
 import { loadPriceTable, PriceFileError, type PriceTable, shippedPriceTable } from "../model/prices.ts";
 import {
@@ -10,6 +11,11 @@ import {
   type ModelConfig,
   type ModelSettings,
 } from "../model/settings.ts";
+import {
+  DEFAULT_TRANSCRIBE_MODEL,
+  DEFAULT_TRANSCRIBE_TIMEOUT_MS,
+  type TranscriptionSettings,
+} from "../model/transcription.ts";
 
 /**
  * Configuration comes from the environment (the command line loads `.env` first, see
@@ -75,6 +81,18 @@ export interface TelegramReach {
 export interface TelegramConfig extends TelegramReach {
   token: string;
   ownerId: number;
+}
+
+/**
+ * What becomes of the person's voice notes: whether and where they are transcribed, and how long
+ * their sound is kept. Not needed by any command: without PRESENCE_TRANSCRIBE_URL, voice notes are
+ * simply not heard.
+ */
+export interface VoiceConfig {
+  /** The transcription service, or null when PRESENCE_TRANSCRIBE_URL is not set (voice notes are not heard). */
+  transcription: TranscriptionSettings | null;
+  /** How many days a voice note's sound is kept after it arrived (PRESENCE_VOICE_KEEP_DAYS). */
+  keepDays: number;
 }
 
 /** Collects problems while reading variables, so all of them are reported together. */
@@ -243,6 +261,39 @@ export function loadModelConfig(env: Env = process.env): ModelConfig {
   );
   const settings = readModelSettings(r);
   return r.done({ apiKey, ...settings });
+}
+
+/**
+ * Reads the voice note settings: PRESENCE_TRANSCRIBE_URL (an http(s) base such as
+ * http://127.0.0.1:8080/v1; unset, nothing is transcribed), its key, model, language and time
+ * limit, and PRESENCE_VOICE_KEEP_DAYS. The key is optional (a local server needs none) and never
+ * printed.
+ */
+export function loadVoiceConfig(env: Env = process.env): VoiceConfig {
+  const r = new Reader(env);
+  const baseUrl = r.url("PRESENCE_TRANSCRIBE_URL", "http://127.0.0.1:8080/v1");
+  const language = r.raw("PRESENCE_TRANSCRIBE_LANGUAGE");
+  if (language !== undefined && !/^[a-z]{2,3}$/.test(language)) {
+    r.problems.push({
+      variable: "PRESENCE_TRANSCRIBE_LANGUAGE",
+      problem: `must be a language code of two or three lower-case letters (ISO 639-1), got "${language}"`,
+      example: "en",
+    });
+  }
+  const settings = {
+    apiKey: r.raw("PRESENCE_TRANSCRIBE_KEY"),
+    model: r.string("PRESENCE_TRANSCRIBE_MODEL", DEFAULT_TRANSCRIBE_MODEL),
+    language,
+    timeoutMsPerMinute: r.integer(
+      "PRESENCE_TRANSCRIBE_TIMEOUT_MS",
+      DEFAULT_TRANSCRIBE_TIMEOUT_MS,
+      1_000,
+      3_600_000,
+      String(DEFAULT_TRANSCRIBE_TIMEOUT_MS),
+    ),
+  };
+  const keepDays = r.integer("PRESENCE_VOICE_KEEP_DAYS", DEFAULT_SOUND_KEEP_DAYS, 1, 3_650, "30");
+  return r.done({ transcription: baseUrl === undefined ? null : { baseUrl, ...settings }, keepDays });
 }
 
 /** Reads the Telegram settings; token and owner id are required. */

@@ -7,7 +7,8 @@ import type { Clock, Timers } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
 import type { ModelConfig } from "../model/settings.ts";
-import type { CoreConfig, TelegramConfig } from "./config.ts";
+import { transcriptionPlace } from "../model/transcription.ts";
+import type { CoreConfig, TelegramConfig, VoiceConfig } from "./config.ts";
 import { buildCommandHandlers, buildCompanion, openRuntime, type Runtime } from "./runtime.ts";
 import { type HeartbeatSchedule, startHeartbeatSchedule } from "./scheduler.ts";
 
@@ -51,6 +52,7 @@ export interface StartConfig {
   core: CoreConfig;
   model: ModelConfig;
   telegram: TelegramConfig;
+  voice: VoiceConfig;
 }
 
 /** How the running bot reports and where it gets time; the real process passes its own. */
@@ -130,6 +132,7 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     runtime = await openRuntime({
       core: config.core,
       model: config.model,
+      voice: config.voice,
       purpose: "start",
       clock,
       timers,
@@ -193,6 +196,7 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
         `${keyWarning.message} (starting anyway; each reply tries the API again)`,
       );
     else logger.info({ model: config.model.model }, "the model API accepted the key");
+    await checkTranscription(runtime, signal);
     const updates = await TelegramUpdatesState.open(config.core.dataDir, clock.now());
     signal.throwIfAborted();
     const connection = new TelegramConnection({
@@ -267,6 +271,28 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
     await releaseLock();
     throw error;
   }
+}
+
+/**
+ * Says at start whether voice notes are heard, and checks that the transcription service answers
+ * at all (no sound is sent). One that does not, or refuses the key, is a warning, not a reason
+ * to stop: the person's text must still be answered, a local server may be started after
+ * presence, and each voice note tries again and says honestly when it cannot be heard.
+ */
+async function checkTranscription(runtime: Runtime, signal: AbortSignal): Promise<void> {
+  const { transcriber, logger } = runtime;
+  if (!transcriber) {
+    logger.info("voice notes are not heard: PRESENCE_TRANSCRIBE_URL is not set");
+    return;
+  }
+  const at = transcriptionPlace(transcriber.settings.baseUrl);
+  const warning = await transcriber.checkEndpoint(signal);
+  if (warning) logger.warn({ setting: warning.setting, at }, `${warning.message} (starting anyway)`);
+  else
+    logger.info(
+      { at, model: transcriber.settings.model },
+      "voice notes are heard: the transcription service answered",
+    );
 }
 
 /**

@@ -9,16 +9,18 @@ import { type MindStore, openMind } from "../companion/mind-document.ts";
 import type { Clock, Timers } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { OutboundPort } from "../core/port.ts";
+import { DEFAULT_SOUND_KEEP_DAYS } from "../core/sound.ts";
 import { ModelClient } from "../model/llm.ts";
 import { personaFromDir } from "../model/persona.ts";
 import type { ModelConfig } from "../model/settings.ts";
+import { TranscriptionClient, transcriptionPlace } from "../model/transcription.ts";
 import { acquireDataLock, type DataLock } from "../store/lock.ts";
 import { MessageLog } from "../store/messages.ts";
 import { NotesStore } from "../store/notes.ts";
 import { SentFiles } from "../store/sent-files.ts";
 import { Trace } from "../store/trace.ts";
-import type { CoreConfig } from "./config.ts";
-import { formatStatus, readStatus } from "./status.ts";
+import type { CoreConfig, VoiceConfig } from "./config.ts";
+import { formatStatus, readStatus, voiceNotesWords } from "./status.ts";
 
 /**
  * A companion over one data directory, the way every command that talks runs it: the data
@@ -58,7 +60,14 @@ export interface Runtime {
   files: SentFiles;
   trace: Trace;
   llm: ModelClient;
+  /** What becomes of voice notes (PRESENCE_TRANSCRIBE_*, PRESENCE_VOICE_KEEP_DAYS). */
+  voice: VoiceConfig;
+  /** The transcription service's client when one is set up: voice notes are heard. */
+  transcriber: TranscriptionClient | undefined;
 }
+
+/** Voice notes not heard, their sound kept the default time: a runtime whose caller reads no voice settings (chat, simulations). */
+const NOT_HEARING: VoiceConfig = { transcription: null, keepDays: DEFAULT_SOUND_KEEP_DAYS };
 
 /**
  * Takes the data directory (DataLockedError names the PID holding it) and opens the stores.
@@ -73,6 +82,8 @@ export async function openRuntime(options: {
   logger: Logger;
   /** A model client of the caller's over `model` (the simulations' one keeps every call's usage); by default the plain one. */
   llm?: ModelClient;
+  /** The voice note settings; without them voice notes are not heard. */
+  voice?: VoiceConfig;
   /**
    * False only in simulations, whose data directory is a temp one deleted after the run: the
    * log and the mind are then written without waiting for the disk (store/files.ts WriteOptions).
@@ -95,7 +106,26 @@ export async function openRuntime(options: {
     const files = new SentFiles({ dataDir: core.dataDir });
     const trace = new Trace({ dataDir: core.dataDir, clock, logger });
     const llm = options.llm ?? new ModelClient(model, { clock });
-    return { core, model, clock, timers, logger, lock, messages, mind, notes, files, trace, llm };
+    const voice = options.voice ?? NOT_HEARING;
+    const transcriber = voice.transcription
+      ? new TranscriptionClient(voice.transcription, { timers })
+      : undefined;
+    return {
+      core,
+      model,
+      clock,
+      timers,
+      logger,
+      lock,
+      messages,
+      mind,
+      notes,
+      files,
+      trace,
+      llm,
+      voice,
+      transcriber,
+    };
   } catch (error) {
     await lock.release();
     throw error;
@@ -123,6 +153,8 @@ export function buildCompanion(
     files: runtime.files,
     trace: runtime.trace,
     llm: runtime.llm,
+    ...(runtime.transcriber ? { transcriber: runtime.transcriber } : {}),
+    soundKeepDays: runtime.voice.keepDays,
     port,
     persona: personaFromDir(),
     logger: runtime.logger,
@@ -147,12 +179,17 @@ export function buildCommandHandlers(
   companion: Pick<Companion, "rights" | "checkins">,
   hooks: CommandHooks = {},
 ): CommandHandlers {
-  const { core, model, clock, messages, mind } = runtime;
+  const { core, model, clock, messages, mind, voice } = runtime;
+  const transcribeUrl = voice.transcription?.baseUrl;
   return new CommandHandlers({
     ...hooks,
     rights: companion.rights,
     checkins: companion.checkins,
     clock,
+    voiceNotes: voiceNotesWords({
+      heard: transcribeUrl !== undefined,
+      at: transcribeUrl === undefined ? null : transcriptionPlace(transcribeUrl),
+    }),
     async status() {
       const status = await readStatus({
         now: clock.now(),
@@ -160,6 +197,7 @@ export function buildCommandHandlers(
         mind,
         log: messages,
         budget: model.dailyTokenBudget > 0 ? model.dailyTokenBudget : null,
+        ...(transcribeUrl ? { transcribeUrl } : {}),
       });
       return formatStatus(status);
     },

@@ -13,12 +13,14 @@ import { systemClock, systemTimers, type Timers } from "../core/clock.ts";
 import { isKnownZone, machineZone } from "../core/zones.ts";
 import { ModelClient, ModelKeyRejectedError } from "../model/llm.ts";
 import type { ModelSettings } from "../model/settings.ts";
+import { DEFAULT_TRANSCRIBE_MODEL, TranscriptionClient } from "../model/transcription.ts";
 import { EXIT_INTERRUPTED } from "./commands/command.ts";
 import {
   ConfigError,
   loadConfigParts,
   loadModelSettings,
   loadTelegramReach,
+  loadVoiceConfig,
   type TelegramReach,
 } from "./config.ts";
 
@@ -164,6 +166,9 @@ export async function runSetup(options: SetupOptions): Promise<number> {
       { fallback: quietDefault },
     );
 
+    prompter.say("\n");
+    const voice = await askVoiceNotes(run, env);
+
     const existing = await readFile(options.envPath, "utf8").catch(() => "");
     const values: Record<string, string> = {
       TELEGRAM_BOT_TOKEN: token,
@@ -171,6 +176,7 @@ export async function runSetup(options: SetupOptions): Promise<number> {
       ANTHROPIC_API_KEY: apiKey,
       PRESENCE_TIMEZONE: timezone,
       PRESENCE_QUIET_HOURS: quiet,
+      ...voice,
     };
     await writeFile(options.envPath, mergeEnvFile(existing, values), { mode: 0o600 });
     await chmod(options.envPath, 0o600);
@@ -286,6 +292,82 @@ async function askOwnerId(
     },
     fallback,
   );
+}
+
+/** What the person types to turn voice notes off when a transcription service is set. */
+const NO_TRANSCRIPTION = "none";
+
+/**
+ * Step 6, optional: a transcription service for voice notes (PRESENCE_TRANSCRIBE_URL, and its key
+ * and model), checked for an answer of any kind as `start` checks it. Enter keeps what is set
+ * (nothing, on a first run); "none" turns hearing off. Returns the settings to write: none when
+ * nothing changes.
+ */
+async function askVoiceNotes(run: SetupRun, env: SetupOptions["env"]): Promise<Record<string, string>> {
+  const { prompter } = run;
+  const current = env.PRESENCE_TRANSCRIBE_URL?.trim() || undefined;
+  prompter.say(
+    [
+      "6. Voice notes (optional). To hear them, presence sends their sound to a transcription service that speaks",
+      "   OpenAI's /audio/transcriptions, and to nothing else. A local one keeps the sound on this computer",
+      "   (a whisper.cpp server: http://127.0.0.1:8080/v1); a hosted one (https://api.openai.com/v1) receives it.",
+      "",
+    ].join("\n"),
+  );
+  const url = await askUntil<string | null>(
+    prompter,
+    `Transcription URL${current ? ` [${current}; "${NO_TRANSCRIPTION}" turns it off]` : " (Enter to skip)"}: `,
+    (answer) => {
+      if (answer === "" || answer.toLowerCase() === NO_TRANSCRIPTION) return { value: null };
+      try {
+        loadVoiceConfig({ PRESENCE_TRANSCRIBE_URL: answer });
+        return { value: answer.replace(/\/+$/, "") };
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        return { problem: "Use an http(s) address, like http://127.0.0.1:8080/v1." };
+      }
+    },
+    current ? { fallback: current } : {},
+  );
+  if (url === null) {
+    if (current === undefined) return {};
+    prompter.say("  Voice notes will not be heard.\n");
+    return { PRESENCE_TRANSCRIBE_URL: "" };
+  }
+  const currentKey = env.PRESENCE_TRANSCRIBE_KEY?.trim() || undefined;
+  const key = await askUntil<string>(
+    prompter,
+    `Its API key${currentKey ? " [keep current]" : " (Enter if it needs none)"}: `,
+    (answer) => ({ value: answer }),
+    { secret: true, ...(currentKey ? { fallback: currentKey } : {}) },
+  );
+  const modelDefault = env.PRESENCE_TRANSCRIBE_MODEL?.trim() || DEFAULT_TRANSCRIBE_MODEL;
+  const model = await askUntil<string>(
+    prompter,
+    `Its model [${modelDefault}]: `,
+    (answer) => ({ value: answer }),
+    {
+      fallback: modelDefault,
+    },
+  );
+  // Checked with these three only: another voice setting that is wrong is start's to report.
+  const { transcription } = loadVoiceConfig({
+    PRESENCE_TRANSCRIBE_URL: url,
+    PRESENCE_TRANSCRIBE_KEY: key,
+    PRESENCE_TRANSCRIBE_MODEL: model,
+  });
+  if (transcription) {
+    const client = new TranscriptionClient(transcription, { timers: run.timers });
+    const warning = await whileWaiting(run, `Checking that ${url} answers`, (signal) =>
+      client.checkEndpoint(signal),
+    );
+    prompter.say(
+      warning
+        ? `  Note: ${warning.message}. Kept; presence checks it again when it starts.\n`
+        : "  It answered. Voice notes will be heard.\n",
+    );
+  }
+  return { PRESENCE_TRANSCRIBE_URL: url, PRESENCE_TRANSCRIBE_KEY: key, PRESENCE_TRANSCRIBE_MODEL: model };
 }
 
 /**

@@ -21,6 +21,7 @@ import type { Message } from "../core/message.ts";
 import { plural } from "../core/text.ts";
 import { tokensOnLocalDay } from "../core/usage.ts";
 import { activeMemory } from "../mind/memory.ts";
+import { transcriptionPlace } from "../model/transcription.ts";
 import type { MessageLog } from "../store/messages.ts";
 import { wrapWords } from "./commands/layout.ts";
 import type { CoreConfig } from "./config.ts";
@@ -67,6 +68,11 @@ export interface Status {
    * check-ins it rests on; null when learning is off (PRESENCE_LEARN_TIMING=off).
    */
   bestHours: { weekday: HourRange[]; weekend: HourRange[]; checkins: number } | null;
+  /**
+   * Whether voice notes are heard, and where they are transcribed (the service's host, and
+   * whether that is this machine); `at` is null when PRESENCE_TRANSCRIBE_URL is not set.
+   */
+  voiceNotes: { heard: boolean; at: string | null };
 }
 
 /** What buildStatus reads; all of it already loaded, so building is pure. */
@@ -80,6 +86,8 @@ export interface StatusInput {
   budget: number | null;
   /** What the log says about when the person answers; left out when learning is off. */
   timing?: LearnedTiming;
+  /** Where voice notes are transcribed (PRESENCE_TRANSCRIBE_URL); left out when they are not. */
+  transcribeUrl?: string;
 }
 
 /** How far back the log is read for the unanswered count: the awareness window. */
@@ -95,6 +103,8 @@ export async function readStatus(input: {
   mind: MindStore;
   log: MessageLog;
   budget: number | null;
+  /** PRESENCE_TRANSCRIBE_URL, when set. */
+  transcribeUrl?: string;
 }): Promise<Status> {
   const { now, core, mind, log, budget } = input;
   const state = mind.read();
@@ -109,6 +119,7 @@ export async function readStatus(input: {
     ...(core.learnTiming && {
       timing: learnTiming(await log.between(timingLookbackStart(now), now), now, timezone),
     }),
+    ...(input.transcribeUrl ? { transcribeUrl: input.transcribeUrl } : {}),
   });
 }
 
@@ -173,6 +184,9 @@ export function buildStatus(input: StatusInput): Status {
             weekend: bestHours(timing, "weekend"),
             checkins: timing.checkins,
           },
+    voiceNotes: input.transcribeUrl
+      ? { heard: true, at: transcriptionPlace(input.transcribeUrl) }
+      : { heard: false, at: null },
   };
 }
 
@@ -295,8 +309,16 @@ export function formatStatus(status: Status, timezone: string = status.timezone,
     );
   }
   if (status.bestHours !== null) lines.push(`Best hours: ${bestHoursWords(status.bestHours)}`);
+  lines.push(`Voice notes: ${voiceNotesWords(status.voiceNotes)}`);
   if (status.pendingReflections > 0) lines.push(`Reflections waiting: ${status.pendingReflections}`);
   return (width === undefined ? lines : lines.flatMap((line) => wrapWords(line, width))).join("\n");
+}
+
+/** Whether voice notes are heard, in words: where they are transcribed, or the setting that would hear them. */
+export function voiceNotesWords(voiceNotes: Status["voiceNotes"]): string {
+  return voiceNotes.at === null
+    ? "not heard (no transcription service: PRESENCE_TRANSCRIBE_URL is not set)"
+    : `heard, transcribed at ${voiceNotes.at}`;
 }
 
 /** The learned best hours in words: "weekdays 19–22, weekends 10–12 (learned from 24 check-ins)". */

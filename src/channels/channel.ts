@@ -7,4 +7,7 @@ import type { Companion } from "../companion/companion.ts";
  * on nothing else; a channel never writes the log itself, and everything the person receives
  * goes through the companion.
  */
-export type ChannelCompanion = Pick<Companion, "receive" | "answerFixed" | "receiveEdit" | "settleReplies">;
+export type ChannelCompanion = Pick<
+  Companion,
+  "receive" | "answerFixed" | "receiveEdit" | "settleReplies" | "hearsVoiceNotes"
+>;

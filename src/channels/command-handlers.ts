@@ -45,6 +45,11 @@ export interface CommandHandlerDeps {
   /** The /status text (built by the status module from the stores and the schedule). */
   status(): Promise<string>;
   /**
+   * Whether voice notes are heard and where they are transcribed, in words (the status module's
+   * voiceNotesWords): /help says it. Without it, /help says nothing about voice notes.
+   */
+  voiceNotes?: string;
+  /**
    * /memory, /forget, /fix, /export and /wipe: the person's rights over what is kept, which the
    * companion runs (deleting and correcting with nothing else writing, so nothing in flight
    * writes back what they change, and the schedule follows a /tz a wipe dropped).
@@ -72,14 +77,20 @@ const START_TEXT = [
     .join(", ")}. /help says what each one does.`,
 ].join("\n");
 
-/** /help: every command with its menu line, from the same list as Telegram's menu; no model involved. */
-const HELP_TEXT = [
-  "The commands I understand:",
-  "",
-  ...BOT_COMMANDS.map((c) => `/${c.command} — ${c.description}`),
-  "",
-  "Anything else you write is just talk.",
-].join("\n");
+/**
+ * /help: every command with its menu line, from the same list as Telegram's menu, and whether
+ * voice notes are heard; no model involved.
+ */
+function helpText(voiceNotes: string | undefined): string {
+  return [
+    "The commands I understand:",
+    "",
+    ...BOT_COMMANDS.map((c) => `/${c.command} — ${c.description}`),
+    "",
+    "Anything else you write is just talk.",
+    ...(voiceNotes === undefined ? [] : [`Voice notes: ${voiceNotes}.`]),
+  ].join("\n");
+}
 
 /** The local answer to a slash word that is no command of ours, instead of treating it as chat. */
 function unknownCommandText(typed: string): string {
@@ -171,7 +182,7 @@ export class CommandHandlers {
   async run(name: CommandName, args: string): Promise<CommandReply> {
     switch (name) {
       case "help":
-        return { text: HELP_TEXT };
+        return { text: helpText(this.#deps.voiceNotes) };
       case "start":
         return { text: START_TEXT };
       case "status":

@@ -3,14 +3,16 @@ import type { HeartbeatSettings } from "../core/checkin-settings.ts";
 import type { Clock, Timer, Timers } from "../core/clock.ts";
 import { InFlight, settledWithin } from "../core/in-flight.ts";
 import type { Logger } from "../core/log.ts";
-import type { Channel, ExternalIds, Message } from "../core/message.ts";
+import type { Channel, ExternalIds, Media, Message } from "../core/message.ts";
 import { type IncomingInput, type OutboundPort, RecipientBlockedError } from "../core/port.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
+import { DEFAULT_SOUND_KEEP_DAYS } from "../core/sound.ts";
 import type { PendingImage } from "../mind/compose.ts";
 import { Reflector } from "../mind/reflection-queue.ts";
 import type { ModelClient } from "../model/llm.ts";
 import type { PersonaSource } from "../model/persona.ts";
 import type { ModelConfig } from "../model/settings.ts";
+import type { Transcriber } from "../model/transcription.ts";
 import type { MessageLog } from "../store/messages.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { SentFiles } from "../store/sent-files.ts";
@@ -25,6 +27,7 @@ import { ReplyRetry, type ReplyRetryOptions } from "./reply-retry.ts";
 import { ReplySettle, type SettleTimes } from "./reply-settle.ts";
 import { type ReplyOutcome, reflectOnRecovered, replyTurn } from "./reply-turn.ts";
 import type { TurnContext } from "./turn-context.ts";
+import { forgetOldSounds } from "./voice-notes.ts";
 
 export { pendingMessages } from "../conversation/pending-messages.ts";
 export type { ZoneListener } from "./checkin-controls.ts";
@@ -57,11 +60,15 @@ export interface CompanionDeps {
   log: MessageLog;
   mind: MindStore;
   notes: NotesStore;
-  /** Where the documents the person sends are kept for the model to read. */
+  /** Where the documents the person sends are kept for the model to read, and their voice notes to be heard. */
   files: SentFiles;
   trace: Trace;
   /** Its calls return their usage; the turns and reflection record it in the mind's ledger (what the budget counts). */
   llm: ModelClient;
+  /** Hears the person's voice notes (voice-notes.ts); absent when PRESENCE_TRANSCRIBE_URL is not set. */
+  transcriber?: Transcriber;
+  /** How many days a voice note's sound is kept after it arrived (PRESENCE_VOICE_KEEP_DAYS); DEFAULT_SOUND_KEEP_DAYS when absent. */
+  soundKeepDays?: number;
   port: OutboundPort;
   persona: PersonaSource;
   logger: Logger;
@@ -82,6 +89,13 @@ export interface CompanionOptions extends ReplyRetryOptions {
   reflectInBackground?: boolean;
 }
 
+/** What the person changed by editing a message: its text, and its media when a caption on it changed. */
+type MessageEdit = {
+  text: string;
+  editedAt: string;
+  media?: Media;
+};
+
 /** How answerFixed went: the fixed words answered the message, went out as a notice, or were not needed. */
 type FixedAnswer = "answered" | "noticed" | "already";
 
@@ -97,11 +111,16 @@ export interface Companion {
    * read and change them here); a new zone is told to the schedule (CompanionDeps.onZoneChange).
    */
   readonly checkins: CheckinCommands;
-  /** Logs the person's message at once (outside the turn lock) and returns it as logged. */
+  /**
+   * Whether voice notes are heard (a transcription service is set up): a channel downloads a
+   * sound and hands it over (IncomingInput.sound) only then; otherwise it logs it as not heard.
+   */
+  readonly hearsVoiceNotes: boolean;
+  /** Logs the person's message at once (outside the turn lock) and returns it as logged; a document or sound is kept first. */
   receive(input: IncomingInput): Promise<Message>;
   /**
    * Says fixed `text` (never generated, sent exactly as written) through the outbox for a message
-   * the companion cannot take in (a voice note it cannot listen to). When that message is all the
+   * the companion cannot take in (a document it cannot read). When that message is all the
    * person is waiting on, the words are its answer (logged as one, so no model ever answers it, not
    * even after a restart); when other messages wait too, they are a notice and the next turn
    * answers everything. Nothing is said twice: "already" when something already answered it.
@@ -110,13 +129,10 @@ export interface Companion {
   answerFixed(message: Message, text: string): Promise<FixedAnswer>;
   /**
    * Records that the person edited a message the log holds, matched by its channel and its ids
-   * there; the logged message, or null.
+   * there (its text, and its media when a caption changed on media the log describes); the
+   * logged message, or null.
    */
-  receiveEdit(
-    channel: Channel,
-    ids: ExternalIds,
-    edit: { text: string; editedAt: string },
-  ): Promise<Message | null>;
+  receiveEdit(channel: Channel, ids: ExternalIds, edit: MessageEdit): Promise<Message | null>;
   /** Logs `input` if given, then answers everything the person said since the last answer, in one turn. */
   reply(input?: IncomingInput): Promise<ReplyOutcome>;
   /**
@@ -130,7 +146,10 @@ export interface Companion {
    * when check-ins stopped or resumed for a reason the person cannot see (checkin-turn.ts).
    */
   heartbeat(): Promise<HeartbeatOutcome>;
-  /** After a restart: finishes interrupted sends, answers what is unanswered (once), runs queued reflections. */
+  /**
+   * After a restart: finishes interrupted sends, answers what is unanswered (once; a voice note
+   * not transcribed yet is heard first), runs queued reflections, deletes sound past its keeping time.
+   */
   recover(): Promise<void>;
   /**
    * Runs `work` (a /wipe, a /forget) with nothing else touching the stores: it takes the turn
@@ -163,6 +182,7 @@ class CompanionImpl implements Companion {
   readonly #turn: TurnContext;
   readonly rights: DataRights;
   readonly checkins: CheckinControls;
+  readonly hearsVoiceNotes: boolean;
   /** The background attempt at a reply the retry asked for, waiting for its time. */
   #retryTimer: Timer | undefined;
   #closed = false;
@@ -181,8 +201,10 @@ class CompanionImpl implements Companion {
     const startedAt = deps.clock.now();
     this.#outbox = new Outbox({ ...deps, trace: deps.trace, startedAt });
     this.#retry = new ReplyRetry({ ...deps, outbox: this.#outbox }, options);
+    this.hearsVoiceNotes = deps.transcriber !== undefined;
     this.#turn = {
       ...deps,
+      hearsVoiceNotes: this.hearsVoiceNotes,
       images: this.#images,
       outbox: this.#outbox,
       retry: this.#retry,
@@ -200,10 +222,13 @@ class CompanionImpl implements Companion {
   }
 
   async receive(input: IncomingInput): Promise<Message> {
-    // The document first: a crash before the message is logged leaves a file Telegram's redelivery replaces.
+    // The file first: a crash before the message is logged leaves a file Telegram's redelivery replaces.
+    const { files, clock } = this.#deps;
     const stored = input.document
-      ? await this.#deps.files.keep(input.document.name, input.document.kind, input.document.bytes)
-      : undefined;
+      ? await files.keep(input.document.name, input.document.kind, input.document.bytes)
+      : input.sound
+        ? await files.keep(input.sound.name, input.sound.format, input.sound.bytes, clock.now())
+        : undefined;
     const media = stored ? { kind: "document" as const, ...input.media, stored } : input.media;
     const message = await this.#deps.log.append({
       role: "user",
@@ -236,11 +261,7 @@ class CompanionImpl implements Companion {
     return alone ? "answered" : "noticed";
   }
 
-  async receiveEdit(
-    channel: Channel,
-    ids: ExternalIds,
-    edit: { text: string; editedAt: string },
-  ): Promise<Message | null> {
+  async receiveEdit(channel: Channel, ids: ExternalIds, edit: MessageEdit): Promise<Message | null> {
     const logged = await this.#deps.log.findByExternal(channel, ids);
     if (!logged) return null;
     await this.#deps.log.update(logged.id, edit);
@@ -276,6 +297,7 @@ class CompanionImpl implements Companion {
       this.#guarded("heartbeat", async () => {
         const outcome = await checkinTurn(this.#turn);
         if (outcome.status !== "closed") await noticeAfterCheckin(this.#turn, outcome.decision);
+        await this.#forgetOldSounds();
         return outcome;
       }),
     );
@@ -287,6 +309,12 @@ class CompanionImpl implements Companion {
     );
     await this.reply();
     await this.#reflection.runPending();
+    await this.#lock.run(() => this.#forgetOldSounds());
+  }
+
+  /** Deletes the sounds kept past their keeping time (voice-notes.ts), under the turn lock so no turn is hearing one. */
+  #forgetOldSounds(): Promise<void> {
+    return forgetOldSounds(this.#deps, this.#deps.soundKeepDays ?? DEFAULT_SOUND_KEEP_DAYS);
   }
 
   exclusive<T>(work: () => Promise<T>): Promise<T> {

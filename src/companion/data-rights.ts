@@ -2,6 +2,7 @@ import { join, relative } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { Clock } from "../core/clock.ts";
 import type { Message } from "../core/message.ts";
+import { soundFormatOfFile } from "../core/sound.ts";
 import { mentionMatcher, sameWords } from "../core/text.ts";
 import { type ForgetResult, fixItem, forget, forgetItem } from "../mind/forget.ts";
 import {
@@ -60,7 +61,10 @@ export type ListedChange<T> = ({ status: "done" } & T) | NotListed;
 export interface ForgottenCopies {
   traceRecords: number;
   notes: number;
-  /** Damaged copies, crash leftovers, export files and sent documents deleted because they mention the text. */
+  /**
+   * Damaged copies, crash leftovers, export files and sent documents deleted because they mention
+   * the text, and sent sounds whose transcript (or caption) does.
+   */
   otherFiles: number;
 }
 
@@ -70,7 +74,7 @@ export interface DataRightsDeps {
   mind: MindStore;
   notes: NotesStore;
   trace: Trace;
-  /** The documents the person sent: /export carries them. */
+  /** The documents and sounds the person sent: /export carries them, /forget deletes a sound whose transcript mentions the words. */
   files: SentFiles;
   /** When an export is made and a correction is made (/fix). */
   clock: Clock;
@@ -118,9 +122,9 @@ export const HOLDERS_OF_WORDS = {
   /** Turn records, and the rotated file of older ones. */
   trace: { files: ["trace", "rotatedTrace"] },
   /**
-   * The files no store reads as data (person-files.ts keptCopies): the documents the person
-   * sent, /export files, and in every folder a store writes, damaged originals kept before a
-   * repair and temp files a crash left.
+   * The files no store reads as data (person-files.ts keptCopies): the documents and sounds the
+   * person sent, /export files, and in every folder a store writes, damaged originals kept
+   * before a repair and temp files a crash left.
    */
   otherFiles: { files: ["files", "exports"] },
 } as const satisfies Record<string, { files: readonly (keyof typeof PERSON_FILES)[] }>;
@@ -186,8 +190,8 @@ function rightsOverHolders(deps: DataRightsDeps) {
     otherFiles: {
       export: async () => ({ otherFiles: await copiesForExport(mind.dataDir, files) }),
       wipe: () => removeKeptCopies(mind.dataDir),
-      forgetMentions: (mentions: (candidate: string) => boolean) =>
-        forgetInKeptCopies(mind.dataDir, mentions),
+      forgetMentions: async (mentions: (candidate: string) => boolean) =>
+        (await forgetHeardSounds(log, files, mentions)) + (await forgetInKeptCopies(mind.dataDir, mentions)),
     },
   } satisfies Record<Holder, HolderRights>;
 }
@@ -339,6 +343,25 @@ function quotes(value: TraceLine | unknown, mentions: (candidate: string) => boo
 }
 
 /**
+ * Deletes the kept sounds whose message mentions the text (its transcript, or its caption): a
+ * sound holds the words spoken, which no byte of it shows. The message stays, as the log does.
+ */
+async function forgetHeardSounds(
+  log: DataRightsDeps["log"],
+  files: SentFiles,
+  mentions: (candidate: string) => boolean,
+): Promise<number> {
+  let deleted = 0;
+  for (const message of await log.all()) {
+    const stored = message.media?.stored;
+    if (stored === undefined || soundFormatOfFile(stored) === null) continue;
+    if (!mentions(message.text) && !mentions(message.media?.caption ?? "")) continue;
+    if (await files.remove(stored)) deleted++;
+  }
+  return deleted;
+}
+
+/**
  * Deletes the kept copies that mention the text, whole: no store reads them, so nothing could
  * say which part of them is safe to keep (a PDF the person sent matches only where its bytes
  * show the words uncompressed). A copy mentions the text when its raw contents do, or when it
@@ -386,8 +409,9 @@ async function traceForExport(trace: Trace): Promise<{ records: TraceLine[]; not
 
 /**
  * The files beside the stores that hold the person's words (damaged originals, temp files a
- * crash left, the documents they sent), with their contents while they fit the budget: text as
- * text, a PDF as base64. Earlier /export files are not repeated.
+ * crash left, the documents and sounds they sent), with their contents while they fit the
+ * budget: text as text, a PDF or a sound as base64; the rest named, with where they are.
+ * Earlier /export files are not repeated.
  */
 async function copiesForExport(dataDir: string, files: SentFiles): Promise<unknown[]> {
   let bytes = 0;
@@ -397,8 +421,9 @@ async function copiesForExport(dataDir: string, files: SentFiles): Promise<unkno
     const file = relative(dataDir, copy.path);
     bytes += copy.bytes;
     const fits = bytes <= EXPORT_COPIES_BYTES;
-    const kept = fits && copy.kind === "document" ? await files.read(file) : null;
-    const pdf = kept?.kind === "pdf" ? kept.bytes : null;
+    const sent = copy.kind === "document" || copy.kind === "sound";
+    const kept = fits && sent ? await files.read(file) : null;
+    const binary = kept !== null && kept.kind !== "text" ? kept.bytes : null;
     const text =
       kept?.kind === "text"
         ? kept.bytes.toString("utf8")
@@ -406,8 +431,8 @@ async function copiesForExport(dataDir: string, files: SentFiles): Promise<unkno
           ? await readTextIfExists(copy.path)
           : null;
     copies.push(
-      pdf !== null
-        ? { file, kind: copy.kind, base64: pdf.toString("base64") }
+      binary !== null
+        ? { file, kind: copy.kind, base64: binary.toString("base64") }
         : text !== null
           ? { file, kind: copy.kind, text }
           : {

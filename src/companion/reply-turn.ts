@@ -1,4 +1,4 @@
-import { answeredBy, pendingMessages } from "../conversation/pending-messages.ts";
+import { answeredBy } from "../conversation/pending-messages.ts";
 import { messageRef, replyAnchor } from "../conversation/reply-anchor.ts";
 import type { Message } from "../core/message.ts";
 import { generateReply } from "../mind/generate.ts";
@@ -8,6 +8,7 @@ import type { AfterSent, OutboxIntent } from "./outbox.ts";
 import { FAILURE_NOTICE_TEXT } from "./reply-retry.ts";
 import { generateDepsOf, recordSpent, type TurnContext } from "./turn-context.ts";
 import { type Composed, composeTurnPrompt } from "./turn-prompt.ts";
+import { hearPending, onlyUnheard, unheardReply } from "./voice-notes.ts";
 
 /** What a reply() achieved. */
 export type ReplyOutcome =
@@ -21,26 +22,31 @@ export type ReplyOutcome =
   | { status: "failed"; answered: string[]; error: string }
   /** The model reacted and the channel refused the reaction for good: nothing was shown, the messages count as handled. */
   | { status: "refused"; answered: string[]; error: string }
+  /** Everything waiting was sound that could not be heard: fixed words asked to type it, no model call (voice-notes.ts). */
+  | { status: "unheard"; message: Message; answered: string[] }
   | { status: "closed" };
 
 /**
  * One reply turn: a reply the channel refused earlier goes out first, as written (sendHeldReplies, below);
+ * then the voice notes waiting are heard (voice-notes.ts: their transcripts become their text);
  * then everything the person said since the last answer is answered at once — compose,
  * generate, send through the outbox (which hands the exchange to reflection) — and when the model or the channel fails, the
  * reply is deferred to the retry instead of being dropped. The answer is text (anchored to the
  * newest message it answers when conversation/reply-anchor.ts says so) or, when the model chose
- * it, a reaction on that message.
+ * it, a reaction on that message. When all that waits is sound that could not be heard, fixed
+ * words answer it instead of the model.
  */
 export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   if (context.isClosed()) return { status: "closed" };
   const held = await sendHeldReplies(context);
   if (held && held.status !== "sent" && held.status !== "refused") return held;
+  const pending = await hearPending(context);
   const now = context.clock.now();
-  const pending = pendingMessages(context.log.recent(), now);
   if (pending.length === 0) {
     context.retry.cancel();
     return held ?? { status: "nothing-pending" };
   }
+  if (onlyUnheard(pending)) return answerUnheard(context, pending);
   const answered = pending.map((m) => m.id);
   const mind = context.mind.read();
   const composed = await composeTurnPrompt(context, "reply", now, mind, pending);
@@ -148,6 +154,32 @@ export async function replyTurn(context: TurnContext): Promise<ReplyOutcome> {
   return { status: "sent", message: delivered.message, answered };
 }
 
+/**
+ * Fixed words, through the outbox, for sounds on their own that could not be heard: they answer
+ * them (so no model ever does, not even after a restart) and ask to type them instead. A channel
+ * that fails defers them to the retry, which says them then.
+ */
+async function answerUnheard(context: TurnContext, pending: readonly Message[]): Promise<ReplyOutcome> {
+  const answered = pending.map((m) => m.id);
+  const last = pending[pending.length - 1] as Message;
+  const text = unheardReply(pending, context.log.recent(), context.clock.now());
+  const delivered = await context.outbox.deliver(
+    { text, kind: "notice", replyTo: last.id },
+    { trigger: "reply", channel: last.channel, answeredThrough: last.id },
+  );
+  const base = { kind: "reply" as const, input: pending.map((m) => ({ id: m.id, ts: m.ts, text: m.text })) };
+  if (delivered.status === "sent") {
+    context.retry.cancel();
+    await context.trace.note({ ...base, outcome: "unheard", sent: { id: delivered.message.id, text } });
+    return { status: "unheard", message: delivered.message, answered };
+  }
+  await context.trace.note({ ...base, outcome: delivered.status, text });
+  if (delivered.status === "blocked") return { status: "blocked", answered };
+  if (delivered.status === "refused") return { status: "refused", answered, error: delivered.error };
+  context.retry.schedule();
+  return { status: "deferred", answered, reason: `the channel failed: ${delivered.error}` };
+}
+
 /** What a reply says: words, or a reaction on the person's newest message. */
 type Answer = { kind: "text"; text: string } | { kind: "reaction"; emoji: string };
 
@@ -250,7 +282,7 @@ async function dropAttachments(
     return { what: "photos", outcome: "images-dropped", messages: withImages };
   }
   if (composed.prompt.sections.documents === 0) return undefined;
-  const refused = pending.filter((m) => m.media?.stored && !m.media.notRead);
+  const refused = pending.filter((m) => m.media?.kind === "document" && m.media.stored && !m.media.notRead);
   if (refused.length === 0) return undefined;
   for (const message of refused) {
     await context.log.update(message.id, {

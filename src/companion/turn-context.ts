@@ -7,6 +7,7 @@ import { recordUsage } from "../core/usage.ts";
 import type { PendingImage } from "../mind/compose.ts";
 import type { GenerateDeps } from "../mind/generate.ts";
 import type { ModelClient } from "../model/llm.ts";
+import type { Transcriber } from "../model/transcription.ts";
 import type { NotesStore } from "../store/notes.ts";
 import type { Trace } from "../store/trace.ts";
 import type { MindStore } from "./mind-document.ts";
@@ -25,6 +26,8 @@ export interface TurnContext extends TurnPromptDeps {
   mind: MindStore;
   notes: NotesStore;
   llm: ModelClient;
+  /** Hears the person's voice notes (voice-notes.ts); absent when no transcription service is set up. */
+  transcriber?: Transcriber;
   port: OutboundPort;
   logger: Logger;
   /** Filled as messages arrive, emptied once they are answered. */

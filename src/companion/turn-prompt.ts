@@ -42,6 +42,8 @@ export interface TurnPromptDeps {
   images: ReadonlyMap<string, PendingImage>;
   /** The documents the person sent, which the log points at (media.stored). */
   files: SentFiles;
+  /** Voice notes are transcribed (a transcription service is set up): the protocol says so. */
+  hearsVoiceNotes: boolean;
 }
 
 /** A turn's prompt and which awareness block it showed, which the trace records. */
@@ -124,7 +126,7 @@ async function documentsToShow(
   const recent = log.filter((m) => now.getTime() - Date.parse(m.ts) <= DOCUMENT_SHOWN_MS);
   const documents = new Map<string, ShownDocument>();
   for (const message of [...pending, ...recent]) {
-    const stored = message.media?.stored;
+    const stored = message.media?.kind === "document" ? message.media.stored : undefined;
     if (!stored || message.media?.notRead || documents.has(message.id)) continue;
     const kept = await files.read(stored);
     documents.set(
@@ -162,6 +164,7 @@ async function stablePrefix(deps: TurnPromptDeps): Promise<StablePrefix> {
   return buildStablePrefix(persona, {
     notes: NOTES_TOOLS,
     ...(singlePhase ? { reflect: REFLECT_TOOL } : {}),
+    hearsVoiceNotes: deps.hearsVoiceNotes,
   });
 }
 

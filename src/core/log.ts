@@ -24,9 +24,10 @@ const REDACT = [...SECRETS, ...WORDS].flatMap((field) => [
 /**
  * Secrets by their shape, wherever they sit in a line: a failed request's error quotes its
  * URL, and the Bot API's URL holds the token (`/bot123456:AAE…/getMe`), in a message and a
- * stack no field path can name.
+ * stack no field path can name; an Anthropic key, or a transcription service's key in OpenAI's
+ * shape (`sk-proj-…`).
  */
-const SECRET_VALUES = /\d{3,}:[A-Za-z0-9_-]{20,}|\bsk-ant-[A-Za-z0-9_-]{8,}/g;
+const SECRET_VALUES = /\d{3,}:[A-Za-z0-9_-]{20,}|\bsk-ant-[A-Za-z0-9_-]{8,}|\bsk-[A-Za-z0-9_-]{20,}/g;
 
 /** A finished log line with every secret-shaped value censored. */
 function scrubSecrets(line: string): string {

@@ -48,14 +48,42 @@ export type Annotations = z.infer<typeof annotationsSchema>;
 const mediaSchema = z.looseObject({
   kind: z.enum(["photo", "voice", "sticker", "document", "location", "video", "audio", "other"]),
   caption: z.string().optional(),
-  /** A voice note's length. */
+  /** A sound's length (a voice note, an audio file, a video note). */
   durationSeconds: z.number().nonnegative().optional(),
   /** A sticker's emoji. */
   emoji: z.string().optional(),
-  /** A document's file name. */
+  /** A document's file name; an audio file's title (performer – title) or name. */
   fileName: z.string().optional(),
-  /** A document the model reads: where its bytes are kept, relative to the data directory (files/…). */
+  /**
+   * A document the model reads, or a sound to be transcribed: where its bytes are kept, relative
+   * to the data directory (files/…). A sound's file is deleted after its keeping time.
+   */
   stored: z.string().optional(),
+  /**
+   * A sound whose `text` is its transcript (core/sound.ts): written onto the entry before the
+   * reply turn reads it. Absent in logs from before sounds were heard.
+   */
+  transcribed: z.literal(true).optional(),
+  /**
+   * A sound not heard, and why: no transcription service is set up (`off`), its type, its size
+   * or length, the download, the service refused it, failed, took too long or could not be
+   * reached, no words were made out, or its file was gone before it was transcribed.
+   */
+  notHeard: z
+    .enum([
+      "off",
+      "type",
+      "size",
+      "length",
+      "download",
+      "refused",
+      "failed",
+      "timeout",
+      "unreachable",
+      "empty",
+      "gone",
+    ])
+    .optional(),
   /**
    * A document the model could not read, and why: its type, its size, the download, its bytes, or
    * (`together`) that it came with other documents too large to read in the same turn.
@@ -132,7 +160,7 @@ export const messageSchema = z
      * one (written while it was being composed) still wait for an answer.
      */
     answeredThrough: z.string().min(1).optional(),
-    /** Fixed words said from code (the model was away, a voice note was not heard): said, but not an answer. */
+    /** Fixed words said from code (the model was away, a document could not be read): said, but not an answer. */
     notice: z.literal(true).optional(),
     /** The outbox entry it was sent from, so recovery after a crash knows it went out. */
     outboxId: z.string().min(1).optional(),

@@ -1,4 +1,5 @@
 import type { Channel, ExternalIds, ExternalRef, Media, MessageRef } from "./message.ts";
+import type { SoundFormat } from "./sound.ts";
 
 /**
  * The outbound port: how the companion speaks to the person without knowing which
@@ -86,6 +87,12 @@ export interface IncomingInput {
    * kind before the message is logged; the message's media then says where (media.stored).
    */
   document?: { name: string; kind: DocumentKind; bytes: Uint8Array };
+  /**
+   * A sound to be heard (a voice note, an audio file, a round video note), kept under files/ by
+   * its name and format as a document is, before the message is logged; the reply turn
+   * transcribes it and writes the transcript onto the message (companion/voice-notes.ts).
+   */
+  sound?: { name: string; format: SoundFormat; bytes: Uint8Array };
   /** The message's ids on its channel, the delivery it came in, and when the channel says it was sent. */
   external?: ExternalRef;
   replyTo?: string;

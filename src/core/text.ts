@@ -1,4 +1,5 @@
 import type { Message } from "./message.ts";
+import { soundLabel } from "./sound.ts";
 
 /**
  * Small text helpers every room uses, kept here once so the same words are matched, counted
@@ -108,15 +109,21 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
  * text, after a `[kind]` label when the text does not already say what it is (a photo's text is
  * its caption; a voice note's or document's text starts with its own `[…]` description). A
  * caption is part of the text (channels/telegram/incoming.ts), so it appears exactly once:
- * media.caption is never added. `note` goes inside the label, e.g. "[photo (image not shown)]".
- * A reaction the companion gave instead of writing reads "[you reacted 👍]" wherever the model
- * sees it (the conversation, reflection), the wording the react tool announces.
+ * media.caption is never added, except to a sound that was heard, whose text is its transcript:
+ * "[voice note, 0:42] …", "[voice note, 0:42; caption: for you] …". `note` goes inside the
+ * label, e.g. "[photo (image not shown)]". A reaction the companion gave instead of writing reads
+ * "[you reacted 👍]" wherever the model sees it (the conversation, reflection), the wording the
+ * react tool announces.
  */
 export function messageAsRead(message: Pick<Message, "text" | "media" | "reaction">, note?: string): string {
   if (message.reaction !== undefined) return `[you reacted ${message.reaction}]`;
   const kind = message.media?.kind;
   const text = message.text.trim();
   const noted = note ? ` (${note})` : "";
+  if (message.media?.transcribed) {
+    const caption = message.media.caption ? `; caption: ${message.media.caption}` : "";
+    return `[${soundLabel(message.media)}${caption}${noted}] ${text}`;
+  }
   const end = text.indexOf("]");
   if (kind !== undefined && text.startsWith(`[${kind}`) && end > 0) {
     return `${text.slice(0, end)}${noted}${text.slice(end)}`;

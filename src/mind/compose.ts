@@ -460,7 +460,7 @@ const DOCUMENT_GONE = "the file is no longer kept (deleted), so you cannot read 
 
 /** What a message with a stored document says when the document itself is not shown. */
 function documentNote(message: Message): string | undefined {
-  if (!message.media?.stored) return undefined;
+  if (message.media?.kind !== "document" || !message.media.stored) return undefined;
   if (message.media.notRead === "together") return DOCUMENT_TOO_MUCH;
   return message.media.notRead ? DOCUMENT_REFUSED : DOCUMENT_READ_EARLIER;
 }

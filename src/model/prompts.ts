@@ -13,8 +13,21 @@ import { toolInputSchema } from "./tool-schema.ts";
  * cache it and each turn pays full price only for what actually changed.
  */
 
+/**
+ * What the protocol says about what the person sends besides text, by whether their voice notes
+ * are transcribed (a transcription service is set up): it says what is true for this setup.
+ */
+const MEDIA_LINES = {
+  unheard: `Images they send are shown to you; voice notes you cannot hear — say so if
+it matters.`,
+  heard: `Images they send are shown to you. Voice notes are transcribed for you:
+[voice note, 0:42] comes before their words, which may be misheard here and there. One that
+could not be heard says why — say so if it matters.`,
+} as const;
+
 /** How the model should read what it is shown and what it may send. Facts about the setup, not style. */
-export const PROTOCOL = `# How this conversation works
+function protocolText(voiceNotes: keyof typeof MEDIA_LINES): string {
+  return `# How this conversation works
 
 You talk with one person through a chat app. Each time you are called, the whole context is
 assembled fresh, in this order:
@@ -38,8 +51,7 @@ Other threads are not shown; what seems missing may be there or in your notes.
 
 When they write, answer them. If several messages arrived, answer them together as one
 reply. If the awareness block says their message waited, you may acknowledge the delay
-once, briefly. Images they send are shown to you; voice notes you cannot hear — say so if
-it matters.
+once, briefly. ${MEDIA_LINES[voiceNotes]}
 
 Your reply is sent exactly as you write it. Write only the message itself: no reasoning,
 no notes to yourself, no labels or headers such as "Reply:" or "Decision:", no tags, no
@@ -64,6 +76,12 @@ that re-asks what they already answered, or what you asked without reply, is hel
 If they mention self-harm, suicide, a medical emergency or being in danger, respond with
 warmth and encourage them to contact local emergency services or a crisis line now. You
 are not a therapist or a doctor, and you never pretend to be.`;
+}
+
+/** The protocol where voice notes are not heard (no transcription service): what every call had before they could be. */
+export const PROTOCOL = protocolText("unheard");
+/** The protocol where voice notes are transcribed. */
+const PROTOCOL_HEARING = protocolText("heard");
 
 /** What decide_checkin takes: send or not, why (for the companion's own record), and about what. */
 export const checkinDecisionSchema = z.object({
@@ -118,18 +136,23 @@ export interface StablePrefix {
   protocolAndPersonaTokens: number;
 }
 
-/** Tools that ride in the prefix besides the react and check-in tools. */
+/**
+ * What the prefix differs by between setups (never between calls of one): the tools that ride
+ * in it besides the react and check-in tools, and whether voice notes are heard.
+ */
 export interface PrefixTools {
   /** The notes tools (list, read, write), defined for every call so the tool list never changes. */
   notes: readonly Anthropic.Tool[];
   /** The reflection tool, only in single-phase reflect mode (then it is in every call). */
   reflect?: Anthropic.Tool;
+  /** Voice notes are transcribed (a transcription service is set up): the protocol says so. */
+  hearsVoiceNotes?: boolean;
 }
 
-/** The protocol and persona as one text, in a fixed order. */
-export function protocolAndPersona(persona: Persona): string {
+/** The protocol and persona as one text, in a fixed order; the protocol says whether voice notes are heard. */
+export function protocolAndPersona(persona: Persona, hearsVoiceNotes = false): string {
   return [
-    PROTOCOL,
+    hearsVoiceNotes ? PROTOCOL_HEARING : PROTOCOL,
     "# Your persona",
     persona.soul,
     "# The person, in their own words",
@@ -148,7 +171,7 @@ export function buildStablePrefix(persona: Persona, tools: PrefixTools): StableP
     WRITE_MESSAGE_TOOL,
     ...(tools.reflect ? [tools.reflect] : []),
   ];
-  const text = protocolAndPersona(persona);
+  const text = protocolAndPersona(persona, tools.hearsVoiceNotes);
   const system: Anthropic.TextBlockParam[] = [{ type: "text", text, cache_control: { type: "ephemeral" } }];
   const protocolAndPersonaTokens = estimateTokens(text);
   return {

@@ -320,9 +320,10 @@ export class MessageLog {
   /**
    * Changes a logged message (an edit, reflection's annotations), keeping every field the
    * patch does not name, unknown ones included. A new text without `editedAt` is stamped with
-   * the clock. Resolves to the updated message, or null when no message has this id.
+   * the clock, unless `edit: false` says the new text is not the person's edit (a voice note's
+   * transcript). Resolves to the updated message, or null when no message has this id.
    */
-  update(id: string, patch: MessagePatch): Promise<Message | null> {
+  update(id: string, patch: MessagePatch, options: { edit?: boolean } = {}): Promise<Message | null> {
     return this.#queue.run(async () => {
       for (const field of ["id", "ts", "role"]) {
         if (field in patch)
@@ -330,7 +331,10 @@ export class MessageLog {
       }
       const apply = (current: Message): Message => {
         const stamp =
-          patch.text !== undefined && patch.text !== current.text && patch.editedAt === undefined
+          options.edit !== false &&
+          patch.text !== undefined &&
+          patch.text !== current.text &&
+          patch.editedAt === undefined
             ? { editedAt: this.#clock.now().toISOString() }
             : {};
         return this.#validate({ ...current, ...patch, ...stamp });

@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
+import { soundFormatOfFile } from "../core/sound.ts";
 import { damagedCopyTime, isErrnoCode, isTempFileName, namesInDir, removeDurable } from "./files.ts";
 
 /**
@@ -23,7 +24,7 @@ export const PERSON_FILES = {
   rotatedTrace: "trace.1.jsonl",
   /** What /export wrote in `npm run chat`. */
   exports: "exports",
-  /** Documents the person sent for the model to read, files/<name> (sent-files.ts). */
+  /** Documents the person sent for the model to read, and sounds to be heard, files/<name> (sent-files.ts). */
   files: "files",
 } as const;
 
@@ -42,13 +43,14 @@ export interface KeptCopy {
   path: string;
   /**
    * damaged: an original kept before a repair; temp: a write a crash cut short; export: /export's
-   * file; document: a file the person sent (files/), which only the prompt reads.
+   * file; document: a document the person sent (files/), which only the prompt reads; sound: a
+   * voice note, audio file or video note they sent (files/), kept for its keeping time.
    */
-  kind: "damaged" | "temp" | "export" | "document";
+  kind: "damaged" | "temp" | "export" | "document" | "sound";
   bytes: number;
 }
 
-/** Every damaged copy, leftover temp file, export file and sent document in the data directory, by path. */
+/** Every damaged copy, leftover temp file, export file and sent document or sound in the data directory, by path. */
 export async function keptCopies(dataDir: string): Promise<KeptCopy[]> {
   const copies: KeptCopy[] = [];
   const add = async (path: string, kind: KeptCopy["kind"]) => {
@@ -64,7 +66,8 @@ export async function keptCopies(dataDir: string): Promise<KeptCopy[]> {
       if (name.startsWith(`.${LOCK_FILE}.`)) continue;
       if (isTempFileName(name)) await add(join(dataDir, dir, name), "temp");
       else if (damagedCopyTime(name) !== null) await add(join(dataDir, dir, name), "damaged");
-      else if (dir === PERSON_FILES.files) await add(join(dataDir, dir, name), "document");
+      else if (dir === PERSON_FILES.files)
+        await add(join(dataDir, dir, name), soundFormatOfFile(name) === null ? "document" : "sound");
     }
   }
   for (const name of await namesInDir(join(dataDir, PERSON_FILES.exports))) {
@@ -84,7 +87,7 @@ export async function removeDeadWritersTemps(dataDir: string): Promise<void> {
   }
 }
 
-/** Deletes every kept copy, the exports folder and the sent documents' folder (/wipe), for real. */
+/** Deletes every kept copy, the exports folder and the folder of sent documents and sounds (/wipe), for real. */
 export async function removeKeptCopies(dataDir: string): Promise<void> {
   for (const copy of await keptCopies(dataDir)) await removeDurable(copy.path);
   await removeDurable(join(dataDir, PERSON_FILES.exports));

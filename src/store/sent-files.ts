@@ -1,27 +1,46 @@
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile, stat, utimes } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { DocumentKind } from "../core/port.ts";
-import { DataFileError, ensurePrivateDir, isErrnoCode, writeFileDurable } from "./files.ts";
+import { SOUND_FORMATS, type SoundFormat, soundFormatOfFile } from "../core/sound.ts";
+import {
+  DataFileError,
+  ensurePrivateDir,
+  fsyncDir,
+  isErrnoCode,
+  namesInDir,
+  removeDurable,
+  unlinkIfExists,
+  writeFileDurable,
+} from "./files.ts";
 import { PERSON_FILES } from "./person-files.ts";
 
 /** A name the store accepts: one plain file name, nothing that could point outside files/. */
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
-/** The ending a kept document's file has, by kind: how its kind is known again when it is read. */
-const EXTENSIONS: Record<DocumentKind, string> = { pdf: ".pdf", text: ".txt" };
+/** What a kept file is: a document the model reads, or a sound to be transcribed, by its format. */
+export type KeptKind = DocumentKind | SoundFormat;
 
-/** A kept document as read back: its kind (from the ending keep gave it) and its bytes. */
-export interface KeptDocument {
-  kind: DocumentKind;
+/** The ending a kept document's file has, by kind: how its kind is known again when it is read. */
+const DOCUMENT_ENDINGS: Record<DocumentKind, string> = { pdf: ".pdf", text: ".txt" };
+
+function endingOf(kind: KeptKind): string {
+  return kind === "pdf" || kind === "text" ? DOCUMENT_ENDINGS[kind] : SOUND_FORMATS[kind].ending;
+}
+
+/** A kept file as read back: its kind (from the ending keep gave it) and its bytes. */
+export interface KeptFile {
+  kind: KeptKind;
   bytes: Buffer;
 }
 
 /**
- * Documents the person sent for the model to read, kept owner-only in files/ under the data
- * directory. The log holds only where a document is (a message's `media.stored`), never its
- * bytes: a PDF in base64 would make every write of messages.json megabytes long. /wipe deletes
- * the folder, /forget a document that mentions the words, /export carries them
- * (person-files.ts lists them as kept copies).
+ * Files the person sent, kept owner-only in files/ under the data directory: documents for the
+ * model to read, and sounds (voice notes, audio, video notes) for the reply turn to transcribe.
+ * The log holds only where a file is (a message's `media.stored`), never its bytes: a PDF in
+ * base64 would make every write of messages.json megabytes long. A sound is kept for its
+ * keeping time only (removeSoundsKeptBefore), since its transcript is in the log. /wipe deletes
+ * the folder, /forget a file that mentions the words or a sound whose transcript does, /export
+ * carries them (person-files.ts lists them as kept copies).
  */
 export class SentFiles {
   readonly #dataDir: string;
@@ -34,31 +53,31 @@ export class SentFiles {
    * Keeps `bytes` as files/<name> with the ending of its kind (0600, in a 0700 folder), durably:
    * the message that points at it is logged after this resolves. Writing the same name again
    * replaces the file, so a message Telegram delivers again after a crash leaves one copy.
-   * Returns the path for `media.stored`. A name that is not one plain file name is refused: a
-   * bug in the caller.
+   * `keptAt` (the injected clock's now) becomes the file's modification time, which a sound's
+   * keeping time counts from. Returns the path for `media.stored`. A name that is not one plain
+   * file name is refused: a bug in the caller.
    */
-  async keep(name: string, kind: DocumentKind, bytes: Uint8Array): Promise<string> {
+  async keep(name: string, kind: KeptKind, bytes: Uint8Array, keptAt?: Date): Promise<string> {
     if (!SAFE_NAME.test(name)) throw new Error(`not a plain file name for files/: ${name}`);
-    const file = `${name}${EXTENSIONS[kind]}`;
+    const file = `${name}${endingOf(kind)}`;
     const dir = join(this.#dataDir, PERSON_FILES.files);
     await ensurePrivateDir(dir);
     await writeFileDurable(join(dir, file), bytes);
+    if (keptAt) await utimes(join(dir, file), keptAt, keptAt);
     return `${PERSON_FILES.files}/${file}`;
   }
 
   /**
-   * A kept document, its kind and bytes, or null when there is none to read: it is gone (/forget
-   * or /wipe deleted it) or the path is not one of this store's (a log edited by hand). Any other
-   * failure names the file.
+   * A kept file, its kind and bytes, or null when there is none to read: it is gone (/forget,
+   * /wipe or its keeping time deleted it) or the path is not one of this store's (a log edited
+   * by hand). Any other failure names the file.
    */
-  async read(stored: string): Promise<KeptDocument | null> {
-    const [dir, name, ...rest] = stored.split("/");
-    if (dir !== PERSON_FILES.files || name === undefined || rest.length > 0 || !SAFE_NAME.test(name))
-      return null;
-    const path = join(this.#dataDir, stored);
+  async read(stored: string): Promise<KeptFile | null> {
+    const path = this.#pathOf(stored);
+    if (path === null) return null;
     try {
       const bytes = await readFile(path);
-      return { kind: name.endsWith(EXTENSIONS.pdf) ? "pdf" : "text", bytes };
+      return { kind: kindOfFile(stored), bytes };
     } catch (error) {
       if (isErrnoCode(error, "ENOENT")) return null;
       throw new DataFileError(
@@ -67,4 +86,47 @@ export class SentFiles {
       );
     }
   }
+
+  /** Deletes a kept file for real (/forget of a sound's transcript); false when there was none. */
+  async remove(stored: string): Promise<boolean> {
+    const path = this.#pathOf(stored);
+    if (path === null || !(await unlinkIfExists(path))) return false;
+    await fsyncDir(dirname(path));
+    return true;
+  }
+
+  /**
+   * Deletes for real every kept sound kept before `cutoff` (its modification time, which keep
+   * set from the clock): a sound's keeping time is over. Documents stay. Returns how many.
+   */
+  async removeSoundsKeptBefore(cutoff: Date): Promise<number> {
+    const dir = join(this.#dataDir, PERSON_FILES.files);
+    let removed = 0;
+    for (const name of await namesInDir(dir)) {
+      if (!SAFE_NAME.test(name) || soundFormatOfFile(name) === null) continue;
+      const path = join(dir, name);
+      try {
+        if ((await stat(path)).mtimeMs >= cutoff.getTime()) continue;
+      } catch (error) {
+        if (isErrnoCode(error, "ENOENT")) continue;
+        throw error;
+      }
+      await removeDurable(path);
+      removed += 1;
+    }
+    return removed;
+  }
+
+  /** The file a stored path names, or null when it is not one of this store's. */
+  #pathOf(stored: string): string | null {
+    const [dir, name, ...rest] = stored.split("/");
+    if (dir !== PERSON_FILES.files || name === undefined || rest.length > 0 || !SAFE_NAME.test(name))
+      return null;
+    return join(this.#dataDir, stored);
+  }
+}
+
+/** A kept file's kind by its ending: a sound's format, a PDF, else text. */
+function kindOfFile(stored: string): KeptKind {
+  return soundFormatOfFile(stored) ?? (stored.endsWith(DOCUMENT_ENDINGS.pdf) ? "pdf" : "text");
 }

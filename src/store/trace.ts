@@ -60,6 +60,8 @@ const replyRecordSchema = z.strictObject({
     "empty",
     "images-dropped",
     "documents-dropped",
+    /** Everything waiting was sound that could not be heard: fixed words, no model call. */
+    "unheard",
   ]),
   input: inputSchema.optional(),
   shown: asGiven,

@@ -6,6 +6,7 @@ import {
   loadModelConfig,
   loadTelegramConfig,
   loadTelegramReach,
+  loadVoiceConfig,
 } from "../../src/app/config.ts";
 import { DOCUMENTED_CHECKIN_RULES } from "../support/core-config.ts";
 
@@ -134,5 +135,61 @@ describe("parts", () => {
       reflectMode: "two-phase",
       answeredTopicHours: 6,
     });
+  });
+});
+
+describe("voice notes", () => {
+  it("are not heard unless PRESENCE_TRANSCRIBE_URL is set; their sound is kept 30 days", () => {
+    expect(loadVoiceConfig({})).toEqual({ transcription: null, keepDays: 30 });
+  });
+
+  it("are heard through the URL given, with whisper-1, no key, a minute of time for each minute of sound", () => {
+    expect(loadVoiceConfig({ PRESENCE_TRANSCRIBE_URL: "http://127.0.0.1:8080/v1/" })).toEqual({
+      transcription: {
+        baseUrl: "http://127.0.0.1:8080/v1",
+        apiKey: undefined,
+        model: "whisper-1",
+        language: undefined,
+        timeoutMsPerMinute: 60_000,
+      },
+      keepDays: 30,
+    });
+    expect(
+      loadVoiceConfig({
+        PRESENCE_TRANSCRIBE_URL: "https://api.openai.com/v1",
+        PRESENCE_TRANSCRIBE_KEY: "sk-proj-secret",
+        PRESENCE_TRANSCRIBE_MODEL: "gpt-4o-mini-transcribe",
+        PRESENCE_TRANSCRIBE_LANGUAGE: "de",
+        PRESENCE_TRANSCRIBE_TIMEOUT_MS: "120000",
+        PRESENCE_VOICE_KEEP_DAYS: "7",
+      }),
+    ).toEqual({
+      transcription: {
+        baseUrl: "https://api.openai.com/v1",
+        apiKey: "sk-proj-secret",
+        model: "gpt-4o-mini-transcribe",
+        language: "de",
+        timeoutMsPerMinute: 120_000,
+      },
+      keepDays: 7,
+    });
+  });
+
+  it("names every wrong voice setting at once, never echoing the key", () => {
+    const env = {
+      PRESENCE_TRANSCRIBE_URL: "127.0.0.1:8080",
+      PRESENCE_TRANSCRIBE_KEY: "sk-proj-secret",
+      PRESENCE_TRANSCRIBE_LANGUAGE: "German",
+      PRESENCE_TRANSCRIBE_TIMEOUT_MS: "soon",
+      PRESENCE_VOICE_KEEP_DAYS: "0",
+    };
+    expect(problemsOf(() => loadVoiceConfig(env))).toEqual([
+      "PRESENCE_TRANSCRIBE_URL",
+      "PRESENCE_TRANSCRIBE_LANGUAGE",
+      "PRESENCE_TRANSCRIBE_TIMEOUT_MS",
+      "PRESENCE_VOICE_KEEP_DAYS",
+    ]);
+    expect(() => loadVoiceConfig(env)).toThrow(/PRESENCE_TRANSCRIBE_URL: must be an http\(s\) URL/);
+    expect(() => loadVoiceConfig(env)).not.toThrow(/sk-proj-secret/);
   });
 });

@@ -197,7 +197,32 @@ describe("formatStatus", () => {
       "Next check-in: Sun 22 Nov 19:07 at the earliest (Europe/Berlin)",
       "Tokens today: 1,234 of 2,000,000",
       "Last check-in decision: Sun 22 Nov 10:07, I didn't check in: you had paused check-ins.",
+      "Voice notes: not heard (no transcription service: PRESENCE_TRANSCRIBE_URL is not set)",
     ]);
+  });
+
+  it("says where voice notes are transcribed, and when that is this machine", () => {
+    const at = (transcribeUrl: string) =>
+      formatStatus(
+        buildStatus({
+          now: new Date("2026-11-22T09:40:00.000Z"),
+          core,
+          mind: initialMindState(new Date("2026-11-22T09:40:00.000Z")),
+          messages: [],
+          tokensToday: 0,
+          budget: null,
+          transcribeUrl,
+        }),
+      )
+        .split("\n")
+        .find((line) => line.startsWith("Voice notes:"));
+    expect(at("http://127.0.0.1:8080/v1")).toBe(
+      "Voice notes: heard, transcribed at 127.0.0.1:8080, on this machine",
+    );
+    expect(at("http://localhost:9000/v1")).toBe(
+      "Voice notes: heard, transcribed at localhost:9000, on this machine",
+    );
+    expect(at("https://api.openai.com/v1")).toBe("Voice notes: heard, transcribed at api.openai.com");
   });
 
   it("says when the budget is spent and when check-ins are stopped by a block", () => {

@@ -335,6 +335,22 @@ describe("CommandHandlers", () => {
     );
   });
 
+  it("says in /help whether voice notes are heard, in the words it is given", async () => {
+    expect(text(await handlers.run("help", ""))).not.toContain("Voice notes");
+    const hearing = new CommandHandlers({
+      rights: await dataRightsFor(dir, clock, mind, log),
+      checkins: checkinControlsFor(mind, clock, BERLIN),
+      clock,
+      status: async () => "status text",
+      voiceNotes: "heard, transcribed at 127.0.0.1:8080, on this machine",
+    });
+    expect(
+      text(await hearing.run("help", ""))
+        .split("\n")
+        .at(-1),
+    ).toBe("Voice notes: heard, transcribed at 127.0.0.1:8080, on this machine.");
+  });
+
   it("explains the last check-in decision in local time, to you and in plain words", async () => {
     expect(text(await handlers.run("why", ""))).toContain("haven't");
     await recordDecision(mind, {

@@ -3,6 +3,8 @@ import { createLogger } from "../../src/core/log.ts";
 
 const TOKEN = "123456789:AAEsecretsecretsecretsecret";
 const API_KEY = "sk-ant-api03-secret-key";
+/** A transcription service's key in OpenAI's shape (PRESENCE_TRANSCRIBE_KEY). */
+const TRANSCRIPTION_KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUv";
 const WORDS = "I have not told anyone about the diagnosis";
 
 /** A logger whose JSON lines are collected in memory. */
@@ -35,7 +37,9 @@ describe("the process log", () => {
     const failed = Object.assign(new Error("Network request for 'getMe' failed!"), { error: network });
     logger.error({ err: failed }, "getMe failed");
     logger.warn(`retrying with key ${API_KEY}`);
+    logger.warn(`transcription key ${TRANSCRIPTION_KEY} refused`);
     const written = text();
+    expect(written).not.toContain(TRANSCRIPTION_KEY);
     expect(written).toContain("ECONNREFUSED");
     expect(written).toContain("/bot[redacted]/getMe");
     expect(written).not.toContain(TOKEN);

@@ -4,6 +4,7 @@ import {
   loadCoreConfig,
   loadModelConfig,
   loadTelegramConfig,
+  loadVoiceConfig,
 } from "../../src/app/config.ts";
 import { type BotEnvironment, type RunningBot, startBot } from "../../src/app/main.ts";
 import { createWorld, type World, worldEnv } from "./harness.ts";
@@ -41,7 +42,12 @@ export function inProcessBotPerTest(): InProcessBot {
     },
     async start(env, environment) {
       const config = loadConfigParts(
-        { core: loadCoreConfig, model: loadModelConfig, telegram: loadTelegramConfig },
+        {
+          core: loadCoreConfig,
+          model: loadModelConfig,
+          telegram: loadTelegramConfig,
+          voice: loadVoiceConfig,
+        },
         { ...worldEnv(current()), ...env },
       );
       running = await startBot(config, environment);

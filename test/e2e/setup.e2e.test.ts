@@ -9,6 +9,7 @@ import { mergeEnvFile, runSetup, SetupCancelledError, type SetupPrompter } from 
 import { SettableClock, VirtualTimers } from "../../src/core/clock.ts";
 import { type BotApiFake, startBotApiFake } from "../../testkit/bot-api.ts";
 import { type MessagesApiFake, startMessagesApiFake } from "../../testkit/messages-api.ts";
+import { startTranscriptionFake } from "../../testkit/transcription-api.ts";
 import { waitFor } from "./harness.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -154,6 +155,7 @@ describe("setup", () => {
       "Mars/Base",
       "Europe/Lisbon",
       "",
+      "",
     ]);
     const code = await runSetup({
       prompter,
@@ -179,6 +181,48 @@ describe("setup", () => {
     expect(fake.pendingUpdates()).toBe(0);
   });
 
+  describe("offers voice notes, optionally", () => {
+    /** Answers up to the voice step, which the rest of `answers` answer. */
+    const upToVoice = () => [fake.token, "4242", "sk-ant-test-key", "UTC", ""];
+
+    it("checks that the service answers (no sound sent) and writes its address, key and model", async () => {
+      const envPath = join(dir, ".env");
+      const transcription = await startTranscriptionFake();
+      try {
+        const prompter = scripted([...upToVoice(), "localhost:8080", `${transcription.url}/`, "tr-key", ""]);
+        expect(await runSetup({ prompter, env: fakesEnv(), envPath })).toBe(0);
+        expect(prompter.transcript).toContain("Use an http(s) address, like http://127.0.0.1:8080/v1.");
+        expect(prompter.transcript).toContain("It answered. Voice notes will be heard.");
+        expect(transcription.lookups).toEqual([{ path: "/v1/models", authorization: "Bearer tr-key" }]);
+        expect(transcription.requests).toEqual([]);
+        expect(await readFile(envPath, "utf8")).toContain(
+          `PRESENCE_TRANSCRIBE_URL=${transcription.url}\nPRESENCE_TRANSCRIBE_KEY=tr-key\nPRESENCE_TRANSCRIBE_MODEL=whisper-1\n`,
+        );
+        expect(prompter.transcript).not.toContain("tr-key");
+      } finally {
+        await transcription.close();
+      }
+    });
+
+    it("keeps a service that does not answer yet, saying so; and turns hearing off with none", async () => {
+      const envPath = join(dir, ".env");
+      const down = `${await closedPort()}/v1`;
+      const prompter = scripted([...upToVoice(), down, "", "whisper-large-v3"]);
+      expect(await runSetup({ prompter, env: fakesEnv(), envPath })).toBe(0);
+      expect(prompter.transcript).toContain(
+        "Note: the transcription service at PRESENCE_TRANSCRIBE_URL did not answer",
+      );
+      expect(await readFile(envPath, "utf8")).toContain(`PRESENCE_TRANSCRIBE_URL=${down}\n`);
+
+      const off = scripted([fake.token, "4242", "", "UTC", "", "none"]);
+      const env = { ...fakesEnv(), ANTHROPIC_API_KEY: "sk-ant-test-key", PRESENCE_TRANSCRIBE_URL: down };
+      expect(await runSetup({ prompter: off, env, envPath })).toBe(0);
+      expect(off.transcript).toContain(`Transcription URL [${down}; "none" turns it off]: `);
+      expect(off.transcript).toContain("Voice notes will not be heard.");
+      expect(await readFile(envPath, "utf8")).toContain("PRESENCE_TRANSCRIBE_URL=\n");
+    });
+  });
+
   it("writes nothing when the person gives up", async () => {
     const envPath = join(dir, ".env");
     const prompter = scripted(Array.from({ length: 5 }, () => "not a token"));
@@ -189,7 +233,7 @@ describe("setup", () => {
   it("keeps a key it could not check (the API overloaded, a model the endpoint does not know), saying why", async () => {
     const envPath = join(dir, ".env");
     model.failLookups("529");
-    const prompter = scripted([fake.token, "4242", "sk-ant-test-key", "UTC", ""]);
+    const prompter = scripted([fake.token, "4242", "sk-ant-test-key", "UTC", "", ""]);
     expect(await runSetup({ prompter, env: fakesEnv(), envPath })).toBe(0);
     expect(prompter.transcript).toContain(
       "Note: could not check ANTHROPIC_API_KEY: the model API is unavailable right now (529",
@@ -197,7 +241,7 @@ describe("setup", () => {
     expect(await readFile(envPath, "utf8")).toContain("ANTHROPIC_API_KEY=sk-ant-test-key\n");
 
     model.failLookups(undefined);
-    const again = scripted([fake.token, "4242", "", "UTC", ""]);
+    const again = scripted([fake.token, "4242", "", "UTC", "", ""]);
     const env = { ...fakesEnv(), ANTHROPIC_API_KEY: "sk-ant-test-key", PRESENCE_MODEL: "claude-sonet-5-5" };
     expect(await runSetup({ prompter: again, env, envPath })).toBe(0);
     expect(again.transcript).toContain(
@@ -229,7 +273,7 @@ describe("setup", () => {
 
     it("to type another (Enter)", async () => {
       const envPath = join(dir, ".env");
-      const prompter = scripted([rejected, "", fake.token, "4242", "sk-ant-test-key", "UTC", ""]);
+      const prompter = scripted([rejected, "", fake.token, "4242", "sk-ant-test-key", "UTC", "", ""]);
       expect(await runSetup({ prompter, env: fakesEnv(), envPath })).toBe(0);
       expect(prompter.transcript).toContain(
         "Telegram rejected this token. Copy it again from @BotFather (/mybots → your bot → API Token).\n  Type another token (Enter), keep this one unchecked (k), or quit (q)? Bot token: ",
@@ -239,7 +283,7 @@ describe("setup", () => {
 
     it("to keep it unchecked, then types the id, which cannot be learned", async () => {
       const envPath = join(dir, ".env");
-      const prompter = scripted([rejected, "maybe", "k", "", "4242", "sk-ant-test-key", "UTC", ""]);
+      const prompter = scripted([rejected, "maybe", "k", "", "4242", "sk-ant-test-key", "UTC", "", ""]);
       expect(await runSetup({ prompter, env: fakesEnv(), envPath })).toBe(0);
       expect(prompter.transcript).toContain("Press Enter, or type k or q.");
       expect(prompter.transcript).toContain(

@@ -35,6 +35,28 @@ describe("the shipped persona and protocol", () => {
   });
 });
 
+describe("what the protocol says about voice notes", () => {
+  it("is what is true for the setup: heard when a transcription service is set up, else not; under 2,500 tokens either way", async () => {
+    const persona = await loadPersona();
+    const unheard = protocolAndPersona(persona);
+    const heard = protocolAndPersona(persona, true);
+    expect(unheard.startsWith(PROTOCOL)).toBe(true);
+    expect(unheard).toContain("voice notes you cannot hear");
+    expect(heard).not.toContain("voice notes you cannot hear");
+    expect(heard).toContain(
+      "Voice notes are transcribed for you:\n[voice note, 0:42] comes before their words",
+    );
+    expect(estimateTokens(heard)).toBeLessThan(2_500);
+    const prefix = buildStablePrefix(persona, { notes: NOTES_TOOLS, hearsVoiceNotes: true });
+    expect(prefix.system[0]?.text).toBe(heard);
+    expect(
+      JSON.stringify(
+        buildStablePrefix(structuredClone(persona), { notes: NOTES_TOOLS, hearsVoiceNotes: true }),
+      ),
+    ).toBe(JSON.stringify(prefix));
+  });
+});
+
 describe("buildStablePrefix", () => {
   it("is byte-identical for the same persona, with the breakpoint on its last block", async () => {
     const persona = await loadPersona();

@@ -5,6 +5,7 @@ import { DataRights } from "../../src/companion/data-rights.ts";
 import { openMind } from "../../src/companion/mind-document.ts";
 import { pendingMessages } from "../../src/conversation/pending-messages.ts";
 import { SettableClock } from "../../src/core/clock.ts";
+import { awaitsHearing } from "../../src/core/sound.ts";
 import { renderScratchpad } from "../../src/mind/scratchpad.ts";
 import { DataFileError } from "../../src/store/files.ts";
 import { loadLogFile } from "../../src/store/log-file.ts";
@@ -46,6 +47,11 @@ describe("messages.json written by earlier versions", () => {
       expect(byId.get("m-assistant-3")?.notice).toBe(true);
       expect(byId.get("m-user-4")?.handledWithoutReply).toBe(true);
       expect(byId.get("m-user-2")?.media).toEqual({ kind: "voice", durationSeconds: 12 });
+      // A voice note from before they were heard has no sound kept: nothing for a turn to hear, and its text stays.
+      expect(awaitsHearing(byId.get("m-user-2")?.media)).toBe(false);
+      expect(byId.get("m-user-2")?.text).toBe(
+        "[voice note, 12 s — not heard: voice notes can't be listened to yet]",
+      );
       expect(byId.get("m-user-4")?.media?.place).toBe("Tiergarten, Berlin");
       expect(byId.get("m-user-5")?.document).toBe("a field a newer version wrote");
       // The check-in answered through m-user-3, m-user-4 was handled without a reply, the notice answers nothing.

@@ -22,6 +22,7 @@ async function crowdedDataDir(): Promise<string> {
     "notes/.plan.md.0123456789ab.tmp": "words",
     "exports/presence-export-2026-02-07.json": "words",
     "files/telegram-1001-7.txt": "words",
+    "files/telegram-1001-9.ogg": "OggS!",
     "files/.telegram-1001-8.pdf.0123456789ab.tmp": "words",
     "telegram.json": "{}",
     // Another process taking the lock at this moment: not a copy, and not to be removed.
@@ -32,7 +33,7 @@ async function crowdedDataDir(): Promise<string> {
 }
 
 describe("the person's files", () => {
-  it("finds every copy no store reads: crash leftovers, damaged originals, exports and sent documents", async () => {
+  it("finds every copy no store reads: crash leftovers, damaged originals, exports, sent documents and sounds", async () => {
     const dataDir = await crowdedDataDir();
     const copies = await keptCopies(dataDir);
     expect(copies.map((c) => [c.path.slice(dataDir.length + 1), c.kind, c.bytes])).toEqual([
@@ -41,6 +42,7 @@ describe("the person's files", () => {
       ["exports/presence-export-2026-02-07.json", "export", 5],
       ["files/.telegram-1001-8.pdf.0123456789ab.tmp", "temp", 5],
       ["files/telegram-1001-7.txt", "document", 5],
+      ["files/telegram-1001-9.ogg", "sound", 5],
       ["notes/.plan.md.0123456789ab.tmp", "temp", 5],
       ["trace.jsonl.damaged-20260207T080000Z", "damaged", 5],
     ]);
@@ -57,6 +59,7 @@ describe("the person's files", () => {
       "exports/presence-export-2026-02-07.json",
       "files",
       "files/telegram-1001-7.txt",
+      "files/telegram-1001-9.ogg",
       "mind.json",
       "notes",
       "notes/plan.md",

@@ -12,6 +12,7 @@ import {
   loadCoreConfig,
   loadModelConfig,
   loadTelegramConfig,
+  loadVoiceConfig,
 } from "../config.ts";
 import { StartCancelledError, type StartConfig, startBot } from "../main.ts";
 import {
@@ -47,7 +48,8 @@ export const startCommand = defineCommand({
     "Runs the bot until stopped with Ctrl-C or SIGTERM (pm2 stop). Settings come from .env or the",
     "environment: TELEGRAM_BOT_TOKEN, TELEGRAM_OWNER_ID, ANTHROPIC_API_KEY, and optionally",
     "TELEGRAM_API_ROOT, TELEGRAM_CONNECT_TIMEOUT_MS, ANTHROPIC_BASE_URL, PRESENCE_DATA_DIR, PRESENCE_TIMEZONE,",
-    "PRESENCE_QUIET_HOURS, PRESENCE_HEARTBEAT_CRON. Run `npm run setup` to write .env interactively.",
+    "PRESENCE_QUIET_HOURS, PRESENCE_HEARTBEAT_CRON, and PRESENCE_TRANSCRIBE_URL (with _KEY, _MODEL) to hear",
+    "voice notes. Run `npm run setup` to write .env interactively.",
   ].join("\n"),
   options: {},
   async run(_args, io) {
@@ -93,7 +95,10 @@ function startFailure(error: unknown): number | undefined {
  */
 async function readStartConfig(io: CommandIO): Promise<StartConfig | number> {
   const load = () =>
-    loadConfigParts({ core: loadCoreConfig, model: loadModelConfig, telegram: loadTelegramConfig }, io.env);
+    loadConfigParts(
+      { core: loadCoreConfig, model: loadModelConfig, telegram: loadTelegramConfig, voice: loadVoiceConfig },
+      io.env,
+    );
   try {
     return load();
   } catch (error) {

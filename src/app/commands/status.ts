@@ -4,7 +4,13 @@ import { openMind } from "../../companion/mind-document.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { readDataLock } from "../../store/lock.ts";
 import { MessageLog } from "../../store/messages.ts";
-import { loadConfigParts, loadCoreConfig, loadModelSettings, unsetStartSettings } from "../config.ts";
+import {
+  loadConfigParts,
+  loadCoreConfig,
+  loadModelSettings,
+  loadVoiceConfig,
+  unsetStartSettings,
+} from "../config.ts";
 import { formatStatus, readStatus } from "../status.ts";
 import { parseInstant } from "./awareness.ts";
 import { defineCommand } from "./command.ts";
@@ -28,7 +34,11 @@ export const statusCommand = defineCommand({
   ].join("\n"),
   options: { json: { type: "boolean" }, now: { type: "string" } },
   async run({ values }, io) {
-    const { core, model } = loadConfigParts({ core: loadCoreConfig, model: loadModelSettings }, io.env);
+    const { core, model, voice } = loadConfigParts(
+      { core: loadCoreConfig, model: loadModelSettings, voice: loadVoiceConfig },
+      io.env,
+    );
+    const transcribeUrl = voice.transcription?.baseUrl;
     const { dailyTokenBudget } = model;
     const unset = unsetStartSettings(io.env);
     // Said first: the lines after it read as if presence ran, and on a new install it cannot.
@@ -57,7 +67,14 @@ export const statusCommand = defineCommand({
     const clock: Clock = { now: () => now };
     const mind = await openMind(core.dataDir, clock, { readOnly: true });
     const log = await MessageLog.open({ dataDir: core.dataDir, clock, timeZone: core.timezone });
-    const status = await readStatus({ now, core, mind, log, budget });
+    const status = await readStatus({
+      now,
+      core,
+      mind,
+      log,
+      budget,
+      ...(transcribeUrl ? { transcribeUrl } : {}),
+    });
     const timezone = status.timezone;
     const running = await readDataLock(core.dataDir);
     if (values.json) {

@@ -4,8 +4,9 @@ import type { ReplySettle, SettleTimes } from "../../companion/companion.ts";
 import type { Clock, Timers } from "../../core/clock.ts";
 import { InFlight, settledWithin } from "../../core/in-flight.ts";
 import type { Logger } from "../../core/log.ts";
-import type { Message } from "../../core/message.ts";
+import type { Media, Message } from "../../core/message.ts";
 import { type IncomingInput, RecipientBlockedError } from "../../core/port.ts";
+import { type NotHeard, SOUND_LIMITS } from "../../core/sound.ts";
 import type { MessageLog } from "../../store/messages.ts";
 import type { ChannelCompanion } from "../channel.ts";
 import type { CommandHandlers } from "../command-handlers.ts";
@@ -13,8 +14,9 @@ import { BOT_COMMANDS, commandOf, type SlashCommand } from "../commands.ts";
 import type { TelegramConnection } from "./connection.ts";
 import { checkDocument, documentKind, keptName, type NotRead, refusedBeforeDownload } from "./documents.ts";
 import { DEFAULT_TELEGRAM_CONNECT_TIMEOUT_MS, firstContact } from "./first-contact.ts";
-import { describeMessage, imageMediaType } from "./incoming.ts";
+import { describeMessage, imageMediaType, type KnownAbout } from "./incoming.ts";
 import type { TelegramOutbound } from "./outbound.ts";
+import { notHeardBeforeDownload, soundOf, type TelegramSound } from "./sounds.ts";
 import type { TelegramUpdatesState } from "./updates-state.ts";
 
 export interface TelegramChannelOptions {
@@ -60,13 +62,6 @@ const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 function strangerReply(userId: number): string {
   return `Hi! I'm a private companion that talks with one person only, so I can't chat with you here.\n\nYour Telegram id is ${userId}. If you are setting up your own, that's the number for TELEGRAM_OWNER_ID.`;
 }
-
-/**
- * What the companion says, in fixed words and without the model, to a voice note or a sound file
- * that came without a caption: it cannot listen yet, and must never seem to have.
- */
-export const UNHEARD_REPLY =
-  "I can't listen to voice notes or audio yet, so I didn't hear that one. Could you type it for me?";
 
 /** Failed to write the person's message down: the update must not be confirmed to Telegram. */
 class NotPersistedError extends Error {
@@ -222,20 +217,30 @@ export class TelegramChannel {
   }
 
   async #applyEdit(edited: TelegramMessage): Promise<void> {
-    // A document's edited caption keeps saying why the document was not read, if it was not.
-    const before = edited.document
-      ? await this.#options.messages.findByExternal("telegram", {
-          chatId: edited.chat.id,
-          messageId: edited.message_id,
-        })
-      : null;
-    const described = describeMessage(edited, before?.media?.notRead);
+    // A document's or a sound's edited caption keeps what the log knows of it: why the document
+    // was not read, the sound's transcript or why it was not heard, where its file is kept.
+    const sound = soundOf(edited);
+    const before =
+      edited.document || sound
+        ? await this.#options.messages.findByExternal("telegram", {
+            chatId: edited.chat.id,
+            messageId: edited.message_id,
+          })
+        : null;
+    const media = before?.media;
+    const described = describeMessage(edited, before ? knownFromLog(before) : {});
     if (!described) return;
     const editedAt = new Date((edited.edit_date ?? edited.date) * 1000).toISOString();
     const logged = await this.#options.companion.receiveEdit(
       "telegram",
       { chatId: edited.chat.id, messageId: edited.message_id },
-      { text: described.text, editedAt },
+      {
+        text: described.text,
+        editedAt,
+        ...(sound && media && described.media
+          ? { media: { ...withoutCaption(media), ...described.media } }
+          : {}),
+      },
     );
     if (logged) this.#options.logger.info({ messageId: logged.id }, "the person edited a message");
   }
@@ -278,13 +283,20 @@ export class TelegramChannel {
         chatId: message.chat.id,
         messageId: message.message_id,
       });
-      const described = describeMessage(message, logged?.media?.notRead);
-      const fixed = described?.unheard ? UNHEARD_REPLY : described?.unreadReply;
+      const fixed = logged?.media?.notRead
+        ? describeMessage(message, { notRead: logged.media.notRead })?.unreadReply
+        : undefined;
+      // A sound still waiting is heard by the reply recovery runs; one not heard was answered there.
       if (logged && fixed) await companion.answerFixed(logged, fixed);
       return;
     }
     const read = message.document ? await this.#readDocument(message, message.document) : undefined;
-    const described = describeMessage(message, read && "notRead" in read ? read.notRead : undefined);
+    const sound = soundOf(message);
+    const heard = sound ? await this.#readSound(message, sound) : undefined;
+    const described = describeMessage(message, {
+      ...(read && "notRead" in read ? { notRead: read.notRead } : {}),
+      ...(heard && "notHeard" in heard ? { notHeard: heard.notHeard } : {}),
+    });
     if (!described) return;
     const input: IncomingInput = {
       text: described.text,
@@ -298,6 +310,7 @@ export class TelegramChannel {
         sentAt: new Date(message.date * 1_000).toISOString(),
       },
       ...(read && "document" in read ? { document: read.document } : {}),
+      ...(heard && "sound" in heard ? { sound: heard.sound } : {}),
     };
     if (described.photoFileId) {
       const image = await this.#downloadImage(described.photoFileId);
@@ -310,8 +323,9 @@ export class TelegramChannel {
       throw new NotPersistedError(`could not log the person's message: ${String(error)}`, { cause: error });
     }
     logger.info({ updateId, kind: described.media?.kind ?? "text" }, "message from the person");
-    // A voice note it cannot listen to, or a document it could not read, gets fixed words, never the model's (Companion.answerFixed).
-    const fixed = described.unheard ? UNHEARD_REPLY : described.unreadReply;
+    // A document it could not read gets fixed words, never the model's (Companion.answerFixed);
+    // a sound is heard, or answered when it cannot be, by the reply turn the settle starts.
+    const fixed = described.unreadReply;
     if (fixed && (await companion.answerFixed(logged, fixed)) === "answered") return;
     this.#settle.arrived();
   }
@@ -364,6 +378,36 @@ export class TelegramChannel {
     };
   }
 
+  /**
+   * Downloads a sound to be heard (sounds.ts), or says why it is not heard: no transcription
+   * service is set up (then nothing is downloaded), its format, length or announced size, the
+   * download. What arrived is checked against the size limit again.
+   */
+  async #readSound(
+    message: TelegramMessage,
+    sound: TelegramSound,
+  ): Promise<{ sound: NonNullable<IncomingInput["sound"]> } | { notHeard: NotHeard }> {
+    if (!this.#options.companion.hearsVoiceNotes) return { notHeard: "off" };
+    const refused = notHeardBeforeDownload(sound);
+    if (refused || sound.format === null) return { notHeard: refused ?? "type" };
+    let bytes: Buffer;
+    try {
+      const file = await this.bot.api.getFile(sound.fileId);
+      if (!file.file_path) throw new Error("Telegram gave no file path");
+      if ((file.file_size ?? 0) > SOUND_LIMITS.bytes) return { notHeard: "size" };
+      bytes = await this.#download(file.file_path);
+    } catch (err) {
+      // By name and message only: never the URL, which holds the token, nor the sound.
+      this.#options.logger.warn(
+        { error: describeFailure(err) },
+        "could not download a voice note; the reply says so",
+      );
+      return { notHeard: "download" };
+    }
+    if (bytes.byteLength > SOUND_LIMITS.bytes) return { notHeard: "size" };
+    return { sound: { name: keptName(message.chat.id, message.message_id), format: sound.format, bytes } };
+  }
+
   /** The bytes of a file Telegram holds (`file_path` from getFile), through the transport's limits for files. */
   async #download(filePath: string): Promise<Buffer> {
     const { apiRoot, token } = this.#connection;
@@ -389,4 +433,24 @@ function describeFailure(error: unknown): Record<string, unknown> {
   }
   if (error instanceof Error) return { name: error.name, message: error.message };
   return { message: String(error) };
+}
+
+/**
+ * What the log knows of a message beyond Telegram's fields, for describing an edit of it the
+ * same way: why its document was not read, its sound's transcript, or why its sound was not
+ * heard (a sound logged before sounds were heard has neither a file nor a reason: it was not).
+ */
+function knownFromLog(logged: Message): KnownAbout {
+  const media = logged.media;
+  if (!media) return {};
+  if (media.notRead) return { notRead: media.notRead };
+  if (media.transcribed) return { transcript: logged.text };
+  if (media.notHeard) return { notHeard: media.notHeard };
+  return (media.kind === "voice" || media.kind === "audio") && !media.stored ? { notHeard: "off" } : {};
+}
+
+/** A logged message's media without its caption, which an edit replaces (or removes). */
+function withoutCaption(media: Media): Media {
+  const { caption: _, ...rest } = media;
+  return rest;
 }

@@ -1,33 +1,45 @@
 import type { Message as TelegramMessage } from "grammy/types";
 import type { Media } from "../../core/message.ts";
 import type { IncomingInput } from "../../core/port.ts";
+import { type NotHeard, unheardSoundText } from "../../core/sound.ts";
 import { type NotRead, notReadNote, notReadReply } from "./documents.ts";
+import { soundOf } from "./sounds.ts";
 
 /**
  * What the person sent, in words the companion and the log can hold. Every kind of message
  * becomes text the model can read — a sticker its emoji, a document its name, a location a
  * place — so nothing the person sends is silently dropped. A caption is part of that text and
- * nowhere else the model looks (media.caption is kept as data only). A voice note or sound file
- * says plainly that it was not heard; without a caption it is `unheard`, and the channel answers
- * it with fixed words rather than let a model pretend to have listened. A document the channel
- * could not read says why, and without a caption carries its fixed answer (`unreadReply`).
+ * nowhere else the model looks (media.caption is kept as data only). A voice note, an audio
+ * file or a round video note is labelled with its length ("[voice note, 0:42]") until the reply
+ * turn hears it (its transcript then becomes the text), or says why it was not heard; with no
+ * transcription service set up it is not heard (`off`), and a video note is a video. A document
+ * the channel could not read says why, and without a caption carries its fixed answer
+ * (`unreadReply`).
  */
 export interface DescribedMessage {
   text: string;
   media?: Media;
   /** The largest size of a photo, to be fetched and shown to the model. */
   photoFileId?: string;
-  /** Sound with no words of the person's alongside: nothing here a model could answer. */
-  unheard?: true;
   /** A document not read with no words of the person's alongside: the fixed words that answer it. */
   unreadReply?: string;
 }
 
+/** What the channel already knows about a message beyond Telegram's fields: from reading it, or from the log (an edit). */
+export interface KnownAbout {
+  /** Why its document was not read. */
+  notRead?: NotRead;
+  /** Why its sound is not heard (`off`: no transcription service is set up); absent while it waits to be heard. */
+  notHeard?: NotHeard;
+  /** Its sound's transcript, once heard: the text stays the transcript when its caption is edited. */
+  transcript?: string;
+}
+
 /**
  * Describes a Telegram message; null for service messages with nothing the person said. A
- * document is described as read unless `notRead` says why it was not.
+ * document is described as read, and a sound as waiting to be heard, unless `known` says otherwise.
  */
-export function describeMessage(message: TelegramMessage, notRead?: NotRead): DescribedMessage | null {
+export function describeMessage(message: TelegramMessage, known: KnownAbout = {}): DescribedMessage | null {
   const caption = message.caption?.trim() || undefined;
   const withCaption = (label: string) => (caption ? `${label} ${caption}` : label);
   if (message.text !== undefined) return { text: message.text };
@@ -39,22 +51,21 @@ export function describeMessage(message: TelegramMessage, notRead?: NotRead): De
       photoFileId: largest.file_id,
     };
   }
-  if (message.voice) {
-    return {
-      text: withCaption(
-        `[voice note, ${message.voice.duration} s — not heard: voice notes can't be listened to yet]`,
-      ),
-      media: { kind: "voice", durationSeconds: message.voice.duration, ...(caption ? { caption } : {}) },
-      ...(caption ? {} : { unheard: true }),
+  const sound = soundOf(message);
+  // Unheard, a round video note is a video like any other, as it always was.
+  if (sound && !(sound.kind === "video" && known.notHeard === "off")) {
+    const media: Media = {
+      kind: sound.kind,
+      durationSeconds: sound.durationSeconds,
+      ...(sound.title ? { fileName: sound.title } : {}),
+      ...(caption ? { caption } : {}),
+      ...(known.transcript !== undefined
+        ? { transcribed: true as const }
+        : known.notHeard
+          ? { notHeard: known.notHeard }
+          : {}),
     };
-  }
-  if (message.audio) {
-    const title = [message.audio.performer, message.audio.title].filter(Boolean).join(" – ");
-    return {
-      text: withCaption(`[audio${title ? `: ${title}` : ""} — not heard: audio can't be listened to yet]`),
-      media: { kind: "audio", ...(caption ? { caption } : {}) },
-      ...(caption ? {} : { unheard: true }),
-    };
+    return { text: known.transcript ?? unheardSoundText(media), media };
   }
   if (message.sticker) {
     return {
@@ -64,6 +75,7 @@ export function describeMessage(message: TelegramMessage, notRead?: NotRead): De
   }
   if (message.document) {
     const name = message.document.file_name ?? "a file";
+    const notRead = known.notRead;
     return {
       text: withCaption(`[document: ${name}${notRead ? ` — ${notReadNote(notRead)}` : ""}]`),
       media: {

@@ -10,7 +10,6 @@ import {
   REPLY_SETTLE_MS,
   TelegramChannel,
   type TelegramChannelOptions,
-  UNHEARD_REPLY,
 } from "../../../src/channels/telegram/bot.ts";
 import {
   TelegramConnection,
@@ -23,7 +22,7 @@ import { ReplySettle, type SettleTimes } from "../../../src/companion/reply-sett
 import type { Timers } from "../../../src/core/clock.ts";
 import { SettableClock, systemTimers, VirtualTimers } from "../../../src/core/clock.ts";
 import { createLogger, type Logger, silentLogger } from "../../../src/core/log.ts";
-import type { Channel, ExternalIds, Message } from "../../../src/core/message.ts";
+import type { Channel, ExternalIds, Media, Message } from "../../../src/core/message.ts";
 import type { IncomingInput } from "../../../src/core/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
@@ -61,6 +60,8 @@ function companionDouble(messages: MessageLog, outbound: TelegramConnection["out
   let turn: Promise<unknown> = Promise.resolve();
   return {
     received,
+    /** Whether the companion hears voice notes: the channel downloads them only then. */
+    hearsVoiceNotes: false,
     hold() {
       let release = () => {};
       gate = new Promise((r) => {
@@ -96,7 +97,11 @@ function companionDouble(messages: MessageLog, outbound: TelegramConnection["out
       });
       return alone ? ("answered" as const) : ("noticed" as const);
     },
-    async receiveEdit(channel: Channel, ids: ExternalIds, edit: { text: string; editedAt: string }) {
+    async receiveEdit(
+      channel: Channel,
+      ids: ExternalIds,
+      edit: { text: string; editedAt: string; media?: Media },
+    ) {
       const logged = await messages.findByExternal(channel, ids);
       if (logged) await messages.update(logged.id, edit);
       return logged;
@@ -467,40 +472,114 @@ describe("TelegramChannel", () => {
     expect(fake.sent.map((s) => s.chatId)).toEqual([555, OWNER]);
   });
 
-  it("answers a voice note with fixed words, never the model, and logs that answer", async () => {
+  it("logs a voice note as not heard when no transcription service is set up, downloads nothing, and leaves it to the reply", async () => {
     const { messages, companion } = await startChannel();
-    fake.message(fake.user(OWNER, "Ada"), { voice: { duration: 9 } });
+    fake.message(fake.user(OWNER, "Ada"), { voice: { duration: 9, bytes: Buffer.from("OggS…") } });
     await fake.waitForSent(1);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(fake.sent.map((s) => s.text)).toEqual([UNHEARD_REPLY]);
-    const [note, answer] = await messages.all();
-    expect(note).toMatchObject({ role: "user", media: { kind: "voice" } });
-    expect(answer).toMatchObject({ role: "assistant", text: UNHEARD_REPLY, answeredThrough: note?.id });
-    expect(answer?.notice).toBeUndefined();
-    expect(companion.received).toHaveLength(1);
+    const [input] = companion.received;
+    expect(input).toMatchObject({
+      text: "[voice note, 0:09 — not heard: voice notes and audio can't be listened to yet]",
+      media: { kind: "voice", durationSeconds: 9, notHeard: "off" },
+    });
+    expect(input?.sound).toBeUndefined();
+    expect(fake.calls.some((c) => c.method === "getFile")).toBe(false);
+    // The reply turn answers it (here the double echoes); the channel says no fixed words itself.
+    expect(fake.sent.map((s) => s.text)).toEqual([`echo: ${input?.text}`]);
+    expect((await messages.all())[0]?.media?.notHeard).toBe("off");
   });
 
-  it("says the fixed words for a voice note that arrives while other messages wait, then the model answers all", async () => {
-    const { messages, companion } = await startChannel();
-    const release = companion.hold();
-    const owner = fake.user(OWNER, "Ada");
-    fake.message(owner, { text: "listen to this" });
-    await waitFor(() => companion.received.length === 1);
-    fake.message(owner, { voice: { duration: 4 } });
-    await fake.waitForSent(1);
-    release();
-    await fake.waitForSent(2);
-    expect(fake.sent[0]?.text).toBe(UNHEARD_REPLY);
-    expect(fake.sent[1]?.text).toMatch(/^echo: listen to this/);
-    expect((await messages.all()).find((m) => m.text === UNHEARD_REPLY)?.notice).toBe(true);
-  });
-
-  it("lets the model answer a voice note that came with a caption", async () => {
+  it("hands over a voice note's caption as its words, with the note not heard", async () => {
     const { companion } = await startChannel();
     fake.message(fake.user(OWNER, "Ada"), { voice: { duration: 3, caption: "sorry, on the bus" } });
     await fake.waitForSent(1);
     expect(fake.sent[0]?.text).toContain("sorry, on the bus");
-    expect(companion.received[0]?.text).toContain("not heard");
+    expect(companion.received[0]?.text).toBe(
+      "[voice note, 0:03 — not heard: voice notes and audio can't be listened to yet] sorry, on the bus",
+    );
+  });
+
+  describe("when voice notes are heard", () => {
+    it("downloads a voice note with getFile and hands over its bytes as OGG, named for its message", async () => {
+      const { companion, messages } = await startChannel();
+      companion.hearsVoiceNotes = true;
+      const bytes = Buffer.from("OggS\u0000 an opus voice note");
+      const sent = fake.message(fake.user(OWNER, "Ada"), { voice: { duration: 42, bytes } });
+      await fake.waitForSent(1);
+      expect(companion.received[0]).toMatchObject({
+        text: "[voice note, 0:42]",
+        media: { kind: "voice", durationSeconds: 42 },
+        sound: { name: `telegram-${OWNER}-${sent.messageId}`, format: "ogg", bytes },
+      });
+      expect(companion.received[0]?.media?.notHeard).toBeUndefined();
+      expect(fake.calls.filter((c) => c.method === "getFile")).toHaveLength(1);
+      expect((await messages.all())[0]?.text).toBe("[voice note, 0:42]");
+    });
+
+    it("hands over an audio file by its type, titled, and a round video note as MP4", async () => {
+      const { companion } = await startChannel();
+      companion.hearsVoiceNotes = true;
+      const owner = fake.user(OWNER, "Ada");
+      const song = Buffer.from("ID3 an mp3");
+      fake.message(owner, {
+        audio: { duration: 190, bytes: song, mimeType: "audio/mpeg", performer: "Nina", title: "Demo" },
+      });
+      const clip = Buffer.from("ftypisom a video note");
+      fake.message(owner, { videoNote: { duration: 12, bytes: clip } });
+      await waitFor(() => companion.received.length === 2);
+      expect(companion.received.map((i) => [i.text, i.media?.kind, i.sound?.format])).toEqual([
+        ["[audio: Nina – Demo, 3:10]", "audio", "mp3"],
+        ["[video note, 0:12]", "video", "mp4"],
+      ]);
+      expect(companion.received[1]?.sound?.bytes).toEqual(clip);
+    });
+
+    it("says why before downloading anything: too long, too large, a type no service takes; and when the download fails", async () => {
+      const { companion } = await startChannel();
+      companion.hearsVoiceNotes = true;
+      const owner = fake.user(OWNER, "Ada");
+      const small = Buffer.from("OggS");
+      fake.message(owner, { voice: { duration: 11 * 60, bytes: small } });
+      fake.message(owner, { voice: { duration: 30, bytes: small, fileSize: 21 * 1024 * 1024 } });
+      fake.message(owner, {
+        audio: { duration: 30, bytes: small, mimeType: "audio/aac", fileName: "memo.aac" },
+      });
+      fake.message(owner, { voice: { duration: 5 } }); // getFile does not know it
+      await waitFor(() => companion.received.length === 4);
+      expect(companion.received.map((i) => i.media?.notHeard)).toEqual([
+        "length",
+        "size",
+        "type",
+        "download",
+      ]);
+      expect(companion.received.every((i) => i.sound === undefined)).toBe(true);
+      expect(companion.received[0]?.text).toBe(
+        "[voice note, 11:00 — not heard: longer than 10 minutes, too long to transcribe]",
+      );
+      // Only the last was asked for.
+      expect(fake.calls.filter((c) => c.method === "getFile")).toHaveLength(1);
+    });
+
+    it("keeps a heard note's transcript as its text when its caption is edited", async () => {
+      const { companion, messages } = await startChannel();
+      companion.hearsVoiceNotes = true;
+      const sent = fake.message(fake.user(OWNER, "Ada"), {
+        voice: { duration: 20, bytes: Buffer.from("OggS"), caption: "for you" },
+      });
+      await fake.waitForSent(1);
+      const [note] = await messages.all();
+      if (!note?.media) throw new Error("no note logged");
+      // What the reply turn writes once it has heard it.
+      await messages.update(note.id, {
+        text: "the words I said",
+        media: { ...note.media, stored: "files/x.ogg", transcribed: true },
+      });
+      fake.edit(sent, "for you, Ada");
+      await waitFor(async () => (await messages.get(note.id))?.media?.caption === "for you, Ada");
+      expect(await messages.get(note.id)).toMatchObject({
+        text: "the words I said",
+        media: { kind: "voice", transcribed: true, stored: "files/x.ogg", caption: "for you, Ada" },
+      });
+    });
   });
 
   it("leaves an update it could not log unconfirmed, and reports it as fatal", async () => {
@@ -549,7 +628,7 @@ describe("TelegramChannel", () => {
     fake.message(owner, { location: { latitude: 38.7223, longitude: -9.1393 } });
     await waitFor(() => companion.received.length === 4);
     expect(companion.received.map((i) => [i.text, i.media?.kind])).toEqual([
-      ["[voice note, 12 s — not heard: voice notes can't be listened to yet]", "voice"],
+      ["[voice note, 0:12 — not heard: voice notes and audio can't be listened to yet]", "voice"],
       ["🥳", "sticker"],
       ["[document: plan.pdf] for Monday", "document"],
       ["[location: 38.72230, -9.13930]", "location"],
