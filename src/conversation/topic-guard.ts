@@ -139,8 +139,13 @@ function habitOf(text: string): string | null {
  * it follows up one thing (an interview, the landlord), which only how it went answers.
  */
 function asksStatus(decidedTopic: string, topics: readonly string[]): boolean {
-  return habitOf(decidedTopic) !== null || topics.every((t) => KNOWN_TOPICS.has(t));
+  if (habitOf(decidedTopic) !== null) return true;
+  // "the dentist", "your exam": one thing to follow up, even when its word is a subject's.
+  return !ONE_THING.test(decidedTopic) && topics.every((t) => KNOWN_TOPICS.has(t));
 }
+
+/** A topic named with a definite article or a possessive points at one thing, not an ongoing subject. */
+const ONE_THING = /^\s*(?:the|your|that|this|his|her|their|my)\s/i;
 
 /** Words of intention without a report: "will drink more later" says nothing about today yet. */
 const INTENTION =
@@ -159,7 +164,7 @@ function reportsStatus(message: Message, nowMs: number): boolean {
 
 /** How it went, not only that it happened: "went great", "doc says it's a sprain", "got the job". */
 const OUTCOME =
-  /\b(?:went|was|were|nailed|passed|failed|survived|bombed|turned out|says|said|told me|got (?:the|an|a) \w+|good news|bad news|dit|dice|dijo|sagt|meinte|disse|salió|s'est bien passé|lief)\b/iu;
+  /\b(?:went|was|were|nailed|passed|failed|survived|bombed|turned out|says|said|told me|got (?:the|an|a) \w+|good news|bad news|agreed|accepted|rejected|declined|approved|offered|(?:really|so|actually|pretty) (?:lovely|great|good|bad|fun|nice|awful|amazing|terrible)|dit|dice|dijo|sagt|meinte|disse|salió|s'est bien passé|lief)\b/iu;
 
 const LOCALE_PARSERS: Record<string, chrono.Chrono> = {
   en: chrono.casual,

@@ -523,8 +523,11 @@ export function isQuestion(
   const english = englishReading(text, language) !== null;
   // The person's friction asks nothing ("do you have to open with that every day?", "happy?").
   if (by === "user" && english && detectTone(text, language) === "tense") return false;
-  // "?!" exclaims ("Foundation on the sleeve?!").
-  if (/[?\u00bf\uff1f]/.test(text.replace(/\?+!+|!+\?+/g, "!"))) return true;
+  // "?!" exclaims ("Foundation on the sleeve?!"); "?" after a hedge doubts ("went fine i think??").
+  const marks = text
+    .replace(/\?+!+|!+\?+/g, "!")
+    .replace(/\b(?:i think|i guess|i hope|maybe|probably)\s*\?+/gi, ".");
+  if (/[?\u00bf\uff1f]/.test(marks)) return true;
   if (!english) return false;
   if (REQUESTS.test(text)) return true;
   return text
