@@ -132,11 +132,13 @@ function topicFlow(
   language: string,
 ): {
   topic: string | null;
+  topics: readonly string[];
   current: AwarenessContext["conversationState"]["currentDomain"];
   shift: Shift | null;
 } {
   const last = window.findLast((e) => messageTopics(e.message, language).length > 0);
-  const topic = last ? (messageTopics(last.message, language)[0] ?? null) : null;
+  const topics = last ? messageTopics(last.message, language) : [];
+  const topic = topics[0] ?? null;
   const current = topic === null ? null : topicDomain(topic);
   const theirs = window
     .map((e, i) => ({ e, i, subjects: subjectsOf(e.message, language) }))
@@ -155,9 +157,10 @@ function topicFlow(
       continue;
     const from = [...before.subjects][0];
     const to = [...here.subjects][0];
-    if (from !== undefined && to !== undefined) return { topic, current, shift: { from, to, ms: here.e.ms } };
+    if (from !== undefined && to !== undefined)
+      return { topic, topics, current, shift: { from, to, ms: here.e.ms } };
   }
-  return { topic, current, shift: announcedShift(window, language) };
+  return { topic, topics, current, shift: announcedShift(window, language) };
 }
 
 /** Words with which people say they are changing the subject themselves. */
@@ -308,6 +311,7 @@ export function buildAwarenessContext(
           ? elapsedMinutes(waitingFrom.ms, nowMs)
           : null,
       currentTopic: flow.topic,
+      currentTopics: [...flow.topics],
       conversationMinutes: conversationMinutes(entries, nowMs, settings.activeMinutes),
       language,
     },

@@ -25,6 +25,15 @@ function topicList(topics: readonly string[]): string {
   return topics.map(topicName).join(", ");
 }
 
+/** "Latest topic: work", or every topic of the latest message when it had several ("Latest topics: sleep, hydration"). */
+function latestTopic(ctx: AwarenessContext): string | null {
+  const { currentTopic, currentTopics } = ctx.conversationState;
+  const topics =
+    currentTopics && currentTopics.length > 0 ? currentTopics : currentTopic ? [currentTopic] : [];
+  if (topics.length === 0) return null;
+  return `${topics.length > 1 ? "Latest topics" : "Latest topic"}: ${topicList(topics)}`;
+}
+
 function header(ctx: AwarenessContext, nowMs: number): string {
   const local = inZone(nowMs, ctx.timezone);
   const { timeOfDay, dayType } = ctx.conversationState;
@@ -88,8 +97,8 @@ function theirActivity(ctx: AwarenessContext, nowMs: number): string[] {
     lines.push(`- Replies to your ${plural(self.messagesSent.length, "message")} since: none`);
   if (user.topicsAddressed.length > 0)
     lines.push(`- Topics they addressed recently: ${topicList(user.topicsAddressed)}`);
-  const topic = ctx.conversationState.currentTopic;
-  if (topic) lines.push(`- Latest topic: ${topicName(topic)}`);
+  const latest = latestTopic(ctx);
+  if (latest) lines.push(`- ${latest}`);
   return lines;
 }
 
@@ -130,7 +139,7 @@ function slimBlock(ctx: AwarenessContext, nowMs: number): string[] {
         Date.parse(a.ts) - Date.parse(b.ts) || (a.role === "user" ? -1 : 0) - (b.role === "user" ? -1 : 0),
     )
     .slice(-SLIM_MESSAGES);
-  const { conversationMinutes, currentTopic } = ctx.conversationState;
+  const { conversationMinutes } = ctx.conversationState;
   const lines = ["## Recent context (active conversation)", header(ctx, nowMs), "Last exchanges:"];
   for (const m of recent) {
     if (isReaction(m)) lines.push(`- ${stamp(m)} you reacted ${m.reaction}`);
@@ -139,7 +148,8 @@ function slimBlock(ctx: AwarenessContext, nowMs: number): string[] {
   if (conversationMinutes !== null && conversationMinutes !== undefined) {
     lines.push(`Time in conversation: ${formatDuration(conversationMinutes)}`);
   }
-  if (currentTopic) lines.push(`Latest topic: ${topicName(currentTopic)}`);
+  const latest = latestTopic(ctx);
+  if (latest) lines.push(latest);
   if (ctx.user.mood) lines.push(`Their mood in their last message: ${ctx.user.mood}`);
   return ctx.observations.length > 0 ? [...lines, ...observations(ctx)] : lines;
 }

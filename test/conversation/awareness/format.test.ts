@@ -95,6 +95,24 @@ describe("formatAwarenessForPrompt: the slim block", () => {
     expect(outsideQuotes(block)).not.toMatch(ADVICE);
   });
 
+  it("names every topic of the latest message when it had several, not an arbitrary one", () => {
+    const both = buildAwarenessContext(
+      [
+        {
+          id: "a",
+          role: "user",
+          text: "slept 7h and had two glasses of water",
+          ts: "2026-02-11T07:50:00Z",
+          channel: "telegram",
+        },
+      ],
+      new Date("2026-02-11T07:51:00Z"),
+      { ...defaultAwarenessSettings, timezone: "Europe/London", trigger: "reply" },
+    );
+    expect(both.conversationState.currentTopics).toEqual(["sleep", "hydration"]);
+    expect(formatAwarenessForPrompt(both, "reply")).toContain("Latest topics: sleep, hydration");
+  });
+
   it("gives way to the full block for a heartbeat", () => {
     expect(formatAwarenessForPrompt(ctx, "heartbeat")).toContain("## Conversational awareness");
   });
