@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
 import { z } from "zod";
 import { isoUtc } from "./message.ts";
-import { type MindAccess, type MindDocument, mindRecord } from "./mind-record.ts";
+import { type MindAccess, type MindDocument, mindLogRecord, mindRecord } from "./mind-record.ts";
 
 /**
  * What one model call used, in tokens: the record the usage ledger (mind.json), the trace,
@@ -64,10 +64,9 @@ const usageTotalsSchema = z.object({
  * The ledger's detailed records in mind.json (the last USAGE_DETAIL_DAYS days). Token counts
  * hold no words, so they outlive /wipe: the daily budget still holds.
  */
-export const usageRecord = mindRecord({
+export const usageRecord = mindLogRecord({
   key: "usage",
-  schema: z.array(usageRecordSchema).default([]),
-  initial: () => [],
+  entry: usageRecordSchema,
   afterWipe: (kept) => kept,
 });
 

@@ -15,11 +15,22 @@ export function isKnownZone(zone: string): boolean {
   return canonicalZone(zone) !== null;
 }
 
+/**
+ * Each known zone's own spelling, by the name it was asked for: zones are checked on every
+ * data file write and every awareness build, and making a formatter each time is most of
+ * the cost. Unknown names are not kept (a person may type any text after /tz).
+ */
+const knownZones = new Map<string, string>();
+
 /** The zone's own spelling ("europe/lisbon" → "Europe/Lisbon"), or null when it is not a known zone. */
 export function canonicalZone(zone: string): string | null {
   if (zone === "") return null;
+  const known = knownZones.get(zone);
+  if (known !== undefined) return known;
   try {
-    return new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
+    const canonical = new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
+    knownZones.set(zone, canonical);
+    return canonical;
   } catch {
     return null;
   }
