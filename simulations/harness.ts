@@ -22,7 +22,7 @@ import { heartbeatReasonSchema } from "../src/core/decision.ts";
 import { type Logger, silentLogger } from "../src/core/log.ts";
 import type { OutboundPort, OutgoingMessage, OutgoingReaction } from "../src/core/port.ts";
 import { type ModelAnswer, ModelClient } from "../src/model/llm.ts";
-import { loadPersona } from "../src/model/persona.ts";
+import { fixedPersona, loadPersona } from "../src/model/persona.ts";
 import { protocolAndPersona } from "../src/model/prompts.ts";
 import type { ModelConfig } from "../src/model/settings.ts";
 import type { BaselinePrompt } from "./baselines.ts";
@@ -208,14 +208,21 @@ class SimulationRun {
       logger,
       llm,
       fsync: false,
+      writeMindOnFlush: true,
     });
     await seedMemory(runtime.mind, scenario, plan.start);
     const port = new RecordingPort();
     const followedZones: string[] = [];
-    const companion = buildCompanion(runtime, port, { defaultChannel: "simulation" }, (zone) =>
-      followedZones.push(zone),
-    );
+    // The project's persona, read once: nobody edits it during a run, and looking at its files
+    // before each of a month's turns is time spent on nothing.
     const persona = await loadPersona();
+    const companion = buildCompanion(
+      runtime,
+      port,
+      { defaultChannel: "simulation" },
+      (zone) => followedZones.push(zone),
+      fixedPersona(persona),
+    );
     const baseline = { system: protocolAndPersona(persona), heartbeat: persona.heartbeat };
     const commands = buildCommandHandlers(runtime, companion);
     return new SimulationRun(plan, options, clock, timers, {
@@ -268,6 +275,7 @@ class SimulationRun {
     const { companion, runtime } = this.parts;
     await companion.close();
     await runtime.messages.flush();
+    await runtime.mind.flush();
     await runtime.lock.release();
   }
 

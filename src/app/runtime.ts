@@ -10,7 +10,7 @@ import type { Clock, Timers } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { OutboundPort } from "../core/port.ts";
 import { ModelClient } from "../model/llm.ts";
-import { personaFromDir } from "../model/persona.ts";
+import { type PersonaSource, personaFromDir } from "../model/persona.ts";
 import type { ModelConfig } from "../model/settings.ts";
 import { acquireDataLock, type DataLock } from "../store/lock.ts";
 import { MessageLog } from "../store/messages.ts";
@@ -78,6 +78,12 @@ export async function openRuntime(options: {
    * log and the mind are then written without waiting for the disk (store/files.ts WriteOptions).
    */
   fsync?: boolean;
+  /**
+   * True only in simulations, for the same reason: an update of the mind resolves before
+   * mind.json is written, and the file is written when the caller flushes the mind (store/mind.ts
+   * MindWriteOptions), at the latest before the directory goes.
+   */
+  writeMindOnFlush?: boolean;
 }): Promise<Runtime> {
   const { core, model, clock, timers, logger } = options;
   const fsync = options.fsync ?? true;
@@ -90,7 +96,10 @@ export async function openRuntime(options: {
       logger,
       fsync,
     });
-    const mind = await openMind(core.dataDir, clock, { fsync });
+    const mind = await openMind(core.dataDir, clock, {
+      fsync,
+      writeOnFlush: options.writeMindOnFlush ?? false,
+    });
     const notes = new NotesStore({ dataDir: core.dataDir });
     const files = new SentFiles({ dataDir: core.dataDir });
     const trace = new Trace({ dataDir: core.dataDir, clock, logger });
@@ -104,13 +113,16 @@ export async function openRuntime(options: {
 
 /**
  * The companion over a runtime and a channel's outbound port; `onZoneChange` hears each move
- * of the person's zone (the heartbeat schedule re-arms in it).
+ * of the person's zone (the heartbeat schedule re-arms in it). The persona is the project's
+ * files, looked at before every turn so an edit counts at once; a simulation, which nobody
+ * edits under, brings the one it loaded.
  */
 export function buildCompanion(
   runtime: Runtime,
   port: OutboundPort,
   options?: CompanionOptions,
   onZoneChange?: ZoneListener,
+  persona: PersonaSource = personaFromDir(),
 ): Companion {
   return createCompanion({
     clock: runtime.clock,
@@ -124,7 +136,7 @@ export function buildCompanion(
     trace: runtime.trace,
     llm: runtime.llm,
     port,
-    persona: personaFromDir(),
+    persona,
     logger: runtime.logger,
     ...(options ? { options } : {}),
     ...(onZoneChange ? { onZoneChange } : {}),

@@ -37,6 +37,21 @@ export function freshMindFile<R extends MindRecord>(records: readonly R[], now: 
   return withRecords(records, (record) => record.initial(now));
 }
 
+/**
+ * How mind.json is written: every store flushes each write to disk (WriteOptions) and writes
+ * the document before an update resolves, unless `writeOnFlush` says otherwise.
+ */
+export interface MindWriteOptions extends WriteOptions {
+  /**
+   * For simulations only, whose data directory is a temp one deleted after the run: an update
+   * resolves once the document in memory has changed, and the file is written by flush(),
+   * once for every update since the last. A month of a few thousand updates then renders and
+   * writes the whole document a few hundred times instead of once each. The file stays whole
+   * (each write is atomic), but a crash loses what was not flushed: the bot never sets it.
+   */
+  writeOnFlush?: boolean;
+}
+
 /** The mind's file: one document, read once, written whole through one queue. */
 export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> {
   readonly file: string;
@@ -50,8 +65,11 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
   readonly #entrySchemas: ReadonlyMap<string, z.ZodType>;
   readonly #clock: Clock;
   readonly #readOnly: boolean;
+  readonly #writeOnFlush: boolean;
   /** Writes in the order they were asked for, each on the state the one before left. */
   readonly #queue = new SerialQueue();
+  /** With writeOnFlush: whether the document changed since the file was last written. */
+  #unwritten = false;
 
   private constructor(
     dataDir: string,
@@ -59,7 +77,7 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
     low: Low<MindFile<R>>,
     records: readonly R[],
     clock: Clock,
-    readOnly: boolean,
+    options: { readOnly?: boolean } & MindWriteOptions,
   ) {
     this.dataDir = dataDir;
     this.file = file;
@@ -73,7 +91,8 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
       records.flatMap((record): [string, z.ZodType][] => (record.entry ? [[record.key, record.entry]] : [])),
     );
     this.#clock = clock;
-    this.#readOnly = readOnly;
+    this.#readOnly = options.readOnly ?? false;
+    this.#writeOnFlush = options.writeOnFlush ?? false;
   }
 
   /**
@@ -81,14 +100,14 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
    * missing file is a fresh mind. A file that is not valid throws DataFileError naming the
    * file and the first problem, and is left exactly as it was. Opening never touches the
    * directory's other files: another process may be writing there. `readOnly` is for
-   * commands that only look (status): such a store refuses to write. `fsync: false` is for
-   * simulations only (files.ts WriteOptions).
+   * commands that only look (status): such a store refuses to write. `fsync: false` and
+   * `writeOnFlush` are for simulations only (MindWriteOptions).
    */
   static async open<R extends MindRecord>(
     dataDir: string,
     clock: Clock,
     records: readonly R[],
-    options: { readOnly?: boolean } & WriteOptions = {},
+    options: { readOnly?: boolean } & MindWriteOptions = {},
   ): Promise<MindStore<R>> {
     await ensurePrivateDir(dataDir);
     const file = join(dataDir, PERSON_FILES.mind);
@@ -101,7 +120,7 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
     const low = new Low(adapter, freshMindFile(records, clock.now()));
     await low.read();
     low.data = deepFreeze(low.data);
-    return new MindStore(dataDir, file, low, records, clock, options.readOnly ?? false);
+    return new MindStore(dataDir, file, low, records, clock, options);
   }
 
   /**
@@ -115,8 +134,9 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
 
   /**
    * Changes the document: `edit` changes a draft; once it returns, the records it touched are
-   * validated and the document is written durably before this resolves. If `edit` throws or
-   * the draft is invalid, nothing changes. Updates run one at a time, in call order.
+   * validated and the document is written durably before this resolves (with writeOnFlush, at
+   * the next flush()). If `edit` throws or the draft is invalid, nothing changes. Updates run
+   * one at a time, in call order.
    */
   update<T>(edit: (draft: MindFile<R>) => T | Promise<T>): Promise<T> {
     return this.#queue.run(async () => {
@@ -172,8 +192,18 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
           record.afterWipe ? record.afterWipe(kept[record.key], now) : record.initial(now),
         ),
       );
+      await this.#writeFile();
       await removeLeftoverTemps(this.file);
     });
+  }
+
+  /**
+   * Writes the document every update so far left, when the file does not hold it yet: only a
+   * store opened with writeOnFlush (MindWriteOptions) is ever behind, and it is flushed before
+   * its directory goes.
+   */
+  flush(): Promise<void> {
+    return this.#queue.run(() => this.#writeFile());
   }
 
   /** Everything the mind keeps, for /export. */
@@ -183,6 +213,11 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
 
   async #write(data: MindFile<R>): Promise<void> {
     if (this.#readOnly) throw new Error(`${this.file} was opened read-only; it is not written`);
+    if (this.#writeOnFlush) {
+      this.#low.data = deepFreeze(data);
+      this.#unwritten = true;
+      return;
+    }
     const previous = this.#low.data;
     this.#low.data = deepFreeze(data);
     try {
@@ -191,6 +226,13 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
       this.#low.data = previous;
       throw error;
     }
+  }
+
+  /** With writeOnFlush: writes the document if it changed since the file was last written. */
+  async #writeFile(): Promise<void> {
+    if (!this.#unwritten) return;
+    await this.#low.write();
+    this.#unwritten = false;
   }
 }
 

@@ -87,6 +87,30 @@ describe("MindStore", () => {
     expect((await openMind(dataDir, clock)).read().scratchpad.trajectory_now).toBe("not flushed");
   });
 
+  it("with writeOnFlush (simulations only), updates land in memory and the file follows at flush()", async () => {
+    const mind = await openMind(dataDir, clock, { fsync: false, writeOnFlush: true });
+    await mind.update((m) => {
+      m.scratchpad.trajectory_now = "first";
+    });
+    await mind.update((m) => {
+      m.usage.push({ ...usageRecord("2026-11-22T10:00:00.000Z", 100) });
+    });
+    expect(mind.read().scratchpad.trajectory_now).toBe("first");
+    await expect(stat(mind.file)).rejects.toThrow(/ENOENT/);
+    await mind.flush();
+    expect(await readFile(mind.file, "utf8")).toBe(`${JSON.stringify(mind.read(), null, 2)}\n`);
+    await mind.update((m) => {
+      m.scratchpad.trajectory_now = "second";
+    });
+    expect((await openMind(dataDir, clock)).read().scratchpad.trajectory_now).toBe("first");
+    await mind.flush();
+    expect((await openMind(dataDir, clock)).read().scratchpad.trajectory_now).toBe("second");
+    // A wipe reaches the file at once, whatever the option.
+    await mind.deleteAll();
+    expect((await openMind(dataDir, clock)).read()).toEqual(mind.read());
+    expect(mind.read().scratchpad.trajectory_now).not.toBe("second");
+  });
+
   it("updates started together all land, in order", async () => {
     const mind = await openMind(dataDir, clock);
     await Promise.all(
