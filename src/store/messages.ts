@@ -232,6 +232,9 @@ export const DEFAULT_WINDOW_DAYS = 3;
 
 const ARCHIVE_FILE = /^(\d{4}-\d{2})\.json$/;
 
+/** Archive months kept in memory once read: the learned timing's look-back (8 weeks) spans at most three. */
+const ARCHIVE_MONTHS_KEPT = 3;
+
 /**
  * The conversation log: every message either side sent, oldest first, kept durably.
  *
@@ -257,6 +260,13 @@ export class MessageLog {
   #archiveTail: { last: Message | null; lastUser: Message | null } | undefined;
   /** Every read of the archive and every write, in the order they were asked for. */
   readonly #queue = new SerialQueue();
+  /**
+   * The archive months read last (at most ARCHIVE_MONTHS_KEPT), least recently used first:
+   * the learned timing reads the last weeks at every check-in the other rules let out, and
+   * reading and checking the same months from disk each time was most of its cost. Only this
+   * process writes them (the data directory is locked), and it writes through these.
+   */
+  readonly #archives = new Map<string, Low<MessageLogData>>();
 
   private constructor(options: MessageLogOptions, low: Low<MessageLogData>) {
     this.file = join(options.dataDir, PERSON_FILES.messages);
@@ -347,11 +357,10 @@ export class MessageLog {
         const current = archive.data.messages.find((m) => m.id === id);
         if (!current) continue;
         const updated = apply(current);
-        archive.data = {
+        await this.#writeArchive(month, archive, {
           ...archive.data,
           messages: archive.data.messages.map((m) => (m.id === id ? updated : m)),
-        };
-        await archive.write();
+        });
         this.#archiveTail = undefined;
         return updated;
       }
@@ -484,6 +493,7 @@ export class MessageLog {
   /** Deletes the whole log for real, window and archive (/wipe). The log is empty afterwards. */
   deleteAll(): Promise<void> {
     return this.#queue.run(async () => {
+      this.#archives.clear();
       await removeDurable(this.archiveDir);
       await unlinkIfExists(this.file);
       await removeLeftoverTemps(this.file);
@@ -563,8 +573,7 @@ export class MessageLog {
       const archive = await this.#openArchive(month);
       const known = new Set(archive.data.messages.map((m) => m.id));
       const merged = sortByTime([...archive.data.messages, ...messages.filter((m) => !known.has(m.id))]);
-      archive.data = { version: MESSAGE_LOG_VERSION, messages: merged };
-      await archive.write();
+      await this.#writeArchive(month, archive, { version: MESSAGE_LOG_VERSION, messages: merged });
     }
     this.#archiveTail = undefined;
     await this.#writeWindow(window.slice(split));
@@ -578,10 +587,34 @@ export class MessageLog {
       .sort();
   }
 
+  /** An archive month, from the months kept in memory or read (and then kept) from its file. */
   async #openArchive(month: string): Promise<Low<MessageLogData>> {
+    const kept = this.#archives.get(month);
+    if (kept) {
+      // Most recently used last, so the least recently used is the first to leave.
+      this.#archives.delete(month);
+      this.#archives.set(month, kept);
+      return kept;
+    }
     const archive = new Low(logAdapter(archivePath(this.archiveDir, month), this.#write), emptyLog());
     await archive.read();
+    this.#archives.set(month, archive);
+    for (const old of this.#archives.keys()) {
+      if (this.#archives.size <= ARCHIVE_MONTHS_KEPT) break;
+      this.#archives.delete(old);
+    }
     return archive;
+  }
+
+  /** Writes an archive month; on failure it is no longer kept, so memory never holds what the file does not. */
+  async #writeArchive(month: string, archive: Low<MessageLogData>, data: MessageLogData): Promise<void> {
+    archive.data = data;
+    try {
+      await archive.write();
+    } catch (error) {
+      this.#archives.delete(month);
+      throw error;
+    }
   }
 
   /** Archived messages from `fromMs` on, then the window; a message in both counts once. */
