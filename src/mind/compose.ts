@@ -1,8 +1,8 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import { DateTime } from "luxon";
 import type { Message } from "../core/message.ts";
 import type { IncomingInput } from "../core/port.ts";
 import { messageAsRead } from "../core/text.ts";
+import { localTime } from "../core/zones.ts";
 import { type PrefixCache, withPrefixCache } from "../model/cache-plan.ts";
 import type { StablePrefix } from "../model/prompts.ts";
 import { sentTimeStamp } from "../model/sent-time.ts";
@@ -507,7 +507,7 @@ function stamped(text: string, stamp: string | undefined): string {
  */
 function sentTimes(messages: readonly Message[], now: Date, zone: string): Map<string, string> {
   const at = messages.map((m) => Date.parse(m.external?.sentAt ?? m.ts));
-  const day = (ms: number) => DateTime.fromMillis(ms, { zone }).toISODate();
+  const day = (ms: number) => localTime(ms, zone).toISODate();
   const paused = (i: number) =>
     i > 0 &&
     ((at[i] as number) - (at[i - 1] as number) >= TURN_GAP_MINUTES * 60_000 ||
