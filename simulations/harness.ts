@@ -38,8 +38,9 @@ import type { Scenario } from "./scenario.ts";
  * or a back-off waits in virtual time too), the channel (a port that records)
  * and, offline, the model (the naive model behind the Messages API fake) simulated. The
  * person's `/tz` goes through the bot's own command handlers. Everything is written to a
- * fresh data directory (locked, as the bot locks it), removed afterwards, and without waiting
- * for the disk (`fsync: false`): a month of writes would otherwise spend most of its time there.
+ * fresh data directory (locked, as the bot locks it), removed afterwards, without waiting
+ * for the disk (`fsync: false`), and mind.json only when the run closes (`writeMindOnFlush`):
+ * a month of writes would otherwise spend most of its time there.
  */
 
 /** How to reach the model for one run: built per run, so each run starts with a clean cache and ledger. */
@@ -47,6 +48,8 @@ export interface ModelAccess {
   kind: ModelKind;
   /** The model settings (key, base URL) for this run; the scenario's answered-topic window is applied on top. */
   config: ModelConfig;
+  /** How the SDK reaches the model when not over the network: the fake's in-process fetch. */
+  fetch?: typeof fetch;
   /** Called after every turn, so a stateful fake model can forget what the turn left behind. */
   endTurn?: () => void;
   /** Requests the real API would have refused (the fake checks them); each one fails the run. */
@@ -159,8 +162,8 @@ interface RunParts {
 class TappedModelClient extends ModelClient {
   readonly #calls: CallRecord[];
 
-  constructor(config: ModelConfig, clock: SettableClock, calls: CallRecord[]) {
-    super(config, { clock });
+  constructor(config: ModelConfig, clock: SettableClock, calls: CallRecord[], via?: typeof fetch) {
+    super(config, { clock, ...(via ? { fetch: via } : {}) });
     this.#calls = calls;
   }
 
@@ -198,7 +201,7 @@ class SimulationRun {
       answeredTopicHours: scenario.settings.answeredTopicHours ?? options.model.config.answeredTopicHours,
     };
     const calls: CallRecord[] = [];
-    const llm = new TappedModelClient(model, clock, calls);
+    const llm = new TappedModelClient(model, clock, calls, options.model.fetch);
     const runtime = await openRuntime({
       core,
       model,
