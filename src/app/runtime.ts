@@ -79,14 +79,14 @@ export async function openRuntime(options: {
    */
   fsync?: boolean;
   /**
-   * True only in simulations, for the same reason: an update of the mind resolves before
-   * mind.json is written, and the file is written when the caller flushes the mind (store/mind.ts
-   * MindWriteOptions), at the latest before the directory goes.
+   * True only in simulations, for the same reason: the mind and the log's window change in
+   * memory and are written when flushed (store/files.ts WriteOptions), which the caller does
+   * before the directory goes.
    */
-  writeMindOnFlush?: boolean;
+  writeOnFlush?: boolean;
 }): Promise<Runtime> {
   const { core, model, clock, timers, logger } = options;
-  const fsync = options.fsync ?? true;
+  const writes = { fsync: options.fsync ?? true, writeOnFlush: options.writeOnFlush ?? false };
   const lock = await acquireDataLock(core.dataDir, options.purpose, clock);
   try {
     const messages = await MessageLog.open({
@@ -94,12 +94,9 @@ export async function openRuntime(options: {
       clock,
       timeZone: core.timezone,
       logger,
-      fsync,
+      ...writes,
     });
-    const mind = await openMind(core.dataDir, clock, {
-      fsync,
-      writeOnFlush: options.writeMindOnFlush ?? false,
-    });
+    const mind = await openMind(core.dataDir, clock, writes);
     const notes = new NotesStore({ dataDir: core.dataDir });
     const files = new SentFiles({ dataDir: core.dataDir });
     const trace = new Trace({ dataDir: core.dataDir, clock, logger });

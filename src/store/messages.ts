@@ -252,6 +252,8 @@ export class MessageLog {
   readonly #logger: Logger;
   readonly #nextId: () => string;
   readonly #write: WriteOptions;
+  /** With writeOnFlush (simulations only): whether the window changed since messages.json was last written. */
+  #unwritten = false;
   #byId = new Map<string, Message>();
   /** The window's messages by their channel ids (externalKey), and the deliveries they came in. */
   #byExternal = new Map<string, Message>();
@@ -277,7 +279,7 @@ export class MessageLog {
     this.#windowDays = options.windowDays ?? DEFAULT_WINDOW_DAYS;
     this.#logger = options.logger ?? silentLogger;
     this.#nextId = createIdGenerator(options.clock);
-    this.#write = { fsync: options.fsync ?? true };
+    this.#write = { fsync: options.fsync ?? true, writeOnFlush: options.writeOnFlush ?? false };
     this.#reindex();
   }
 
@@ -368,9 +370,16 @@ export class MessageLog {
     });
   }
 
-  /** Resolves once every write started so far is done, archiving included (before exiting). */
+  /**
+   * Resolves once every write started so far is done, archiving included (before exiting), and
+   * the window is on disk (a log opened with writeOnFlush writes it now: WriteOptions).
+   */
   async flush(): Promise<void> {
-    await this.#queue.run(async () => undefined);
+    await this.#queue.run(async () => {
+      if (!this.#unwritten) return;
+      await this.#low.write();
+      this.#unwritten = false;
+    });
   }
 
   /** The message with this id, wherever it is kept. */
@@ -499,6 +508,7 @@ export class MessageLog {
       await removeLeftoverTemps(this.file);
       await fsyncDir(dirname(this.file));
       this.#low.data = emptyLog();
+      this.#unwritten = false;
       this.#archiveTail = { last: null, lastUser: null };
       this.#reindex();
     });
@@ -526,10 +536,17 @@ export class MessageLog {
     }
   }
 
-  /** Writes the window; memory changes only once the file is safely on disk. */
+  /**
+   * Writes the window; memory changes only once the file is safely on disk (with writeOnFlush,
+   * at once, and the file follows at flush()).
+   */
   async #writeWindow(messages: Message[]): Promise<void> {
     const previous = this.#low.data;
     this.#low.data = { version: MESSAGE_LOG_VERSION, messages };
+    if (this.#write.writeOnFlush) {
+      this.#unwritten = true;
+      return;
+    }
     try {
       await this.#low.write();
     } catch (error) {

@@ -37,21 +37,6 @@ export function freshMindFile<R extends MindRecord>(records: readonly R[], now: 
   return withRecords(records, (record) => record.initial(now));
 }
 
-/**
- * How mind.json is written: every store flushes each write to disk (WriteOptions) and writes
- * the document before an update resolves, unless `writeOnFlush` says otherwise.
- */
-export interface MindWriteOptions extends WriteOptions {
-  /**
-   * For simulations only, whose data directory is a temp one deleted after the run: an update
-   * resolves once the document in memory has changed, and the file is written by flush(),
-   * once for every update since the last. A month of a few thousand updates then renders and
-   * writes the whole document a few hundred times instead of once each. The file stays whole
-   * (each write is atomic), but a crash loses what was not flushed: the bot never sets it.
-   */
-  writeOnFlush?: boolean;
-}
-
 /** The mind's file: one document, read once, written whole through one queue. */
 export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> {
   readonly file: string;
@@ -77,7 +62,7 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
     low: Low<MindFile<R>>,
     records: readonly R[],
     clock: Clock,
-    options: { readOnly?: boolean } & MindWriteOptions,
+    options: { readOnly?: boolean } & WriteOptions,
   ) {
     this.dataDir = dataDir;
     this.file = file;
@@ -101,13 +86,13 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
    * file and the first problem, and is left exactly as it was. Opening never touches the
    * directory's other files: another process may be writing there. `readOnly` is for
    * commands that only look (status): such a store refuses to write. `fsync: false` and
-   * `writeOnFlush` are for simulations only (MindWriteOptions).
+   * `writeOnFlush` are for simulations only (WriteOptions).
    */
   static async open<R extends MindRecord>(
     dataDir: string,
     clock: Clock,
     records: readonly R[],
-    options: { readOnly?: boolean } & MindWriteOptions = {},
+    options: { readOnly?: boolean } & WriteOptions = {},
   ): Promise<MindStore<R>> {
     await ensurePrivateDir(dataDir);
     const file = join(dataDir, PERSON_FILES.mind);
@@ -199,8 +184,7 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
 
   /**
    * Writes the document every update so far left, when the file does not hold it yet: only a
-   * store opened with writeOnFlush (MindWriteOptions) is ever behind, and it is flushed before
-   * its directory goes.
+   * store opened with writeOnFlush (WriteOptions, simulations only) is ever behind.
    */
   flush(): Promise<void> {
     return this.#queue.run(() => this.#writeFile());

@@ -179,6 +179,22 @@ describe("appending", () => {
     ]);
   });
 
+  it("with writeOnFlush (simulations only), appends and edits land in memory and messages.json follows at flush()", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock(START);
+    await (await openLog(dataDir, clock)).append(user("Good morning."));
+    const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC", windowDays: 2, writeOnFlush: true });
+    const later = await log.append(user("Still there?"));
+    await log.update(later.id, { text: "Still there??" });
+    expect(log.recent().map((m) => m.text)).toEqual(["Good morning.", "Still there??"]);
+    expect((await openLog(dataDir, clock)).recent().map((m) => m.text)).toEqual(["Good morning."]);
+    await log.flush();
+    expect((await openLog(dataDir, clock)).recent().map((m) => m.text)).toEqual([
+      "Good morning.",
+      "Still there??",
+    ]);
+  });
+
   it("keeps unknown fields", async () => {
     const dataDir = await tempDataDir();
     const log = await openLog(dataDir);
