@@ -260,6 +260,8 @@ export class MessageLog {
   #updates = new Set<string>();
   /** Newest archived message and newest archived message from the person, once looked up. */
   #archiveTail: { last: Message | null; lastUser: Message | null } | undefined;
+  /** The local day #windowStart last worked out, [from, to), and the window's start on it. */
+  #windowDay: { from: number; to: number; start: number } | undefined;
   /** Every read of the archive and every write, in the order they were asked for. */
   readonly #queue = new SerialQueue();
   /**
@@ -570,12 +572,18 @@ export class MessageLog {
     }
   }
 
-  /** The first instant the window keeps: midnight, in the log's zone, windowDays - 1 days ago. */
+  /**
+   * The first instant the window keeps: midnight, in the log's zone, windowDays - 1 days ago.
+   * Worked out once a local day (#windowDay): it is asked at every append.
+   */
   #windowStart(): number {
-    return DateTime.fromJSDate(this.#clock.now(), { zone: this.#zone })
-      .startOf("day")
-      .minus({ days: this.#windowDays - 1 })
-      .toMillis();
+    const now = this.#clock.now().getTime();
+    const day = this.#windowDay;
+    if (day !== undefined && now >= day.from && now < day.to) return day.start;
+    const today = DateTime.fromMillis(now, { zone: this.#zone }).startOf("day");
+    const start = today.minus({ days: this.#windowDays - 1 }).toMillis();
+    this.#windowDay = { from: today.toMillis(), to: today.plus({ days: 1 }).toMillis(), start };
+    return start;
   }
 
   async #rollOver(cutoff: number): Promise<void> {
