@@ -39,8 +39,9 @@ import type { Scenario } from "./scenario.ts";
  * and, offline, the model (the naive model behind the Messages API fake) simulated. The
  * person's `/tz` goes through the bot's own command handlers. Everything is written to a
  * fresh data directory (locked, as the bot locks it), removed afterwards, without waiting
- * for the disk (`fsync: false`), and mind.json and the log's window only when the run closes
- * (`writeOnFlush`): a month of writes would otherwise spend most of its time there.
+ * for the disk (`fsync: false`), and mind.json, the log's window and the trace only when the
+ * run closes or reads them (`writeOnFlush`): a month of writes would otherwise spend most of its
+ * time there.
  */
 
 /** How to reach the model for one run: built per run, so each run starts with a clean cache and ledger. */
@@ -279,6 +280,7 @@ class SimulationRun {
     await companion.close();
     await runtime.messages.flush();
     await runtime.mind.flush();
+    await runtime.trace.flush();
     await runtime.lock.release();
   }
 

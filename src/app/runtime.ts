@@ -79,9 +79,9 @@ export async function openRuntime(options: {
    */
   fsync?: boolean;
   /**
-   * True only in simulations, for the same reason: the mind and the log's window change in
-   * memory and are written when flushed (store/files.ts WriteOptions), which the caller does
-   * before the directory goes.
+   * True only in simulations, for the same reason: the mind, the log's window and the trace
+   * change in memory and are written when flushed (store/files.ts WriteOptions), which the
+   * caller does before the directory goes.
    */
   writeOnFlush?: boolean;
 }): Promise<Runtime> {
@@ -99,7 +99,7 @@ export async function openRuntime(options: {
     const mind = await openMind(core.dataDir, clock, writes);
     const notes = new NotesStore({ dataDir: core.dataDir });
     const files = new SentFiles({ dataDir: core.dataDir });
-    const trace = new Trace({ dataDir: core.dataDir, clock, logger });
+    const trace = new Trace({ dataDir: core.dataDir, clock, logger, writeOnFlush: writes.writeOnFlush });
     const llm = options.llm ?? new ModelClient(model, { clock });
     return { core, model, clock, timers, logger, lock, messages, mind, notes, files, trace, llm };
   } catch (error) {

@@ -126,9 +126,9 @@ export interface WriteOptions {
    * For simulations only, whose data directory is a temp one deleted after the run: a store
    * that rewrites a whole document on every change (mind.json, the message log's window)
    * changes it in memory, and writes it when flushed (its `flush()`, before the directory
-   * goes), once for every change since. A month makes some five thousand changes of a mind
-   * that grows to 170 KB. Each write stays atomic, but a crash loses what was not flushed: the
-   * bot never sets it.
+   * goes), once for every change since; the trace appends its waiting records together. A
+   * month makes some five thousand changes of a mind that grows to 170 KB. Each write stays
+   * atomic, but a crash loses what was not flushed: the bot never sets it.
    */
   writeOnFlush?: boolean;
 }
