@@ -271,6 +271,8 @@ export class MessageLog {
    * process writes them (the data directory is locked), and it writes through these.
    */
   readonly #archives = new Map<string, Low<MessageLogData>>();
+  /** The archive's months as last listed (#archiveMonths). */
+  #months: string[] | undefined;
 
   private constructor(options: MessageLogOptions, low: Low<MessageLogData>) {
     this.file = join(options.dataDir, PERSON_FILES.messages);
@@ -505,6 +507,7 @@ export class MessageLog {
   deleteAll(): Promise<void> {
     return this.#queue.run(async () => {
       this.#archives.clear();
+      this.#months = undefined;
       await removeDurable(this.archiveDir);
       await unlinkIfExists(this.file);
       await removeLeftoverTemps(this.file);
@@ -593,6 +596,8 @@ export class MessageLog {
     const keepFrom = window.findIndex((m) => timeOf(m) >= cutoff);
     const split = keepFrom === -1 ? window.length : keepFrom;
     const leaving = window.slice(0, split);
+    // Archiving may add a month: the archive is listed again next time.
+    this.#months = undefined;
     await ensurePrivateDir(this.archiveDir);
     for (const [month, messages] of groupByMonth(leaving)) {
       const archive = await this.#openArchive(month);
@@ -605,11 +610,13 @@ export class MessageLog {
     this.#reindex();
   }
 
+  /** The archive's months, oldest first; listed once, and again after archiving or a wipe. */
   async #archiveMonths(): Promise<string[]> {
-    return (await namesInDir(this.archiveDir))
+    this.#months ??= (await namesInDir(this.archiveDir))
       .map((name) => ARCHIVE_FILE.exec(name)?.[1])
       .filter((month): month is string => month !== undefined)
       .sort();
+    return [...this.#months];
   }
 
   /** An archive month, from the months kept in memory or read (and then kept) from its file. */

@@ -276,9 +276,11 @@ export class Trace {
   async last(n: number): Promise<TraceLine[]> {
     if (n <= 0) return [];
     if (this.#pending.length > 0) await this.flush();
-    const records = parseLines((await readTextIfExists(this.file)) ?? "");
-    if (records.length < n) records.unshift(...parseLines((await readTextIfExists(this.rotatedFile)) ?? ""));
-    return records.slice(-n);
+    const records = lastRecords((await readTextIfExists(this.file)) ?? "", n);
+    if (records.length < n) {
+      records.unshift(...lastRecords((await readTextIfExists(this.rotatedFile)) ?? "", n - records.length));
+    }
+    return records;
   }
 
   /**
@@ -409,9 +411,13 @@ function parseLine(line: string): TraceLine | null {
   return result.success ? result.data : null;
 }
 
-function parseLines(text: string): TraceLine[] {
-  return text
-    .split("\n")
-    .map(parseLine)
-    .filter((record): record is TraceLine => record !== null);
+/** The newest `n` records of a file's text, oldest first: only the lines it takes are read. */
+function lastRecords(text: string, n: number): TraceLine[] {
+  const lines = text.split("\n");
+  const records: TraceLine[] = [];
+  for (let i = lines.length - 1; i >= 0 && records.length < n; i--) {
+    const record = parseLine(lines[i] as string);
+    if (record !== null) records.push(record);
+  }
+  return records.reverse();
 }
