@@ -300,7 +300,7 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
       return errorReply(401, "authentication_error", "invalid x-api-key");
     }
     const blocks = cacheBlocks(body);
-    const invalid = validateRequest(body, req.headers, blocks);
+    const invalid = validateRequest(body, req.headers, blocks, raw.length);
     if (invalid) return reject(record, index, invalid);
 
     const scripted = queue.shift() ?? (handler ? await handler(body, index) : undefined);
@@ -473,6 +473,7 @@ function validateRequest(
   body: MessagesRequestBody,
   headers: FakeRequest["headers"],
   blocks: readonly CacheBlock[],
+  bodyLength: number,
 ): string | undefined {
   if (!headers["anthropic-version"]) return "missing anthropic-version header";
   for (const banned of ["temperature", "top_p", "top_k"]) {
@@ -492,7 +493,7 @@ function validateRequest(
   if ((choice?.type === "any" || choice?.type === "tool") && toolNames.size === 0) {
     return "tool_choice requires tools";
   }
-  return breakpointProblem(blocks) ?? validateTurns(body.messages) ?? contextProblem(body);
+  return breakpointProblem(blocks) ?? validateTurns(body.messages) ?? contextProblem(body, bodyLength);
 }
 
 /** The context window of the models the project uses (input and output together). */
@@ -506,11 +507,28 @@ const CONTEXT_WINDOW_TOKENS = 200_000;
 const FAKE_PDF_PAGE_TOKENS = 2_000;
 
 /** A prompt that does not fit the context window, as the real API words it; undefined when it fits. */
-function contextProblem(body: MessagesRequestBody): string | undefined {
+function contextProblem(body: MessagesRequestBody, bodyLength: number): string | undefined {
+  if (surelyFits(body, bodyLength)) return undefined;
   const tokens = promptTokens(body);
   return tokens + body.max_tokens > CONTEXT_WINDOW_TOKENS
     ? `prompt is too long: ${tokens} tokens > ${CONTEXT_WINDOW_TOKENS - body.max_tokens} maximum`
     : undefined;
+}
+
+/**
+ * Whether a prompt of text alone fits however it is counted: promptTokens counts at most a token
+ * per character of the JSON it sizes, which is the request body's own (each string content as a
+ * text block adds 32 at most, an absent system or tools 2 each). Images and documents are counted
+ * by their pages, not their characters, so such a request is always counted. A simulated month
+ * makes thousands of requests a fifth of the window long.
+ */
+function surelyFits(body: MessagesRequestBody, bodyLength: number): boolean {
+  const media = body.messages.some(
+    (m) =>
+      typeof m.content !== "string" && m.content.some((b) => b.type === "image" || b.type === "document"),
+  );
+  const mostTokens = bodyLength + 4 + 32 * body.messages.length;
+  return !media && mostTokens + body.max_tokens <= CONTEXT_WINDOW_TOKENS;
 }
 
 /**

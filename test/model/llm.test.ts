@@ -114,6 +114,21 @@ describe.each([
     expect(api.requests).toHaveLength(1);
   });
 
+  it("is refused a prompt past the context window, and answered one just inside it", async () => {
+    const client = new ModelClient(config(), deps());
+    // About 3.5 characters a token: 700,000 of text is 200,000 tokens, 600,000 about 171,500.
+    const prompt = (chars: number) => ({
+      ...request,
+      messages: [{ role: "user" as const, content: "a".repeat(chars) }],
+    });
+    const error = await client.create(prompt(700_000), "reply").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelRequestError);
+    expect((error as Error).message).toContain("prompt is too long");
+    api.enqueue(textReply("read it all"));
+    const { message } = await client.create(prompt(600_000), "reply");
+    expect(message.content[0]).toMatchObject({ text: "read it all" });
+  });
+
   it("reports a request the API refuses as ModelRequestError with the API's words", async () => {
     const client = new ModelClient(config(), deps());
     const error = await client
