@@ -22,7 +22,7 @@ import { heartbeatReasonSchema } from "../src/core/decision.ts";
 import { type Logger, silentLogger } from "../src/core/log.ts";
 import type { OutboundPort, OutgoingMessage, OutgoingReaction } from "../src/core/port.ts";
 import { type ModelAnswer, ModelClient } from "../src/model/llm.ts";
-import { loadPersona } from "../src/model/persona.ts";
+import { fixedPersona, loadPersona } from "../src/model/persona.ts";
 import { protocolAndPersona } from "../src/model/prompts.ts";
 import type { ModelConfig } from "../src/model/settings.ts";
 import type { BaselinePrompt } from "./baselines.ts";
@@ -38,8 +38,10 @@ import type { Scenario } from "./scenario.ts";
  * or a back-off waits in virtual time too), the channel (a port that records)
  * and, offline, the model (the naive model behind the Messages API fake) simulated. The
  * person's `/tz` goes through the bot's own command handlers. Everything is written to a
- * fresh data directory (locked, as the bot locks it), removed afterwards, and without waiting
- * for the disk (`fsync: false`): a month of writes would otherwise spend most of its time there.
+ * fresh data directory (locked, as the bot locks it), removed afterwards, without waiting
+ * for the disk (`fsync: false`), and mind.json, the log's window and the trace only when the
+ * run closes or reads them (`writeOnFlush`): a month of writes would otherwise spend most of its
+ * time there.
  */
 
 /** How to reach the model for one run: built per run, so each run starts with a clean cache and ledger. */
@@ -47,6 +49,8 @@ export interface ModelAccess {
   kind: ModelKind;
   /** The model settings (key, base URL) for this run; the scenario's answered-topic window is applied on top. */
   config: ModelConfig;
+  /** How the SDK reaches the model when not over the network: the fake's in-process fetch. */
+  fetch?: typeof fetch;
   /** Called after every turn, so a stateful fake model can forget what the turn left behind. */
   endTurn?: () => void;
   /** Requests the real API would have refused (the fake checks them); each one fails the run. */
@@ -159,8 +163,8 @@ interface RunParts {
 class TappedModelClient extends ModelClient {
   readonly #calls: CallRecord[];
 
-  constructor(config: ModelConfig, clock: SettableClock, calls: CallRecord[]) {
-    super(config, { clock });
+  constructor(config: ModelConfig, clock: SettableClock, calls: CallRecord[], via?: typeof fetch) {
+    super(config, { clock, ...(via ? { fetch: via } : {}) });
     this.#calls = calls;
   }
 
@@ -198,7 +202,7 @@ class SimulationRun {
       answeredTopicHours: scenario.settings.answeredTopicHours ?? options.model.config.answeredTopicHours,
     };
     const calls: CallRecord[] = [];
-    const llm = new TappedModelClient(model, clock, calls);
+    const llm = new TappedModelClient(model, clock, calls, options.model.fetch);
     const runtime = await openRuntime({
       core,
       model,
@@ -208,14 +212,21 @@ class SimulationRun {
       logger,
       llm,
       fsync: false,
+      writeOnFlush: true,
     });
     await seedMemory(runtime.mind, scenario, plan.start);
     const port = new RecordingPort();
     const followedZones: string[] = [];
-    const companion = buildCompanion(runtime, port, { defaultChannel: "simulation" }, (zone) =>
-      followedZones.push(zone),
-    );
+    // The project's persona, read once: nobody edits it during a run, and looking at its files
+    // before each of a month's turns is time spent on nothing.
     const persona = await loadPersona();
+    const companion = buildCompanion(
+      runtime,
+      port,
+      { defaultChannel: "simulation" },
+      (zone) => followedZones.push(zone),
+      fixedPersona(persona),
+    );
     const baseline = { system: protocolAndPersona(persona), heartbeat: persona.heartbeat };
     const commands = buildCommandHandlers(runtime, companion);
     return new SimulationRun(plan, options, clock, timers, {
@@ -268,6 +279,8 @@ class SimulationRun {
     const { companion, runtime } = this.parts;
     await companion.close();
     await runtime.messages.flush();
+    await runtime.mind.flush();
+    await runtime.trace.flush();
     await runtime.lock.release();
   }
 

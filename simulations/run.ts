@@ -67,8 +67,9 @@ export interface RunModel {
 }
 
 /**
- * A fresh naive model behind a fresh Messages API fake: each run starts its topic rotation
- * and the fake's prompt cache from scratch, so a run's figures do not depend on the others.
+ * A fresh naive model behind a fresh Messages API fake, reached through its in-process fetch:
+ * each run starts its topic rotation and the fake's prompt cache from scratch, so a run's
+ * figures do not depend on the others.
  * The fake's cache runs on the run's virtual clock, so a prefix written an hour of
  * scenario time ago has expired, as it would have for real.
  */
@@ -83,7 +84,14 @@ export async function naiveRunModel(): Promise<RunModel> {
     PRESENCE_MAX_RETRIES: "0",
   });
   return {
-    access: { kind: "naive", config, clock, endTurn: () => naive.endTurn(), problems: () => api.problems },
+    access: {
+      kind: "naive",
+      config,
+      fetch: api.fetch,
+      clock,
+      endTurn: () => naive.endTurn(),
+      problems: () => api.problems,
+    },
     close: () => api.close(),
   };
 }
@@ -103,7 +111,7 @@ export interface BatchOptions {
   onResult?: (result: RunResult, outputDir: string) => void;
 }
 
-/** How many offline runs share the machine at once: each waits on its own disk writes and loopback calls. */
+/** How many offline runs share the machine at once: each waits on its own disk writes. */
 const OFFLINE_CONCURRENCY = 4;
 
 /**

@@ -1,4 +1,5 @@
 import { DateTime } from "luxon";
+import { localTime } from "../src/core/zones.ts";
 import type { Weekday } from "./scenario.ts";
 
 /**
@@ -112,7 +113,7 @@ export class ZoneTimeline {
 
 /** A wall reading in a given zone. */
 export function readIn(at: Date, zone: string): LocalReading {
-  const dt = DateTime.fromJSDate(at, { zone });
+  const dt = localTime(at.getTime(), zone);
   return {
     zone,
     date: dt.toFormat("yyyy-MM-dd"),

@@ -3,11 +3,12 @@ import type { AddressInfo } from "node:net";
 import { shippedPriceTable } from "../src/model/prices.ts";
 import { DEFAULT_MODEL, DEFAULT_REFLECT_MODEL, type ModelConfig } from "../src/model/settings.ts";
 import { estimateTokens } from "../src/model/tokens.ts";
-import { breakpointProblem, cacheBlocks, PromptCache } from "./prompt-cache.ts";
+import { breakpointProblem, type CacheBlock, cacheBlocks, PromptCache } from "./prompt-cache.ts";
 
 /**
  * A loopback Anthropic Messages API, good enough for the real `@anthropic-ai/sdk` to talk to
- * over HTTP. Tests script what "the model" answers and inject the faults a real API has.
+ * over HTTP (or, without the socket, through `fetch`: the SDK's option of that name). Tests
+ * script what "the model" answers and inject the faults a real API has.
  *
  * ```ts
  * const api = await startMessagesApiFake();            // { apiKey: "test-key" } by default
@@ -122,6 +123,12 @@ type LookupFault = "403" | "529";
 export interface MessagesApiFake {
   /** The base URL to give the SDK (ANTHROPIC_BASE_URL); requests go to `${url}/v1/messages`. */
   url: string;
+  /**
+   * The same fake without the socket, for the SDK's `fetch` option: the simulations' month makes
+   * a few thousand calls, and the loopback HTTP on both ends was a tenth of its time. Faults and
+   * delays behave as over the socket; whatever URL it is given, it answers as the fake.
+   */
+  fetch: typeof fetch;
   apiKey: string;
   requests: RecordedRequest[];
   /** Requests the real API would have rejected, each explained. Tests should expect it empty. */
@@ -174,6 +181,27 @@ export function systemText(body: MessagesRequestBody): string {
   return typeof body.system === "string" ? body.system : body.system.map((b) => b.text).join("\n");
 }
 
+/** A request as the fake reads it, whether it came over the socket or through the in-process fetch. */
+interface FakeRequest {
+  method: string;
+  /** The path and query, as an HTTP request line has them. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** Whether the caller stopped waiting (a closed socket, an aborted fetch). */
+  gone(): boolean;
+}
+
+/** What the fake answers: JSON with a status, a dropped connection, or nothing to a caller that left. */
+type FakeReply = JsonReply | "reset" | "gone";
+
+/** An answer with a body: its status, headers beyond the usual ones (replyHeaders), and JSON payload. */
+interface JsonReply {
+  status: number;
+  headers?: Record<string, string>;
+  payload: unknown;
+}
+
 interface QueuedFault {
   kind: FaultKind;
   options: FaultOptions;
@@ -194,28 +222,68 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
   let lookupFault: LookupFault | undefined;
 
   const server = createServer((req, res) => {
-    void serve(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendError(res, 500, "api_error", `fake failed: ${String(error)}`);
+    void (async () => {
+      const reply = await serve({
+        method: req.method ?? "GET",
+        url: req.url ?? "",
+        headers: req.headers,
+        body: await readBody(req),
+        gone: () => res.destroyed,
+      });
+      if (reply === "reset") req.socket.destroy();
+      else if (reply !== "gone") sendJson(res, reply);
+    })().catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, errorReply(500, "api_error", `fake failed: ${String(error)}`));
     });
   });
 
-  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const raw = await readBody(req);
-    const path = (req.url ?? "").split("?")[0] ?? "";
+  /**
+   * The same API without the socket: what the SDK's `fetch` option takes. A dropped connection
+   * fails as the platform's fetch fails then, and a request whose caller gives up (the SDK's
+   * timeout) rejects at once with the abort's reason, while the fake's answer is dropped.
+   */
+  async function fetchInProcess(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+    const request = input instanceof Request ? input : undefined;
+    const signal = init.signal ?? request?.signal ?? undefined;
+    const headers = new Headers(init.headers ?? request?.headers);
+    const body =
+      typeof init.body === "string"
+        ? init.body
+        : init.body !== undefined && init.body !== null
+          ? await new Response(init.body).text()
+          : ((await request?.text()) ?? "");
+    const served = serve({
+      method: (init.method ?? request?.method ?? "GET").toUpperCase(),
+      url: new URL(request?.url ?? String(input)).pathname,
+      headers: Object.fromEntries(headers),
+      body,
+      gone: () => signal?.aborted ?? false,
+    });
+    const reply = await (signal ? untilAborted(served, signal) : served);
+    if (reply === "gone")
+      throw signal?.reason ?? new DOMException("This operation was aborted", "AbortError");
+    if (reply === "reset") throw new TypeError("fetch failed", { cause: new Error("other side closed") });
+    return new Response(JSON.stringify(reply.payload), {
+      status: reply.status,
+      headers: { ...replyHeaders(), ...reply.headers },
+    });
+  }
+
+  /** The fake's answer to one request, however it came; "gone" when the caller left before it. */
+  async function serve(req: FakeRequest): Promise<FakeReply> {
+    const raw = req.body;
+    const path = req.url.split("?")[0] ?? "";
     if (req.method === "GET" && path.startsWith(MODELS_PATH)) {
-      lookUpModel(req, res, decodeURIComponent(path.slice(MODELS_PATH.length)));
-      return;
+      return lookUpModel(req, decodeURIComponent(path.slice(MODELS_PATH.length)));
     }
     if (req.method !== "POST" || path !== "/v1/messages") {
-      sendError(res, 404, "not_found_error", `fake: no route for ${req.method} ${req.url}`);
-      return;
+      return errorReply(404, "not_found_error", `fake: no route for ${req.method} ${req.url}`);
     }
     let body: MessagesRequestBody;
     try {
       body = JSON.parse(raw) as MessagesRequestBody;
     } catch {
-      sendError(res, 400, "invalid_request_error", "fake: body is not JSON");
-      return;
+      return errorReply(400, "invalid_request_error", "fake: body is not JSON");
     }
     const record: RecordedRequest = { body, headers: { ...req.headers }, outcome: "answered" };
     requests.push(record);
@@ -224,94 +292,100 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
     const fault = takeFault();
     if (fault) {
       record.outcome = fault.kind;
-      if (await applyFault(fault, res, req)) return;
+      const faulted = await applyFault(fault, req);
+      if (faulted) return faulted;
     }
     if (req.headers.authorization !== `Bearer ${apiKey}`) {
       record.outcome = "401";
-      sendError(res, 401, "authentication_error", "invalid x-api-key");
-      return;
+      return errorReply(401, "authentication_error", "invalid x-api-key");
     }
-    const invalid = validateRequest(body, req.headers);
-    if (invalid) return reject(record, res, index, invalid);
+    const blocks = cacheBlocks(body);
+    const invalid = validateRequest(body, req.headers, blocks, raw.length);
+    if (invalid) return reject(record, index, invalid);
 
     const scripted = queue.shift() ?? (handler ? await handler(body, index) : undefined);
-    if (!scripted) return reject(record, res, index, "nothing scripted for this request");
+    if (!scripted) return reject(record, index, "nothing scripted for this request");
     const disobeyed = checkToolChoice(body, scripted);
-    if (disobeyed) return reject(record, res, index, disobeyed);
+    if (disobeyed) return reject(record, index, disobeyed);
 
     if (scripted.delayMs) await sleep(scripted.delayMs);
-    if (res.destroyed) return;
-    sendJson(res, 200, buildMessage(body, scripted));
+    if (req.gone()) return "gone";
+    return { status: 200, payload: buildMessage(body, blocks, scripted) };
   }
 
   /** GET /v1/models/{id}: the model's record, as the real endpoint gives it, or its errors. */
-  function lookUpModel(req: IncomingMessage, res: ServerResponse, id: string): void {
+  function lookUpModel(req: FakeRequest, id: string): FakeReply {
     modelLookups.push(id);
     if (req.headers.authorization !== `Bearer ${apiKey}`) {
-      sendError(res, 401, "authentication_error", "invalid x-api-key");
-    } else if (lookupFault === "403") {
-      sendError(
-        res,
+      return errorReply(401, "authentication_error", "invalid x-api-key");
+    }
+    if (lookupFault === "403") {
+      return errorReply(
         403,
         "permission_error",
         "Your API key does not have permission to use the specified resource.",
       );
-    } else if (lookupFault === "529") {
-      sendError(res, 529, "overloaded_error", "Overloaded");
-    } else if (!models.has(id)) {
-      sendError(res, 404, "not_found_error", `model: ${id}`);
-    } else {
-      sendJson(res, 200, {
+    }
+    if (lookupFault === "529") return errorReply(529, "overloaded_error", "Overloaded");
+    if (!models.has(id)) return errorReply(404, "not_found_error", `model: ${id}`);
+    return {
+      status: 200,
+      payload: {
         type: "model",
         id,
         display_name: id,
         created_at: "2026-01-01T00:00:00Z",
         lifecycle: "active",
-      });
-    }
+      },
+    };
   }
 
-  function reject(record: RecordedRequest, res: ServerResponse, index: number, why: string): void {
+  function reject(record: RecordedRequest, index: number, why: string): FakeReply {
     record.outcome = "rejected";
     problems.push(`request #${index}: ${why}`);
-    sendError(res, 400, "invalid_request_error", `fake: ${why}`);
+    return errorReply(400, "invalid_request_error", `fake: ${why}`);
   }
 
   function takeFault(): QueuedFault | undefined {
     return faults.shift();
   }
 
-  /** Answers with the fault; returns false when the request should still be answered (slow). */
-  async function applyFault(fault: QueuedFault, res: ServerResponse, req: IncomingMessage): Promise<boolean> {
-    if (fault.options.retryAfterMs !== undefined)
-      res.setHeader("retry-after-ms", String(fault.options.retryAfterMs));
+  /** The fault's answer; undefined when the request should still be answered (slow, and still waited for). */
+  async function applyFault(fault: QueuedFault, req: FakeRequest): Promise<FakeReply | undefined> {
+    const headers: Record<string, string> =
+      fault.options.retryAfterMs === undefined
+        ? {}
+        : { "retry-after-ms": String(fault.options.retryAfterMs) };
     switch (fault.kind) {
       case "429":
-        res.setHeader("retry-after", String(fault.options.retryAfterSeconds ?? 1));
-        sendError(res, 429, "rate_limit_error", "Number of request tokens has exceeded your rate limit");
-        return true;
+        headers["retry-after"] = String(fault.options.retryAfterSeconds ?? 1);
+        return errorReply(
+          429,
+          "rate_limit_error",
+          "Number of request tokens has exceeded your rate limit",
+          headers,
+        );
       case "500":
-        sendError(res, 500, "api_error", "Internal server error");
-        return true;
+        return errorReply(500, "api_error", "Internal server error", headers);
       case "529":
-        sendError(res, 529, "overloaded_error", "Overloaded");
-        return true;
+        return errorReply(529, "overloaded_error", "Overloaded", headers);
       case "401":
-        sendError(res, 401, "authentication_error", "invalid x-api-key");
-        return true;
+        return errorReply(401, "authentication_error", "invalid x-api-key", headers);
       case "400":
-        sendError(res, 400, "invalid_request_error", "fake: injected bad request");
-        return true;
+        return errorReply(400, "invalid_request_error", "fake: injected bad request", headers);
       case "reset":
-        req.socket.destroy();
-        return true;
+        return "reset";
       case "slow":
         await sleep(fault.options.delayMs ?? 2_000);
-        return res.destroyed;
+        return req.gone() ? "gone" : undefined;
     }
   }
 
-  function buildMessage(body: MessagesRequestBody, scripted: FakeResponse): Record<string, unknown> {
+  function buildMessage(
+    body: MessagesRequestBody,
+    blocks: readonly CacheBlock[],
+    scripted: FakeResponse,
+  ): Record<string, unknown> {
     messageCounter += 1;
     let toolCounter = 0;
     const content = scripted.content.map((block) => {
@@ -337,13 +411,17 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
       stop_details: null,
       container: null,
       diagnostics: null,
-      usage: { ...estimateUsage(body, scripted), ...scripted.usage, service_tier: "standard" },
+      usage: { ...estimateUsage(body, blocks, scripted), ...scripted.usage, service_tier: "standard" },
     };
   }
 
   /** Usage as the real API would count it, with the prompt cache modelled on the fake's clock. */
-  function estimateUsage(body: MessagesRequestBody, scripted: FakeResponse): FakeUsage {
-    const cached = cache.measure(body.model, cacheBlocks(body));
+  function estimateUsage(
+    body: MessagesRequestBody,
+    blocks: readonly CacheBlock[],
+    scripted: FakeResponse,
+  ): FakeUsage {
+    const cached = cache.measure(body.model, blocks);
     return {
       input_tokens: cached.input,
       output_tokens: estimateTokens(JSON.stringify(scripted.content)),
@@ -361,6 +439,7 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
 
   return {
     url: `http://127.0.0.1:${port}`,
+    fetch: fetchInProcess,
     apiKey,
     requests,
     problems,
@@ -390,7 +469,12 @@ export async function startMessagesApiFake(options: MessagesApiFakeOptions = {})
 const MODELS_PATH = "/v1/models/";
 
 /** What the real API would reject before running the model; undefined when the request is fine. */
-function validateRequest(body: MessagesRequestBody, headers: IncomingMessage["headers"]): string | undefined {
+function validateRequest(
+  body: MessagesRequestBody,
+  headers: FakeRequest["headers"],
+  blocks: readonly CacheBlock[],
+  bodyLength: number,
+): string | undefined {
   if (!headers["anthropic-version"]) return "missing anthropic-version header";
   for (const banned of ["temperature", "top_p", "top_k"]) {
     if (banned in body) return `${banned} is not supported by this API version`;
@@ -409,7 +493,7 @@ function validateRequest(body: MessagesRequestBody, headers: IncomingMessage["he
   if ((choice?.type === "any" || choice?.type === "tool") && toolNames.size === 0) {
     return "tool_choice requires tools";
   }
-  return breakpointProblem(cacheBlocks(body)) ?? validateTurns(body.messages) ?? contextProblem(body);
+  return breakpointProblem(blocks) ?? validateTurns(body.messages) ?? contextProblem(body, bodyLength);
 }
 
 /** The context window of the models the project uses (input and output together). */
@@ -423,11 +507,28 @@ const CONTEXT_WINDOW_TOKENS = 200_000;
 const FAKE_PDF_PAGE_TOKENS = 2_000;
 
 /** A prompt that does not fit the context window, as the real API words it; undefined when it fits. */
-function contextProblem(body: MessagesRequestBody): string | undefined {
+function contextProblem(body: MessagesRequestBody, bodyLength: number): string | undefined {
+  if (surelyFits(body, bodyLength)) return undefined;
   const tokens = promptTokens(body);
   return tokens + body.max_tokens > CONTEXT_WINDOW_TOKENS
     ? `prompt is too long: ${tokens} tokens > ${CONTEXT_WINDOW_TOKENS - body.max_tokens} maximum`
     : undefined;
+}
+
+/**
+ * Whether a prompt of text alone fits however it is counted: promptTokens counts at most a token
+ * per character of the JSON it sizes, which is the request body's own (each string content as a
+ * text block adds 32 at most, an absent system or tools 2 each). Images and documents are counted
+ * by their pages, not their characters, so such a request is always counted. A simulated month
+ * makes thousands of requests a fifth of the window long.
+ */
+function surelyFits(body: MessagesRequestBody, bodyLength: number): boolean {
+  const media = body.messages.some(
+    (m) =>
+      typeof m.content !== "string" && m.content.some((b) => b.type === "image" || b.type === "document"),
+  );
+  const mostTokens = bodyLength + 4 + 32 * body.messages.length;
+  return !media && mostTokens + body.max_tokens <= CONTEXT_WINDOW_TOKENS;
 }
 
 /**
@@ -527,14 +628,43 @@ function checkToolChoice(body: MessagesRequestBody, scripted: FakeResponse): str
   return undefined;
 }
 
-function sendJson(res: ServerResponse, status: number, payload: unknown): void {
-  const text = JSON.stringify(payload);
-  res.writeHead(status, { "content-type": "application/json", "request-id": `req_fake_${Date.now()}` });
-  res.end(text);
+function sendJson(res: ServerResponse, reply: JsonReply): void {
+  res.writeHead(reply.status, { ...replyHeaders(), ...reply.headers });
+  res.end(JSON.stringify(reply.payload));
 }
 
-function sendError(res: ServerResponse, status: number, type: string, message: string): void {
-  sendJson(res, status, { type: "error", error: { type, message } });
+/** The headers every answer carries. */
+function replyHeaders(): Record<string, string> {
+  return { "content-type": "application/json", "request-id": `req_fake_${Date.now()}` };
+}
+
+/** An error answer, shaped as the real API's. */
+function errorReply(
+  status: number,
+  type: string,
+  message: string,
+  headers: Record<string, string> = {},
+): JsonReply {
+  return { status, headers, payload: { type: "error", error: { type, message } } };
+}
+
+/** `answer`, or "gone" as soon as `signal` aborts (the answer is then dropped). */
+function untilAborted(answer: Promise<FakeReply>, signal: AbortSignal): Promise<FakeReply> {
+  if (signal.aborted) return Promise.resolve("gone");
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve("gone");
+    signal.addEventListener("abort", onAbort, { once: true });
+    answer.then(
+      (reply) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(reply);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -11,7 +11,7 @@ import type { Logger } from "../core/log.ts";
 import type { OutboundPort } from "../core/port.ts";
 import { DEFAULT_SOUND_KEEP_DAYS } from "../core/sound.ts";
 import { ModelClient } from "../model/llm.ts";
-import { personaFromDir } from "../model/persona.ts";
+import { type PersonaSource, personaFromDir } from "../model/persona.ts";
 import type { ModelConfig } from "../model/settings.ts";
 import { TranscriptionClient, transcriptionPlace } from "../model/transcription.ts";
 import { acquireDataLock, type DataLock } from "../store/lock.ts";
@@ -89,9 +89,15 @@ export async function openRuntime(options: {
    * log and the mind are then written without waiting for the disk (store/files.ts WriteOptions).
    */
   fsync?: boolean;
+  /**
+   * True only in simulations, for the same reason: the mind, the log's window and the trace
+   * change in memory and are written when flushed (store/files.ts WriteOptions), which the
+   * caller does before the directory goes.
+   */
+  writeOnFlush?: boolean;
 }): Promise<Runtime> {
   const { core, model, clock, timers, logger } = options;
-  const fsync = options.fsync ?? true;
+  const writes = { fsync: options.fsync ?? true, writeOnFlush: options.writeOnFlush ?? false };
   const lock = await acquireDataLock(core.dataDir, options.purpose, clock);
   try {
     const messages = await MessageLog.open({
@@ -99,12 +105,12 @@ export async function openRuntime(options: {
       clock,
       timeZone: core.timezone,
       logger,
-      fsync,
+      ...writes,
     });
-    const mind = await openMind(core.dataDir, clock, { fsync });
+    const mind = await openMind(core.dataDir, clock, writes);
     const notes = new NotesStore({ dataDir: core.dataDir });
     const files = new SentFiles({ dataDir: core.dataDir });
-    const trace = new Trace({ dataDir: core.dataDir, clock, logger });
+    const trace = new Trace({ dataDir: core.dataDir, clock, logger, writeOnFlush: writes.writeOnFlush });
     const llm = options.llm ?? new ModelClient(model, { clock });
     const voice = options.voice ?? NOT_HEARING;
     const transcriber = voice.transcription
@@ -134,13 +140,16 @@ export async function openRuntime(options: {
 
 /**
  * The companion over a runtime and a channel's outbound port; `onZoneChange` hears each move
- * of the person's zone (the heartbeat schedule re-arms in it).
+ * of the person's zone (the heartbeat schedule re-arms in it). The persona is the project's
+ * files, looked at before every turn so an edit counts at once; a simulation, which nobody
+ * edits under, brings the one it loaded.
  */
 export function buildCompanion(
   runtime: Runtime,
   port: OutboundPort,
   options?: CompanionOptions,
   onZoneChange?: ZoneListener,
+  persona: PersonaSource = personaFromDir(),
 ): Companion {
   return createCompanion({
     clock: runtime.clock,
@@ -156,7 +165,7 @@ export function buildCompanion(
     ...(runtime.transcriber ? { transcriber: runtime.transcriber } : {}),
     soundKeepDays: runtime.voice.keepDays,
     port,
-    persona: personaFromDir(),
+    persona,
     logger: runtime.logger,
     ...(options ? { options } : {}),
     ...(onZoneChange ? { onZoneChange } : {}),

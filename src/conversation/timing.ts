@@ -2,6 +2,7 @@ import { DateTime } from "luxon";
 import type { z } from "zod";
 import type { hourRangeSchema } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
+import { localTime } from "../core/zones.ts";
 import { isWeekend } from "./awareness/time.ts";
 import { isMessageSent } from "./pending-messages.ts";
 
@@ -115,7 +116,7 @@ export function learnTiming(messages: readonly Message[], now: Date, zone: strin
   const quickMs = QUICK_ANSWER_MINUTES * 60_000;
   const counts: Record<DayKind, Counts[]> = { weekday: emptyDay(), weekend: emptyDay() };
   const observe = (ms: number, answered: boolean) => {
-    const local = DateTime.fromMillis(ms, { zone });
+    const local = localTime(ms, zone);
     const bucket = (counts[kindOf(local)] as Counts[])[local.hour] as Counts;
     bucket.trials += 1;
     if (answered) bucket.answered += 1;

@@ -1,4 +1,11 @@
-import * as chrono from "chrono-node";
+// Each language's parser on its own: the package's main entry loads all sixteen.
+import type { Chrono } from "chrono-node";
+import * as de from "chrono-node/de";
+import * as en from "chrono-node/en";
+import * as es from "chrono-node/es";
+import * as fr from "chrono-node/fr";
+import * as nl from "chrono-node/nl";
+import * as pt from "chrono-node/pt";
 import { DateTime } from "luxon";
 import type { Annotations, Message } from "../core/message.ts";
 import { formatDuration } from "../core/text.ts";
@@ -166,13 +173,13 @@ function reportsStatus(message: Message, nowMs: number): boolean {
 const OUTCOME =
   /\b(?:went|was|were|nailed|passed|failed|survived|bombed|turned out|says|said|told me|got (?:the|an|a) \w+|good news|bad news|agreed|accepted|rejected|declined|approved|offered|(?:really|so|actually|pretty) (?:lovely|great|good|bad|fun|nice|awful|amazing|terrible)|dit|dice|dijo|sagt|meinte|disse|salió|s'est bien passé|lief)\b/iu;
 
-const LOCALE_PARSERS: Record<string, chrono.Chrono> = {
-  en: chrono.casual,
-  es: chrono.es.casual,
-  de: chrono.de.casual,
-  fr: chrono.fr.casual,
-  pt: chrono.pt.casual,
-  nl: chrono.nl.casual,
+const LOCALE_PARSERS: Record<string, Chrono> = {
+  en: en.casual,
+  es: es.casual,
+  de: de.casual,
+  fr: fr.casual,
+  pt: pt.casual,
+  nl: nl.casual,
 };
 
 /** Waking hours, when "at 2" means two in the afternoon. */
@@ -188,7 +195,7 @@ function momentsNamed(message: Message, zone: string): number[] {
   const sentMs = Date.parse(message.ts);
   const sent = DateTime.fromMillis(sentMs, { zone });
   const language = readText(message.text).language ?? "en";
-  const parser = LOCALE_PARSERS[language] ?? chrono.casual;
+  const parser = LOCALE_PARSERS[language] ?? en.casual;
   const found = parser.parse(message.text, { instant: new Date(sentMs), timezone: sent.offset });
   const moments: number[] = [];
   for (const result of found) {

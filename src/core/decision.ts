@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { isoUtc } from "./message.ts";
-import { type MindAccess, type MindDocument, mindRecord } from "./mind-record.ts";
+import { type MindAccess, type MindDocument, mindLogRecord } from "./mind-record.ts";
 
 /**
  * A check-in decision as it is recorded (mind.json's `decisions`, a check-in's outbox entry)
@@ -102,11 +102,7 @@ export type Decision = z.infer<typeof decisionSchema>;
 export const DECISIONS_KEPT = 500;
 
 /** The decisions' record in mind.json, oldest first. */
-export const decisionsRecord = mindRecord({
-  key: "decisions",
-  schema: z.array(decisionSchema).default([]),
-  initial: () => [],
-});
+export const decisionsRecord = mindLogRecord({ key: "decisions", entry: decisionSchema });
 
 /** The decisions as mind.json holds them. */
 type DecisionLog = MindDocument<typeof decisionsRecord>;

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 
 /**
  * The contract between mind.json and the rooms that keep something in it. The file is one
@@ -32,6 +32,13 @@ export interface MindRecord<K extends string = string, T = unknown> {
    * it the record starts over from `initial`.
    */
   afterWipe?(kept: T, now: Date): T;
+  /**
+   * Set when the record is a log (mindLogRecord): a list whose entries, once in it, are never
+   * changed in place, only added, dropped or replaced whole. The store then hands an update the
+   * entries themselves, frozen, and checks and renders only those it has not seen, so appending
+   * to a month of usage or decisions does not copy the month.
+   */
+  readonly entry?: z.ZodType;
 }
 
 /** Declares a record, its value's type taken from its schema. */
@@ -43,6 +50,22 @@ export function mindRecord<K extends string, S extends z.ZodType>(record: {
   afterWipe?: (kept: z.output<S>, now: Date) => z.output<S>;
 }): MindRecord<K, z.output<S>> {
   return record as MindRecord<K, z.output<S>>;
+}
+
+/**
+ * Declares a log: a record that is a list of `entry`, oldest first, whose entries are never
+ * changed in place (MindRecord.entry). Changing one throws, since it is frozen: replace it whole.
+ */
+export function mindLogRecord<K extends string, S extends z.ZodType>(record: {
+  key: K;
+  entry: S;
+  migrations?: Readonly<Record<number, (stored: unknown) => unknown>>;
+  afterWipe?: (kept: z.output<S>[], now: Date) => z.output<S>[];
+}): MindRecord<K, z.output<S>[]> {
+  return { ...record, schema: z.array(record.entry).default([]), initial: () => [] } as MindRecord<
+    K,
+    z.output<S>[]
+  >;
 }
 
 /** The value a record holds. */

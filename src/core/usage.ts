@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
 import { z } from "zod";
 import { isoUtc } from "./message.ts";
-import { type MindAccess, type MindDocument, mindRecord } from "./mind-record.ts";
+import { type MindAccess, type MindDocument, mindLogRecord, mindRecord } from "./mind-record.ts";
 
 /**
  * What one model call used, in tokens: the record the usage ledger (mind.json), the trace,
@@ -64,10 +64,9 @@ const usageTotalsSchema = z.object({
  * The ledger's detailed records in mind.json (the last USAGE_DETAIL_DAYS days). Token counts
  * hold no words, so they outlive /wipe: the daily budget still holds.
  */
-export const usageRecord = mindRecord({
+export const usageRecord = mindLogRecord({
   key: "usage",
-  schema: z.array(usageRecordSchema).default([]),
-  initial: () => [],
+  entry: usageRecordSchema,
   afterWipe: (kept) => kept,
 });
 
@@ -113,8 +112,8 @@ export async function recordUsage(
         cacheRead: totals.cacheRead + usage.cacheRead,
       };
     }
-    const cutoff = now.getTime() - USAGE_DETAIL_DAYS * 86_400_000;
-    ledger.usage = ledger.usage.filter((u) => Date.parse(u.ts) >= cutoff);
+    const cutoff = isoUtcText(now.getTime() - USAGE_DETAIL_DAYS * 86_400_000);
+    ledger.usage = ledger.usage.filter((u) => atOrAfter(u.ts, cutoff));
   });
 }
 
@@ -124,12 +123,26 @@ export async function recordUsage(
  */
 export function tokensOnLocalDay(ledger: Pick<UsageLedger, "usage">, date: Date, zone: string): number {
   const start = DateTime.fromJSDate(date, { zone }).startOf("day");
-  const from = start.toMillis();
-  const to = start.plus({ days: 1 }).toMillis();
+  const from = isoUtcText(start.toMillis());
+  const to = isoUtcText(start.plus({ days: 1 }).toMillis());
   return ledger.usage
-    .filter((u) => {
-      const ms = Date.parse(u.ts);
-      return ms >= from && ms < to;
-    })
+    .filter((u) => atOrAfter(u.ts, from) && !atOrAfter(u.ts, to))
     .reduce((sum, u) => sum + usageTotal(u), 0);
+}
+
+/** An instant as toISOString writes it, the form the ledger's times are recorded in. */
+function isoUtcText(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/**
+ * Whether the ledger time `ts` is at or after `bound` (isoUtcText). The ledger is read at
+ * every check-in and trimmed at every call, a week of records each time: a time in
+ * toISOString's own 24 characters compares as text, where text order is time order, and only
+ * another spelling (a file written by hand) is parsed.
+ */
+function atOrAfter(ts: string, bound: string): boolean {
+  return ts.length === 24 && bound.length === 24 && ts.endsWith("Z")
+    ? ts >= bound
+    : Date.parse(ts) >= Date.parse(bound);
 }

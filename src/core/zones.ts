@@ -1,3 +1,4 @@
+import { DateTime } from "luxon";
 import { z } from "zod";
 
 /**
@@ -15,11 +16,22 @@ export function isKnownZone(zone: string): boolean {
   return canonicalZone(zone) !== null;
 }
 
+/**
+ * Each known zone's own spelling, by the name it was asked for: zones are checked on every
+ * data file write and every awareness build, and making a formatter each time is most of
+ * the cost. Unknown names are not kept (a person may type any text after /tz).
+ */
+const knownZones = new Map<string, string>();
+
 /** The zone's own spelling ("europe/lisbon" → "Europe/Lisbon"), or null when it is not a known zone. */
 export function canonicalZone(zone: string): string | null {
   if (zone === "") return null;
+  const known = knownZones.get(zone);
+  if (known !== undefined) return known;
   try {
-    return new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
+    const canonical = new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
+    knownZones.set(zone, canonical);
+    return canonical;
   } catch {
     return null;
   }
@@ -47,3 +59,30 @@ export function requireKnownZone(zone: string): string {
 export const zoneSchema = z
   .string()
   .refine(isKnownZone, { message: `must be an IANA time zone such as ${ZONE_EXAMPLE}` });
+
+/**
+ * Wall times already worked out, by zone and instant: a turn reads the times of the same
+ * messages as the turn before it, and finding a zone's offset at an instant is most of what
+ * luxon spends on one. A DateTime never changes, so one can be handed out many times. Each
+ * zone keeps at most LOCAL_TIMES_KEPT instants (then starts over), and at most a few zones.
+ */
+const localTimes = new Map<string, Map<number, DateTime>>();
+const LOCAL_TIMES_KEPT = 20_000;
+const ZONES_KEPT = 8;
+
+/** The instant `ms` as a wall time in `zone` (luxon, the default locale), as `DateTime.fromMillis(ms, { zone })` gives it. */
+export function localTime(ms: number, zone: string): DateTime {
+  let byInstant = localTimes.get(zone);
+  if (byInstant === undefined) {
+    if (localTimes.size >= ZONES_KEPT) localTimes.clear();
+    byInstant = new Map();
+    localTimes.set(zone, byInstant);
+  }
+  let local = byInstant.get(ms);
+  if (local === undefined) {
+    if (byInstant.size >= LOCAL_TIMES_KEPT) byInstant.clear();
+    local = DateTime.fromMillis(ms, { zone });
+    byInstant.set(ms, local);
+  }
+  return local;
+}

@@ -1,8 +1,8 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import { DateTime } from "luxon";
 import type { Message } from "../core/message.ts";
 import type { IncomingInput } from "../core/port.ts";
 import { messageAsRead } from "../core/text.ts";
+import { localTime } from "../core/zones.ts";
 import { type PrefixCache, withPrefixCache } from "../model/cache-plan.ts";
 import type { StablePrefix } from "../model/prompts.ts";
 import { sentTimeStamp } from "../model/sent-time.ts";
@@ -517,7 +517,7 @@ function sentTimes(
 ): Map<string, string> {
   const timeOf = (m: Message) => Date.parse(m.external?.sentAt ?? m.ts);
   const at = messages.map(timeOf);
-  const day = (ms: number) => DateTime.fromMillis(ms, { zone }).toISODate();
+  const day = (ms: number) => localTime(ms, zone).toISODate();
   const before = (i: number) => (i > 0 ? at[i - 1] : unshown === undefined ? undefined : timeOf(unshown));
   const paused = (i: number) => {
     const previous = before(i);

@@ -1,10 +1,10 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import { DateTime } from "luxon";
 import { z } from "zod";
 import { messageTopics } from "../conversation/awareness/topics.ts";
 import { type Annotations, type Message, moodSchema, toneSchema } from "../core/message.ts";
 import type { MindDocument } from "../core/mind-record.ts";
 import { messageAsRead, sameWords } from "../core/text.ts";
+import { localTime } from "../core/zones.ts";
 import type { Persona } from "../model/persona.ts";
 import { estimateTokens } from "../model/tokens.ts";
 import { toolInputSchema } from "../model/tool-schema.ts";
@@ -236,7 +236,7 @@ export function reflectionPrompt(
     return { name, text, tokens: estimateTokens(text) };
   };
   const line = (m: Message) =>
-    `[${m.id}] ${DateTime.fromISO(m.ts, { zone }).toFormat("ccc d LLL HH:mm")} ${m.role === "user" ? "person" : "you"}: ${messageAsRead(m)}`;
+    `[${m.id}] ${localTime(Date.parse(m.ts), zone).toFormat("ccc d LLL HH:mm")} ${m.role === "user" ? "person" : "you"}: ${messageAsRead(m)}`;
   const query = {
     text: exchange.map((m) => m.text).join("\n"),
     topics: exchange.flatMap((m) => messageTopics(m)),

@@ -78,6 +78,11 @@ const KEY_CHECK_TIMEOUT_MS = 10_000;
 /** What the client needs besides its configuration: the clock that stamps each call's usage. */
 export interface ModelClientDeps {
   clock: Clock;
+  /**
+   * How the SDK reaches the API: the platform's fetch unless given. The simulations give the
+   * Messages API fake's in-process one, so a month of calls does not go through a socket.
+   */
+  fetch?: typeof fetch;
 }
 
 /** One answered call: the SDK's message and what it used, stamped when it arrived. */
@@ -106,6 +111,7 @@ export class ModelClient {
       baseURL: config.baseURL ?? null,
       maxRetries: config.maxRetries,
       timeout: config.timeoutMs,
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
     });
   }
 

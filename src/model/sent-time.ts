@@ -1,4 +1,5 @@
-import { DateTime } from "luxon";
+import type { DateTime } from "luxon";
+import { localTime } from "../core/zones.ts";
 
 /**
  * The time a shown message carries before its text when it came after a pause, so a check-in
@@ -11,12 +12,15 @@ import { DateTime } from "luxon";
 
 /** The stamp of a message sent at `sentAt`, read at `now` in `zone`. */
 export function sentTimeStamp(sentAt: Date, now: Date, zone: string): string {
-  const at = DateTime.fromJSDate(sentAt, { zone }).setLocale("en-US");
-  const today = DateTime.fromJSDate(now, { zone }).startOf("day");
-  const day = at.startOf("day");
-  const daysAgo = Math.round(today.diff(day, "days").days);
+  const at = localTime(sentAt.getTime(), zone);
+  const daysAgo = calendarDays(localTime(now.getTime(), zone)) - calendarDays(at);
   const format = daysAgo === 0 ? "HH:mm" : daysAgo > 0 && daysAgo < 7 ? "ccc HH:mm" : "d LLL HH:mm";
-  return `[${at.toFormat(format)}]`;
+  return `[${at.setLocale("en-US").toFormat(format)}]`;
+}
+
+/** The local date as a count of days, so two dates subtract to the calendar days between them. */
+function calendarDays(local: DateTime): number {
+  return Date.UTC(local.year, local.month - 1, local.day) / 86_400_000;
 }
 
 const WEEKDAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";

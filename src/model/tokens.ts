@@ -8,9 +8,18 @@ export function estimateTokens(text: string): number {
   if (text.length === 0) return 0;
   let ascii = 0;
   let other = 0;
-  for (const ch of text) {
-    if (ch.charCodeAt(0) < 128) ascii += 1;
-    else other += 1;
+  // By UTF-16 unit, a surrogate pair counted once: code points, without making a string of each.
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 128) ascii += 1;
+    else {
+      other += 1;
+      if (unit >= 0xd800 && unit <= 0xdbff && isLowSurrogate(text.charCodeAt(i + 1))) i += 1;
+    }
   }
   return Math.ceil(ascii / 3.5) + other;
+}
+
+function isLowSurrogate(unit: number): boolean {
+  return unit >= 0xdc00 && unit <= 0xdfff;
 }

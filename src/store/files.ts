@@ -122,6 +122,15 @@ export async function fsyncDir(dir: string): Promise<void> {
 export interface WriteOptions {
   /** Flush each file and its directory to disk before the write resolves; true unless said otherwise. */
   fsync?: boolean;
+  /**
+   * For simulations only, whose data directory is a temp one deleted after the run: a store
+   * that rewrites a whole document on every change (mind.json, the message log's window)
+   * changes it in memory, and writes it when flushed (its `flush()`, before the directory
+   * goes), once for every change since; the trace appends its waiting records together. A
+   * month makes some five thousand changes of a mind that grows to 170 KB. Each write stays
+   * atomic, but a crash loses what was not flushed: the bot never sets it.
+   */
+  writeOnFlush?: boolean;
 }
 
 /**

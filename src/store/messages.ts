@@ -232,6 +232,9 @@ export const DEFAULT_WINDOW_DAYS = 3;
 
 const ARCHIVE_FILE = /^(\d{4}-\d{2})\.json$/;
 
+/** Archive months kept in memory once read: the learned timing's look-back (8 weeks) spans at most three. */
+const ARCHIVE_MONTHS_KEPT = 3;
+
 /**
  * The conversation log: every message either side sent, oldest first, kept durably.
  *
@@ -249,14 +252,27 @@ export class MessageLog {
   readonly #logger: Logger;
   readonly #nextId: () => string;
   readonly #write: WriteOptions;
+  /** With writeOnFlush (simulations only): whether the window changed since messages.json was last written. */
+  #unwritten = false;
   #byId = new Map<string, Message>();
   /** The window's messages by their channel ids (externalKey), and the deliveries they came in. */
   #byExternal = new Map<string, Message>();
   #updates = new Set<string>();
   /** Newest archived message and newest archived message from the person, once looked up. */
   #archiveTail: { last: Message | null; lastUser: Message | null } | undefined;
+  /** The local day #windowStart last worked out, [from, to), and the window's start on it. */
+  #windowDay: { from: number; to: number; start: number } | undefined;
   /** Every read of the archive and every write, in the order they were asked for. */
   readonly #queue = new SerialQueue();
+  /**
+   * The archive months read last (at most ARCHIVE_MONTHS_KEPT), least recently used first:
+   * the learned timing reads the last weeks at every check-in the other rules let out, and
+   * reading and checking the same months from disk each time was most of its cost. Only this
+   * process writes them (the data directory is locked), and it writes through these.
+   */
+  readonly #archives = new Map<string, Low<MessageLogData>>();
+  /** The archive's months as last listed (#archiveMonths). */
+  #months: string[] | undefined;
 
   private constructor(options: MessageLogOptions, low: Low<MessageLogData>) {
     this.file = join(options.dataDir, PERSON_FILES.messages);
@@ -267,7 +283,7 @@ export class MessageLog {
     this.#windowDays = options.windowDays ?? DEFAULT_WINDOW_DAYS;
     this.#logger = options.logger ?? silentLogger;
     this.#nextId = createIdGenerator(options.clock);
-    this.#write = { fsync: options.fsync ?? true };
+    this.#write = { fsync: options.fsync ?? true, writeOnFlush: options.writeOnFlush ?? false };
     this.#reindex();
   }
 
@@ -351,11 +367,10 @@ export class MessageLog {
         const current = archive.data.messages.find((m) => m.id === id);
         if (!current) continue;
         const updated = apply(current);
-        archive.data = {
+        await this.#writeArchive(month, archive, {
           ...archive.data,
           messages: archive.data.messages.map((m) => (m.id === id ? updated : m)),
-        };
-        await archive.write();
+        });
         this.#archiveTail = undefined;
         return updated;
       }
@@ -363,9 +378,16 @@ export class MessageLog {
     });
   }
 
-  /** Resolves once every write started so far is done, archiving included (before exiting). */
+  /**
+   * Resolves once every write started so far is done, archiving included (before exiting), and
+   * the window is on disk (a log opened with writeOnFlush writes it now: WriteOptions).
+   */
   async flush(): Promise<void> {
-    await this.#queue.run(async () => undefined);
+    await this.#queue.run(async () => {
+      if (!this.#unwritten) return;
+      await this.#low.write();
+      this.#unwritten = false;
+    });
   }
 
   /** The message with this id, wherever it is kept. */
@@ -488,11 +510,14 @@ export class MessageLog {
   /** Deletes the whole log for real, window and archive (/wipe). The log is empty afterwards. */
   deleteAll(): Promise<void> {
     return this.#queue.run(async () => {
+      this.#archives.clear();
+      this.#months = undefined;
       await removeDurable(this.archiveDir);
       await unlinkIfExists(this.file);
       await removeLeftoverTemps(this.file);
       await fsyncDir(dirname(this.file));
       this.#low.data = emptyLog();
+      this.#unwritten = false;
       this.#archiveTail = { last: null, lastUser: null };
       this.#reindex();
     });
@@ -520,10 +545,17 @@ export class MessageLog {
     }
   }
 
-  /** Writes the window; memory changes only once the file is safely on disk. */
+  /**
+   * Writes the window; memory changes only once the file is safely on disk (with writeOnFlush,
+   * at once, and the file follows at flush()).
+   */
   async #writeWindow(messages: Message[]): Promise<void> {
     const previous = this.#low.data;
     this.#low.data = { version: MESSAGE_LOG_VERSION, messages };
+    if (this.#write.writeOnFlush) {
+      this.#unwritten = true;
+      return;
+    }
     try {
       await this.#low.write();
     } catch (error) {
@@ -547,12 +579,18 @@ export class MessageLog {
     }
   }
 
-  /** The first instant the window keeps: midnight, in the log's zone, windowDays - 1 days ago. */
+  /**
+   * The first instant the window keeps: midnight, in the log's zone, windowDays - 1 days ago.
+   * Worked out once a local day (#windowDay): it is asked at every append.
+   */
   #windowStart(): number {
-    return DateTime.fromJSDate(this.#clock.now(), { zone: this.#zone })
-      .startOf("day")
-      .minus({ days: this.#windowDays - 1 })
-      .toMillis();
+    const now = this.#clock.now().getTime();
+    const day = this.#windowDay;
+    if (day !== undefined && now >= day.from && now < day.to) return day.start;
+    const today = DateTime.fromMillis(now, { zone: this.#zone }).startOf("day");
+    const start = today.minus({ days: this.#windowDays - 1 }).toMillis();
+    this.#windowDay = { from: today.toMillis(), to: today.plus({ days: 1 }).toMillis(), start };
+    return start;
   }
 
   async #rollOver(cutoff: number): Promise<void> {
@@ -562,30 +600,57 @@ export class MessageLog {
     const keepFrom = window.findIndex((m) => timeOf(m) >= cutoff);
     const split = keepFrom === -1 ? window.length : keepFrom;
     const leaving = window.slice(0, split);
+    // Archiving may add a month: the archive is listed again next time.
+    this.#months = undefined;
     await ensurePrivateDir(this.archiveDir);
     for (const [month, messages] of groupByMonth(leaving)) {
       const archive = await this.#openArchive(month);
       const known = new Set(archive.data.messages.map((m) => m.id));
       const merged = sortByTime([...archive.data.messages, ...messages.filter((m) => !known.has(m.id))]);
-      archive.data = { version: MESSAGE_LOG_VERSION, messages: merged };
-      await archive.write();
+      await this.#writeArchive(month, archive, { version: MESSAGE_LOG_VERSION, messages: merged });
     }
     this.#archiveTail = undefined;
     await this.#writeWindow(window.slice(split));
     this.#reindex();
   }
 
+  /** The archive's months, oldest first; listed once, and again after archiving or a wipe. */
   async #archiveMonths(): Promise<string[]> {
-    return (await namesInDir(this.archiveDir))
+    this.#months ??= (await namesInDir(this.archiveDir))
       .map((name) => ARCHIVE_FILE.exec(name)?.[1])
       .filter((month): month is string => month !== undefined)
       .sort();
+    return [...this.#months];
   }
 
+  /** An archive month, from the months kept in memory or read (and then kept) from its file. */
   async #openArchive(month: string): Promise<Low<MessageLogData>> {
+    const kept = this.#archives.get(month);
+    if (kept) {
+      // Most recently used last, so the least recently used is the first to leave.
+      this.#archives.delete(month);
+      this.#archives.set(month, kept);
+      return kept;
+    }
     const archive = new Low(logAdapter(archivePath(this.archiveDir, month), this.#write), emptyLog());
     await archive.read();
+    this.#archives.set(month, archive);
+    for (const old of this.#archives.keys()) {
+      if (this.#archives.size <= ARCHIVE_MONTHS_KEPT) break;
+      this.#archives.delete(old);
+    }
     return archive;
+  }
+
+  /** Writes an archive month; on failure it is no longer kept, so memory never holds what the file does not. */
+  async #writeArchive(month: string, archive: Low<MessageLogData>, data: MessageLogData): Promise<void> {
+    archive.data = data;
+    try {
+      await archive.write();
+    } catch (error) {
+      this.#archives.delete(month);
+      throw error;
+    }
   }
 
   /** Archived messages from `fromMs` on, then the window; a message in both counts once. */

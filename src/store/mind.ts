@@ -46,10 +46,15 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
   readonly #records: readonly R[];
   /** Each key's check: the version's, and each record's. */
   readonly #schemas: ReadonlyMap<string, z.ZodType>;
+  /** The check of one entry of each log (MindRecord.entry), by key. */
+  readonly #entrySchemas: ReadonlyMap<string, z.ZodType>;
   readonly #clock: Clock;
   readonly #readOnly: boolean;
+  readonly #writeOnFlush: boolean;
   /** Writes in the order they were asked for, each on the state the one before left. */
   readonly #queue = new SerialQueue();
+  /** With writeOnFlush: whether the document changed since the file was last written. */
+  #unwritten = false;
 
   private constructor(
     dataDir: string,
@@ -57,7 +62,7 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
     low: Low<MindFile<R>>,
     records: readonly R[],
     clock: Clock,
-    readOnly: boolean,
+    options: { readOnly?: boolean } & WriteOptions,
   ) {
     this.dataDir = dataDir;
     this.file = file;
@@ -67,8 +72,12 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
       ["version", z.literal(MIND_VERSION)],
       ...records.map((record): [string, z.ZodType] => [record.key, record.schema]),
     ]);
+    this.#entrySchemas = new Map(
+      records.flatMap((record): [string, z.ZodType][] => (record.entry ? [[record.key, record.entry]] : [])),
+    );
     this.#clock = clock;
-    this.#readOnly = readOnly;
+    this.#readOnly = options.readOnly ?? false;
+    this.#writeOnFlush = options.writeOnFlush ?? false;
   }
 
   /**
@@ -76,8 +85,8 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
    * missing file is a fresh mind. A file that is not valid throws DataFileError naming the
    * file and the first problem, and is left exactly as it was. Opening never touches the
    * directory's other files: another process may be writing there. `readOnly` is for
-   * commands that only look (status): such a store refuses to write. `fsync: false` is for
-   * simulations only (files.ts WriteOptions).
+   * commands that only look (status): such a store refuses to write. `fsync: false` and
+   * `writeOnFlush` are for simulations only (WriteOptions).
    */
   static async open<R extends MindRecord>(
     dataDir: string,
@@ -96,7 +105,7 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
     const low = new Low(adapter, freshMindFile(records, clock.now()));
     await low.read();
     low.data = deepFreeze(low.data);
-    return new MindStore(dataDir, file, low, records, clock, options.readOnly ?? false);
+    return new MindStore(dataDir, file, low, records, clock, options);
   }
 
   /**
@@ -110,13 +119,14 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
 
   /**
    * Changes the document: `edit` changes a draft; once it returns, the records it touched are
-   * validated and the document is written durably before this resolves. If `edit` throws or
-   * the draft is invalid, nothing changes. Updates run one at a time, in call order.
+   * validated and the document is written durably before this resolves (with writeOnFlush, at
+   * the next flush()). If `edit` throws or the draft is invalid, nothing changes. Updates run
+   * one at a time, in call order.
    */
   update<T>(edit: (draft: MindFile<R>) => T | Promise<T>): Promise<T> {
     return this.#queue.run(async () => {
       const current = this.#low.data;
-      const draft = draftOf(current);
+      const draft = draftOf(current, this.#entrySchemas);
       const result = await edit(draft);
       await this.#write(this.#checked(current, draft));
       return result;
@@ -126,7 +136,9 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
   /**
    * The document an update leaves: each record the edit touched (or added, or deleted) as its
    * schema reads it, every other record as it was, in the order a whole-document check would
-   * give (the version, the records as listed, any other key). Throws on the first invalid one.
+   * give (the version, the records as listed, any other key). Of a log, only the entries it did
+   * not hold before are checked: the others were checked when they came in, and stay as they
+   * are. Throws on the first invalid one.
    */
   #checked(current: MindFile<R>, draft: MindFile<R>): MindFile<R> {
     const before = current as Record<string, unknown>;
@@ -139,13 +151,11 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
       let value = descriptor === undefined ? undefined : descriptor.get ? before[key] : descriptor.value;
       const schema = this.#schemas.get(key);
       if (schema !== undefined && !descriptor?.get && (descriptor !== undefined || key in before)) {
-        const checked = schema.safeParse(value);
-        if (!checked.success) {
-          const issue = checked.error.issues[0];
-          const problem = issue ? { path: [key, ...issue.path], message: issue.message } : undefined;
-          throw new Error(`mind update would write an invalid state: ${describeIssue(problem)}`);
-        }
-        value = checked.data;
+        const entry = this.#entrySchemas.get(key);
+        value =
+          entry !== undefined && Array.isArray(value)
+            ? checkedLog(key, value, before[key], entry)
+            : checkedValue([key], value, schema);
       }
       if (value !== undefined) next[key] = value;
     }
@@ -167,8 +177,17 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
           record.afterWipe ? record.afterWipe(kept[record.key], now) : record.initial(now),
         ),
       );
+      await this.#writeFile();
       await removeLeftoverTemps(this.file);
     });
+  }
+
+  /**
+   * Writes the document every update so far left, when the file does not hold it yet: only a
+   * store opened with writeOnFlush (WriteOptions, simulations only) is ever behind.
+   */
+  flush(): Promise<void> {
+    return this.#queue.run(() => this.#writeFile());
   }
 
   /** Everything the mind keeps, for /export. */
@@ -178,6 +197,11 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
 
   async #write(data: MindFile<R>): Promise<void> {
     if (this.#readOnly) throw new Error(`${this.file} was opened read-only; it is not written`);
+    if (this.#writeOnFlush) {
+      this.#low.data = deepFreeze(data);
+      this.#unwritten = true;
+      return;
+    }
     const previous = this.#low.data;
     this.#low.data = deepFreeze(data);
     try {
@@ -187,15 +211,43 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
       throw error;
     }
   }
+
+  /** With writeOnFlush: writes the document if it changed since the file was last written. */
+  async #writeFile(): Promise<void> {
+    if (!this.#unwritten) return;
+    await this.#low.write();
+    this.#unwritten = false;
+  }
+}
+
+/** A value as `schema` reads it; throws naming the first problem, its path starting at `path`. */
+function checkedValue(path: readonly PropertyKey[], value: unknown, schema: z.ZodType): unknown {
+  const checked = schema.safeParse(value);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    const problem = issue ? { path: [...path, ...issue.path], message: issue.message } : undefined;
+    throw new Error(`mind update would write an invalid state: ${describeIssue(problem)}`);
+  }
+  return checked.data;
+}
+
+/**
+ * A log's entries as an update leaves them: each entry the log held before kept as it is (it
+ * was checked when it came in, and is frozen), each new one as `entry` reads it.
+ */
+function checkedLog(key: string, entries: readonly unknown[], before: unknown, entry: z.ZodType): unknown[] {
+  const held = new Set(Array.isArray(before) ? before : []);
+  return entries.map((value, index) => (held.has(value) ? value : checkedValue([key, index], value, entry)));
 }
 
 /**
  * A draft of the document for one update. Each key is copied the first time the edit reads
  * or assigns it: an update pays, in copying, checking and freezing, only for what it touches,
- * not for the month of decisions and usage beside it. A key still unread when the edit returns
+ * not for the month of decisions and usage beside it. Of a log (a key in `logs`) only the
+ * list is copied: its entries stay the frozen ones. A key still unread when the edit returns
  * (its accessor untouched) is unchanged.
  */
-function draftOf<D extends object>(current: D): D {
+function draftOf<D extends object>(current: D, logs: ReadonlyMap<string, unknown>): D {
   const draft = {};
   const settle = (key: string, value: unknown) =>
     Object.defineProperty(draft, key, { value, writable: true, enumerable: true, configurable: true });
@@ -204,7 +256,7 @@ function draftOf<D extends object>(current: D): D {
       enumerable: true,
       configurable: true,
       get: () => {
-        const copy = structuredClone(value);
+        const copy = logs.has(key) && Array.isArray(value) ? [...value] : structuredClone(value);
         settle(key, copy);
         return copy;
       },
@@ -215,29 +267,56 @@ function draftOf<D extends object>(current: D): D {
 }
 
 /**
- * Each frozen record's text as it stands in the file, kept as long as the record is: every
- * update writes the whole file, but renders only the records it replaced. (Entries are not
- * kept: checking a record copies every entry in it, so a touched record's are all new.)
+ * Each frozen record's text as it stands in the file, and each frozen entry's of a record that
+ * is a list, kept as long as the record or entry is: every update writes the whole file, but
+ * renders only what it replaced (a log's new entries; every entry of another list it touched,
+ * since checking such a record copies its entries).
  */
 const renderedRecords = new WeakMap<object, string>();
+/** The same for entries, which stand a level further in. */
+const renderedEntries = new WeakMap<object, string>();
 
 /**
  * mind.json's text: exactly `JSON.stringify(document, null, 2)`, indented so a person can read
- * it, put together from each record's rendering (renderedRecords).
+ * it, put together from each record's rendering, a list's from its entries' (renderedRecords,
+ * renderedEntries).
  */
 function serializeMindFile(document: object): string {
   const lines: string[] = [];
   for (const [key, value] of Object.entries(document)) {
     if (value === undefined) continue;
-    const cacheable = typeof value === "object" && value !== null && Object.isFrozen(value);
-    let text = cacheable ? renderedRecords.get(value) : undefined;
-    if (text === undefined) {
-      text = JSON.stringify(value, null, 2).replaceAll("\n", "\n  ");
-      if (cacheable) renderedRecords.set(value, text);
-    }
+    const text = Array.isArray(value)
+      ? renderedOnce(renderedRecords, value, () => renderList(value))
+      : renderedOnce(renderedRecords, value, () => indented(JSON.stringify(value, null, 2), 1));
     lines.push(`  ${JSON.stringify(key)}: ${text}`);
   }
   return lines.length === 0 ? "{}\n" : `{\n${lines.join(",\n")}\n}\n`;
+}
+
+/** A list record's text, one level in: as JSON.stringify would indent it there, entry by entry. */
+function renderList(list: readonly unknown[]): string {
+  if (list.length === 0) return "[]";
+  // JSON.stringify writes null for an entry it cannot render (undefined, a function).
+  const entries = list.map((entry) =>
+    renderedOnce(renderedEntries, entry, () => indented(JSON.stringify(entry, null, 2) ?? "null", 2)),
+  );
+  return `[\n    ${entries.join(",\n    ")}\n  ]`;
+}
+
+/** `render()`, kept in `cache` for a frozen object; anything else is rendered each time. */
+function renderedOnce(cache: WeakMap<object, string>, value: unknown, render: () => string): string {
+  const cacheable = typeof value === "object" && value !== null && Object.isFrozen(value);
+  let text = cacheable ? cache.get(value) : undefined;
+  if (text === undefined) {
+    text = render();
+    if (cacheable) cache.set(value, text);
+  }
+  return text;
+}
+
+/** JSON text moved `levels` levels of two spaces in (a string value holds no raw line break). */
+function indented(text: string, levels: number): string {
+  return text.replaceAll("\n", `\n${"  ".repeat(levels)}`);
 }
 
 /** Freezes a value and everything in it (read() hands out the document itself). */

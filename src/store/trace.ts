@@ -186,6 +186,11 @@ export interface TraceOptions {
   maxBytes?: number;
   /** Told (without any text from the trace) when a damaged trace file is kept aside. */
   logger?: Logger;
+  /**
+   * Simulations only (WriteOptions): records wait in memory and are appended together at
+   * flush(), or when the trace is read or rewritten; a month notes some two thousand.
+   */
+  writeOnFlush?: boolean;
 }
 
 const DAY_MS = 86_400_000;
@@ -214,6 +219,9 @@ export class Trace {
   #oldestMs: number | null = null;
   #lastSweepMs = Number.NEGATIVE_INFINITY;
   #swept = false;
+  readonly #writeOnFlush: boolean;
+  /** With writeOnFlush: lines noted but not yet appended, oldest first. */
+  #pending: string[] = [];
   /** Appends and rewrites in call order, so a line never lands in a file being rewritten. */
   readonly #queue = new SerialQueue();
 
@@ -224,6 +232,7 @@ export class Trace {
     this.#logger = options.logger ?? silentLogger;
     this.#maxAgeMs = (options.maxAgeDays ?? 30) * DAY_MS;
     this.#rotateAtBytes = Math.floor((options.maxBytes ?? 50 * 1024 * 1024) / 2);
+    this.#writeOnFlush = options.writeOnFlush ?? false;
   }
 
   /**
@@ -251,7 +260,8 @@ export class Trace {
       const line = `${JSON.stringify(parsed)}\n`;
       const size = Buffer.byteLength(line);
       if (this.#bytes > 0 && this.#bytes + size > this.#rotateAtBytes) await this.#rotate();
-      await appendPrivate(this.file, line);
+      if (this.#writeOnFlush) this.#pending.push(line);
+      else await appendPrivate(this.file, line);
       this.#bytes = this.#bytes + size;
       const ms = Date.parse(parsed.ts);
       this.#oldestMs = this.#oldestMs === null ? ms : Math.min(this.#oldestMs, ms);
@@ -259,12 +269,20 @@ export class Trace {
     });
   }
 
+  /** Appends the records noted but not yet written (only a trace opened with writeOnFlush holds any). */
+  flush(): Promise<void> {
+    return this.#queue.run(() => this.#appendPending());
+  }
+
   /** The newest `n` records, oldest first. Lines that are not valid records are skipped. */
   async last(n: number): Promise<TraceLine[]> {
     if (n <= 0) return [];
-    const records = parseLines((await readTextIfExists(this.file)) ?? "");
-    if (records.length < n) records.unshift(...parseLines((await readTextIfExists(this.rotatedFile)) ?? ""));
-    return records.slice(-n);
+    if (this.#pending.length > 0) await this.flush();
+    const records = lastRecords((await readTextIfExists(this.file)) ?? "", n);
+    if (records.length < n) {
+      records.unshift(...lastRecords((await readTextIfExists(this.rotatedFile)) ?? "", n - records.length));
+    }
+    return records;
   }
 
   /**
@@ -285,6 +303,7 @@ export class Trace {
       await removeDurable(this.rotatedFile);
       await removeLeftoverTemps(this.file);
       await removeLeftoverTemps(this.rotatedFile);
+      this.#pending = [];
       this.#bytes = 0;
       this.#oldestMs = null;
     });
@@ -319,6 +338,7 @@ export class Trace {
    * a record is first kept aside whole. Returns how many records were removed.
    */
   async #rewrite(keep: (record: TraceLine) => boolean): Promise<number> {
+    await this.#appendPending();
     let oldest: number | null = null;
     let removed = 0;
     this.#bytes = 0;
@@ -367,7 +387,16 @@ export class Trace {
     }
   }
 
+  /** With writeOnFlush: appends the lines waiting, in one write. */
+  async #appendPending(): Promise<void> {
+    if (this.#pending.length === 0) return;
+    const lines = this.#pending.join("");
+    this.#pending = [];
+    await appendPrivate(this.file, lines);
+  }
+
   async #rotate(): Promise<void> {
+    await this.#appendPending();
     try {
       await rename(this.file, this.rotatedFile);
     } catch (error) {
@@ -384,9 +413,13 @@ function parseLine(line: string): TraceLine | null {
   return result.success ? result.data : null;
 }
 
-function parseLines(text: string): TraceLine[] {
-  return text
-    .split("\n")
-    .map(parseLine)
-    .filter((record): record is TraceLine => record !== null);
+/** The newest `n` records of a file's text, oldest first: only the lines it takes are read. */
+function lastRecords(text: string, n: number): TraceLine[] {
+  const lines = text.split("\n");
+  const records: TraceLine[] = [];
+  for (let i = lines.length - 1; i >= 0 && records.length < n; i--) {
+    const record = parseLine(lines[i] as string);
+    if (record !== null) records.push(record);
+  }
+  return records.reverse();
 }

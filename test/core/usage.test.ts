@@ -35,6 +35,20 @@ describe("the usage ledger", () => {
     );
   });
 
+  it("places a time spelled otherwise (a file edited by hand) on its day, the day's first millisecond included", async () => {
+    const mind = await openMind(dataDir, clock);
+    const calls = [
+      usageRecord("2026-11-21T23:59:59Z", 1),
+      usageRecord("2026-11-22T00:00:00.000Z", 10),
+      usageRecord("2026-11-22T00:00:00Z", 100),
+      usageRecord("2026-11-22T23:59:59.9999Z", 1000),
+      usageRecord("2026-11-23T00:00:00.000Z", 10000),
+    ];
+    await recordUsage(mind, calls, clock.now());
+    const each = (input: number) => input + 10 + 5;
+    expect(tokensOnLocalDay(mind.read(), clock.now(), "UTC")).toBe(each(10) + each(100) + each(1000));
+  });
+
   it("drops detailed records after eight days and keeps the daily totals", async () => {
     const mind = await openMind(dataDir, clock);
     await recordUsage(mind, [usageRecord("2026-11-10T10:00:00.000Z", 300)], clock.now());

@@ -1,5 +1,6 @@
+import { DateTime } from "luxon";
 import { describe, expect, it } from "vitest";
-import { canonicalZone, isKnownZone, requireKnownZone, zoneSchema } from "../../src/core/zones.ts";
+import { canonicalZone, isKnownZone, localTime, requireKnownZone, zoneSchema } from "../../src/core/zones.ts";
 
 describe("zones", () => {
   it("knows IANA names and aliases, in any letter case, and nothing else", () => {
@@ -15,6 +16,21 @@ describe("zones", () => {
     expect(canonicalZone("europe/lisbon")).toBe("Europe/Lisbon");
     expect(canonicalZone("utc")).toBe("UTC");
     expect(canonicalZone("Mars/Olympus")).toBeNull();
+  });
+
+  it("gives an instant's wall time as luxon does, across a clock change, the same one when asked again", () => {
+    // Berlin's clocks go forward at 01:00 UTC on 29 March 2026.
+    for (const iso of ["2026-03-29T00:59:59.999Z", "2026-03-29T01:00:00.000Z", "2026-10-25T00:30:00.000Z"]) {
+      const ms = Date.parse(iso);
+      expect(localTime(ms, "Europe/Berlin").toISO()).toBe(
+        DateTime.fromMillis(ms, { zone: "Europe/Berlin" }).toISO(),
+      );
+      expect(localTime(ms, "Asia/Kathmandu").toISO()).toBe(
+        DateTime.fromMillis(ms, { zone: "Asia/Kathmandu" }).toISO(),
+      );
+      expect(localTime(ms, "Europe/Berlin")).toBe(localTime(ms, "Europe/Berlin"));
+    }
+    expect(localTime(0, "Mars/Olympus").isValid).toBe(false);
   });
 
   it("refuses an unknown zone with an error naming it and a good value", () => {

@@ -34,9 +34,13 @@ const request = {
   messages: [{ role: "user" as const, content: "Hello" }],
 };
 
-describe("ModelClient", () => {
+// The simulations reach the fake through its in-process fetch; the SDK must see the same API either way.
+describe.each([
+  ["over the socket", () => ({ clock })],
+  ["through the fake's in-process fetch", () => ({ clock, fetch: api.fetch })],
+])("ModelClient %s", (_how, deps) => {
   it("talks to the API with the key as a Bearer token and returns the usage with cache fields", async () => {
-    const client = new ModelClient(config(), { clock });
+    const client = new ModelClient(config(), deps());
     api.enqueue(
       textReply("Hi there", {
         input_tokens: 12,
@@ -63,7 +67,7 @@ describe("ModelClient", () => {
   });
 
   it("uses the cheaper model for reflection and judging", () => {
-    const client = new ModelClient(config(), { clock });
+    const client = new ModelClient(config(), deps());
     expect(client.modelFor("reply")).toBe("claude-sonnet-5-5");
     expect(client.modelFor("heartbeat-write")).toBe("claude-sonnet-5-5");
     expect(client.modelFor("reflect")).toBe("claude-haiku-5-5");
@@ -71,7 +75,7 @@ describe("ModelClient", () => {
   });
 
   it("lets the SDK retry overload and rate limits, then succeeds", async () => {
-    const client = new ModelClient(config(), { clock });
+    const client = new ModelClient(config(), deps());
     api.failNext("529", 1, { retryAfterMs: 1 });
     api.failNext("429", 1, { retryAfterMs: 1 });
     api.enqueue(textReply("made it"));
@@ -85,7 +89,7 @@ describe("ModelClient", () => {
     ["500", "server error"],
     ["reset", "dropped connection"],
   ] as const)("throws ModelUnavailableError after the retries on %s (%s)", async (kind, _what) => {
-    const client = new ModelClient(config({ maxRetries: 1 }), { clock });
+    const client = new ModelClient(config({ maxRetries: 1 }), deps());
     api.failNext(kind, 2, { retryAfterMs: 1 });
     const error = await client.create(request, "reply").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelUnavailableError);
@@ -93,7 +97,7 @@ describe("ModelClient", () => {
   });
 
   it("throws ModelUnavailableError when the answer is too slow", async () => {
-    const client = new ModelClient(config({ maxRetries: 0, timeoutMs: 300 }), { clock });
+    const client = new ModelClient(config({ maxRetries: 0, timeoutMs: 300 }), deps());
     api.failNext("slow", 1, { delayMs: 700 });
     api.enqueue(textReply("too late"));
     const error = await client.create(request, "reply").catch((e: unknown) => e);
@@ -102,7 +106,7 @@ describe("ModelClient", () => {
   });
 
   it("names ANTHROPIC_API_KEY when the key is rejected, without retrying", async () => {
-    const client = new ModelClient(config({ apiKey: "wrong-key" }), { clock });
+    const client = new ModelClient(config({ apiKey: "wrong-key" }), deps());
     const error = await client.create(request, "reply").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelRequestError);
     expect((error as ModelRequestError).setting).toBe("ANTHROPIC_API_KEY");
@@ -110,14 +114,37 @@ describe("ModelClient", () => {
     expect(api.requests).toHaveLength(1);
   });
 
+  it("is refused a prompt past the context window, and answered one just inside it", async () => {
+    const client = new ModelClient(config(), deps());
+    // About 3.5 characters a token: 700,000 of text is 200,000 tokens, 600,000 about 171,500.
+    const prompt = (chars: number) => ({
+      ...request,
+      messages: [{ role: "user" as const, content: "a".repeat(chars) }],
+    });
+    const error = await client.create(prompt(700_000), "reply").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ModelRequestError);
+    expect((error as Error).message).toContain("prompt is too long");
+    api.enqueue(textReply("read it all"));
+    const { message } = await client.create(prompt(600_000), "reply");
+    expect(message.content[0]).toMatchObject({ text: "read it all" });
+  });
+
   it("reports a request the API refuses as ModelRequestError with the API's words", async () => {
-    const client = new ModelClient(config(), { clock });
+    const client = new ModelClient(config(), deps());
     const error = await client
       .create({ ...request, messages: [{ role: "assistant", content: "I start" }] }, "reply")
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelRequestError);
     expect((error as Error).message).toContain("first message must use the user role");
   });
+});
+
+it("through the fake's in-process fetch, the SDK reaches the fake without a socket", async () => {
+  const client = new ModelClient(config({ baseURL: "http://127.0.0.1:1" }), { clock, fetch: api.fetch });
+  api.enqueue(textReply("no socket needed"));
+  const { message } = await client.create(request, "reply");
+  expect(message.content[0]).toMatchObject({ text: "no socket needed" });
+  expect(api.requests[0]?.headers.authorization).toBe(`Bearer ${api.apiKey}`);
 });
 
 describe("ModelClient.checkKey", () => {

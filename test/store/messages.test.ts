@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/core/clock.ts";
@@ -179,6 +179,22 @@ describe("appending", () => {
     ]);
   });
 
+  it("with writeOnFlush (simulations only), appends and edits land in memory and messages.json follows at flush()", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock(START);
+    await (await openLog(dataDir, clock)).append(user("Good morning."));
+    const log = await MessageLog.open({ dataDir, clock, timeZone: "UTC", windowDays: 2, writeOnFlush: true });
+    const later = await log.append(user("Still there?"));
+    await log.update(later.id, { text: "Still there??" });
+    expect(log.recent().map((m) => m.text)).toEqual(["Good morning.", "Still there??"]);
+    expect((await openLog(dataDir, clock)).recent().map((m) => m.text)).toEqual(["Good morning."]);
+    await log.flush();
+    expect((await openLog(dataDir, clock)).recent().map((m) => m.text)).toEqual([
+      "Good morning.",
+      "Still there??",
+    ]);
+  });
+
   it("keeps unknown fields", async () => {
     const dataDir = await tempDataDir();
     const log = await openLog(dataDir);
@@ -344,6 +360,22 @@ describe("growth: the window and the archive", () => {
     expect((await log.get(oldest))?.text).toBe("day 0 question");
     await log.update(oldest, { annotations: { topics: ["greeting"], question: true, tone: "warm" } });
     expect((await (await openLog(dataDir, clock)).get(oldest))?.annotations?.topics).toEqual(["greeting"]);
+  });
+
+  it("an archived edit that cannot be written is neither on disk nor in memory", async () => {
+    const dataDir = await tempDataDir();
+    const { log, ids } = await seventyDays(dataDir);
+    const oldest = ids[0] as string;
+    expect((await log.get(oldest))?.text).toBe("day 0 question");
+    // January was just read, and is kept; a directory where its file was makes the write fail.
+    const january = join(dataDir, "archive", "2026-01.json");
+    const contents = await readFile(january, "utf8");
+    await rm(january);
+    await mkdir(join(january, "in-the-way"), { recursive: true });
+    await expect(log.update(oldest, { text: "changed" })).rejects.toThrow(/2026-01\.json/);
+    await rm(january, { recursive: true });
+    await writeFile(january, contents);
+    expect((await log.get(oldest))?.text).toBe("day 0 question");
   });
 
   it("counts a message once when a crash left it in both the archive and the window", async () => {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { initialMindState, openMind } from "../../src/companion/mind-document.ts";
 import { SettableClock } from "../../src/core/clock.ts";
-import { mindRecord } from "../../src/core/mind-record.ts";
+import { mindLogRecord, mindRecord } from "../../src/core/mind-record.ts";
 import { DataFileError } from "../../src/store/files.ts";
 import { MIND_VERSION, MindStore as MindFileStore } from "../../src/store/mind.ts";
 import { rememberingMind, usageRecord } from "../support/mind-fixtures.ts";
@@ -85,6 +85,30 @@ describe("MindStore", () => {
     });
     expect(unflushed).toBe(0);
     expect((await openMind(dataDir, clock)).read().scratchpad.trajectory_now).toBe("not flushed");
+  });
+
+  it("with writeOnFlush (simulations only), updates land in memory and the file follows at flush()", async () => {
+    const mind = await openMind(dataDir, clock, { fsync: false, writeOnFlush: true });
+    await mind.update((m) => {
+      m.scratchpad.trajectory_now = "first";
+    });
+    await mind.update((m) => {
+      m.usage.push({ ...usageRecord("2026-11-22T10:00:00.000Z", 100) });
+    });
+    expect(mind.read().scratchpad.trajectory_now).toBe("first");
+    await expect(stat(mind.file)).rejects.toThrow(/ENOENT/);
+    await mind.flush();
+    expect(await readFile(mind.file, "utf8")).toBe(`${JSON.stringify(mind.read(), null, 2)}\n`);
+    await mind.update((m) => {
+      m.scratchpad.trajectory_now = "second";
+    });
+    expect((await openMind(dataDir, clock)).read().scratchpad.trajectory_now).toBe("first");
+    await mind.flush();
+    expect((await openMind(dataDir, clock)).read().scratchpad.trajectory_now).toBe("second");
+    // A wipe reaches the file at once, whatever the option.
+    await mind.deleteAll();
+    expect((await openMind(dataDir, clock)).read()).toEqual(mind.read());
+    expect(mind.read().scratchpad.trajectory_now).not.toBe("second");
   });
 
   it("updates started together all land, in order", async () => {
@@ -200,6 +224,58 @@ describe("the store knows no record's shape", () => {
     expect(store.read()).toEqual({ version: MIND_VERSION, tally: { count: 40 }, note: "hello" });
     await store.deleteAll();
     expect(store.read()).toEqual({ version: MIND_VERSION, tally: { count: 40 } });
+  });
+
+  // A log of a made-up room: entries are added and dropped, never changed in place.
+  const readings = mindLogRecord({
+    key: "readings",
+    entry: z.object({ at: z.string(), values: z.object({ low: z.number(), high: z.number() }) }),
+  });
+
+  it("a log keeps the entries it held, checks only new ones and writes the file JSON.stringify would", async () => {
+    const dir = join(root, "log");
+    const store = await MindFileStore.open(dir, clock, [readings, note]);
+    for (let i = 0; i < 4; i++) {
+      await store.update((m) => {
+        m.readings.push({ at: `day ${i}`, values: { low: i, high: i * 2 } });
+      });
+    }
+    const held = store.read().readings;
+    await store.update((m) => {
+      m.readings = m.readings.filter((r) => r.at !== "day 0");
+      m.readings.push({ at: "day 4", values: { low: 4, high: 8 } });
+      m.note = "dropped day 0";
+    });
+    const after = store.read().readings;
+    expect(after.map((r) => r.at)).toEqual(["day 1", "day 2", "day 3", "day 4"]);
+    expect(after.slice(0, 3).every((r, i) => r === held[i + 1])).toBe(true);
+    expect(await readFile(store.file, "utf8")).toBe(`${JSON.stringify(store.read(), null, 2)}\n`);
+    await store.update((m) => {
+      m.readings = [];
+    });
+    expect(await readFile(store.file, "utf8")).toBe(`${JSON.stringify(store.read(), null, 2)}\n`);
+    expect((await MindFileStore.open(dir, clock, [readings, note])).read()).toEqual(store.read());
+  });
+
+  it("a log refuses a new entry that breaks its schema, or an entry changed in place, and changes nothing", async () => {
+    const dir = join(root, "log-refusals");
+    const store = await MindFileStore.open(dir, clock, [readings]);
+    await store.update((m) => {
+      m.readings.push({ at: "day 0", values: { low: 0, high: 1 } });
+    });
+    const fileBefore = await readFile(store.file, "utf8");
+    await expect(
+      store.update((m) => {
+        m.readings.push({ at: "day 1", values: { low: "cold" as never, high: 1 } });
+      }),
+    ).rejects.toThrow(/invalid state: readings\.1\.values\.low/);
+    await expect(
+      store.update((m) => {
+        (m.readings[0] as { at: string }).at = "changed";
+      }),
+    ).rejects.toThrow(TypeError);
+    expect(store.read().readings).toEqual([{ at: "day 0", values: { low: 0, high: 1 } }]);
+    expect(await readFile(store.file, "utf8")).toBe(fileBefore);
   });
 });
 

@@ -39,6 +39,20 @@ describe("Trace", () => {
     expect(await new Trace({ dataDir, clock }).last(10)).toHaveLength(3);
   });
 
+  it("with writeOnFlush (simulations only), records wait in memory until flushed or read", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock("2026-02-07T08:00:00.000Z");
+    const trace = new Trace({ dataDir, clock, writeOnFlush: true });
+    await trace.append(failure("first"));
+    await trace.append(failure("second"));
+    expect(errors(await new Trace({ dataDir, clock }).last(10))).toEqual([]);
+    expect(errors(await trace.last(10))).toEqual(["first", "second"]);
+    expect(errors(await new Trace({ dataDir, clock }).last(10))).toEqual(["first", "second"]);
+    await trace.append(failure("third"));
+    await trace.flush();
+    expect(errors(await new Trace({ dataDir, clock }).last(10))).toEqual(["first", "second", "third"]);
+  });
+
   it("note never throws: a trace it cannot write is logged once, without the record's words", async () => {
     const parent = await tempDataDir();
     // The data directory is a file, so no trace can be written under it.
@@ -63,22 +77,30 @@ describe("Trace", () => {
     expect(errors(await trace.last(50))).toEqual(Array.from({ length: 50 }, (_, i) => `turn ${i}`));
   });
 
-  it("rotates at half the size budget, keeping the total bounded and the newest lines readable", async () => {
-    const dataDir = await tempDataDir();
-    const trace = new Trace({
-      dataDir,
-      clock: new SettableClock("2026-02-07T08:00:00.000Z"),
-      maxBytes: 4000,
-    });
-    for (let i = 0; i < 100; i++) await trace.append(failure(`turn ${i} ${"x".repeat(50)}`));
-    const files = (await readdir(dataDir)).sort();
-    expect(files).toEqual(["trace.1.jsonl", "trace.jsonl"]);
-    const total = (await stat(trace.file)).size + (await stat(trace.rotatedFile)).size;
-    expect(total).toBeLessThanOrEqual(4000);
-    expect(await modeOf(trace.rotatedFile)).toBe(0o600);
-    const last = await trace.last(20);
-    expect(errors(last)).toEqual(Array.from({ length: 20 }, (_, i) => `turn ${80 + i} ${"x".repeat(50)}`));
-  });
+  it.each([
+    ["", false],
+    [", also when records wait for a flush", true],
+  ])(
+    "rotates at half the size budget, keeping the total bounded and the newest lines readable%s",
+    async (_, writeOnFlush) => {
+      const dataDir = await tempDataDir();
+      const trace = new Trace({
+        dataDir,
+        clock: new SettableClock("2026-02-07T08:00:00.000Z"),
+        maxBytes: 4000,
+        writeOnFlush,
+      });
+      for (let i = 0; i < 100; i++) await trace.append(failure(`turn ${i} ${"x".repeat(50)}`));
+      await trace.flush();
+      const files = (await readdir(dataDir)).sort();
+      expect(files).toEqual(["trace.1.jsonl", "trace.jsonl"]);
+      const total = (await stat(trace.file)).size + (await stat(trace.rotatedFile)).size;
+      expect(total).toBeLessThanOrEqual(4000);
+      expect(await modeOf(trace.rotatedFile)).toBe(0o600);
+      const last = await trace.last(20);
+      expect(errors(last)).toEqual(Array.from({ length: 20 }, (_, i) => `turn ${80 + i} ${"x".repeat(50)}`));
+    },
+  );
 
   it("deletes lines older than the age limit for real, from the current and the rotated file", async () => {
     const dataDir = await tempDataDir();
