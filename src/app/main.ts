@@ -299,7 +299,10 @@ async function checkTranscription(
     logger.warn({ setting: warning.setting, at }, `${warning.message} (starting anyway)`);
     return { warning, checkedAt };
   }
-  logger.info({ at, model: transcriber.settings.model }, "voice notes are heard: the transcription service answered");
+  logger.info(
+    { at, model: transcriber.settings.model },
+    "voice notes are heard: the transcription service answered",
+  );
   return undefined;
 }
 

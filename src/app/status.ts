@@ -225,7 +225,10 @@ const SERVICE_FAILURES: ReadonlySet<string> = new Set(["refused", "failed", "tim
  * newest voice note the service either heard (nothing is wrong) or failed; failing that, the
  * start check's warning, unless a note that arrived after it was heard.
  */
-function hearingTrouble(messages: readonly Message[], atStart: TranscriptionAtStart | undefined): string | null {
+function hearingTrouble(
+  messages: readonly Message[],
+  atStart: TranscriptionAtStart | undefined,
+): string | null {
   const last = messages.findLast(
     (m) => m.media?.transcribed === true || SERVICE_FAILURES.has(m.media?.notHeard ?? ""),
   );
@@ -365,7 +368,8 @@ export function formatStatus(status: Status, timezone: string = status.timezone,
 
 /** Whether voice notes are heard, in words: where they are transcribed (and what is wrong there), or the setting that would hear them. */
 export function voiceNotesWords(voiceNotes: Status["voiceNotes"]): string {
-  if (voiceNotes.at === null) return "not heard (no transcription service: PRESENCE_TRANSCRIBE_URL is not set)";
+  if (voiceNotes.at === null)
+    return "not heard (no transcription service: PRESENCE_TRANSCRIBE_URL is not set)";
   const heard = `heard, transcribed at ${voiceNotes.at}`;
   return voiceNotes.trouble === null ? heard : `${heard}, but ${voiceNotes.trouble}`;
 }

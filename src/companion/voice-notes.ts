@@ -124,7 +124,11 @@ async function hear(context: TurnContext, message: Message, media: Media): Promi
     kept = format === null ? null : await files.read(stored);
   } catch (error) {
     logger.warn(
-      { messageId: message.id, cause: "unreadable", error: error instanceof Error ? error.message : String(error) },
+      {
+        messageId: message.id,
+        cause: "unreadable",
+        error: error instanceof Error ? error.message : String(error),
+      },
       "voice note not heard: its kept sound could not be read",
     );
     await markNotHeard(log, message.id, "gone");

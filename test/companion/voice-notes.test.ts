@@ -320,7 +320,9 @@ describe("a voice note's sound, downloaded after it is logged", () => {
 
   it("says why when the download fails or what arrives is too large, with nothing kept", async () => {
     const h = await harness();
-    const failed = await h.companion.receive(voiceNote(6, { download: async () => ({ notHeard: "download" }) }));
+    const failed = await h.companion.receive(
+      voiceNote(6, { download: async () => ({ notHeard: "download" }) }),
+    );
     const large = await h.companion.receive(voiceNote(7, { download: async () => ({ notHeard: "size" }) }));
     const broken = await h.companion.receive(
       voiceNote(8, {
@@ -332,7 +334,9 @@ describe("a voice note's sound, downloaded after it is logged", () => {
     expect(await h.companion.reply()).toMatchObject({ status: "unheard" });
     expect((await h.log.get(failed.id))?.media?.notHeard).toBe("download");
     expect((await h.log.get(large.id))?.media?.notHeard).toBe("size");
-    expect((await h.log.get(broken.id))?.text).toBe("[voice note, 0:42 — not heard: it could not be downloaded]");
+    expect((await h.log.get(broken.id))?.text).toBe(
+      "[voice note, 0:42 — not heard: it could not be downloaded]",
+    );
     expect(h.transcription.requests).toHaveLength(0);
     expect(await readdir(join(h.dataDir, "files")).catch(() => [])).toEqual([]);
     expect(h.processLog()).not.toContain("secret");

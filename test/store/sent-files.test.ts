@@ -82,9 +82,9 @@ describe("the documents and sounds the person sent", () => {
     const files = new SentFiles({ dataDir });
     const waiting = files.storedPath("telegram-1001-4", "ogg");
     expect(waiting).toBe("files/telegram-1001-4.ogg");
-    expect(await files.keep("telegram-1001-4", "ogg", Buffer.from("a"), new Date("2026-01-01T00:00:00Z"))).toBe(
-      waiting,
-    );
+    expect(
+      await files.keep("telegram-1001-4", "ogg", Buffer.from("a"), new Date("2026-01-01T00:00:00Z")),
+    ).toBe(waiting);
     await files.keep("telegram-1001-5", "ogg", Buffer.from("b"), new Date("2026-01-01T00:00:00Z"));
     expect(await files.removeSoundsKeptBefore(new Date("2026-01-15T00:00:00Z"), new Set([waiting]))).toBe(1);
     expect(await readdir(join(dataDir, "files"))).toEqual(["telegram-1001-4.ogg"]);
