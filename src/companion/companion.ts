@@ -111,8 +111,8 @@ export interface Companion {
    */
   readonly checkins: CheckinCommands;
   /**
-   * Whether voice notes are heard (a transcription service is set up): a channel downloads a
-   * sound and hands it over (IncomingInput.sound) only then; otherwise it logs it as not heard.
+   * Whether voice notes are heard (a transcription service is set up): a channel hands over a
+   * sound's download (IncomingInput.sound) only then; otherwise it logs it as not heard.
    */
   readonly hearsVoiceNotes: boolean;
   /**
