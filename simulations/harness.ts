@@ -6,6 +6,7 @@ import {
   buildCompanion,
   type CoreConfig,
   loadCoreConfig,
+  loadVoiceConfig,
   openRuntime,
   type Runtime,
 } from "../src/app/runtime.ts";
@@ -206,6 +207,8 @@ class SimulationRun {
     const runtime = await openRuntime({
       core,
       model,
+      // No voice settings: voice notes are not heard, as in every scenario so far.
+      voice: loadVoiceConfig({}),
       purpose: "simulation",
       clock,
       timers,

@@ -38,6 +38,8 @@ import type { AddressInfo } from "node:net";
  * closes, with `"stall"` it stays open with nothing more until the client gives up), `slow` (the real answer after a delay), `blocked` (403 "Forbidden:
  * bot was blocked by the user"), `bad-request` (400 with the given description, e.g. "can't parse
  * entities: …" for formatting Telegram refuses on a given day). `block(chatId)` makes every send to that chat 403 until `unblock`.
+ * `holdDownloads()` keeps every file download waiting until the function it returns is called (a
+ * large voice note on a slow line); `downloads` lists the paths asked for.
  */
 
 /** A Telegram user as it appears in `from`. */
@@ -158,6 +160,10 @@ export interface BotApiFake {
   readonly actions: { chatId: number; action: string }[];
   /** The commands from the last setMyCommands. */
   readonly commands: { command: string; description: string }[];
+  /** The file paths downloaded (`GET /file/bot<token>/<path>`), in the order asked for. */
+  readonly downloads: string[];
+  /** Holds every file download, from now on, until the returned function is called. */
+  holdDownloads(): () => void;
   /** Creates (or returns) a user; their private chat becomes known to the bot once they write. */
   user(id: number, firstName: string, username?: string): FakeUser;
   /**
@@ -228,6 +234,8 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
   const blocked = new Set<number>();
   const faults = new Map<string, Fault[]>();
   const files = new Map<string, { bytes: Uint8Array; path: string }>();
+  const downloads: string[] = [];
+  let downloadsHeld: Promise<void> = Promise.resolve();
   const scriptedMessages = new Map<number, { message: Record<string, unknown>; chatId: number }>();
   const sent: SentRecord[] = [];
   const reactions: ReactionRecord[] = [];
@@ -489,6 +497,8 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const fileMatch = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
     if (fileMatch) {
+      downloads.push(decodeURIComponent(fileMatch[2] ?? ""));
+      await downloadsHeld;
       const file = [...files.values()].find((f) => f.path === decodeURIComponent(fileMatch[2] ?? ""));
       if (fileMatch[1] !== token || !file) {
         res.writeHead(404).end();
@@ -621,6 +631,14 @@ export async function startBotApiFake(options: BotApiFakeOptions = {}): Promise<
     calls,
     actions,
     commands,
+    downloads,
+    holdDownloads() {
+      let release = () => {};
+      downloadsHeld = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return release;
+    },
     user(id, firstName, username) {
       const existing = users.get(id);
       if (existing) return existing;

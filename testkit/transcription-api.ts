@@ -13,7 +13,7 @@ import type { AddressInfo, Socket } from "node:net";
  * ```ts
  * const api = await startTranscriptionFake();          // api.url ends in /v1; key "tr-key"
  * api.answer("I think it went well");                   // or (request) => words
- * api.failNext("500");                                  // also 400, 401, 413, hang, reset, empty
+ * api.failNext("500");                                  // also 400, 401, 404, 413, hang, stall, reset, empty, not-json
  * api.requests[0];                                      // file name, content type, bytes, model, key
  * await api.down();                                     // stops listening: it cannot be reached
  * ```
@@ -36,8 +36,22 @@ interface TranscriptionRequest {
   outcome: "answered" | "rejected" | TranscriptionFault;
 }
 
-/** What the fake can be told to do instead of answering: an error status, no answer at all, a cut connection, no words. */
-type TranscriptionFault = "400" | "401" | "413" | "500" | "hang" | "reset" | "empty";
+/**
+ * What the fake can be told to do instead of answering: an error status, no answer at all, an
+ * answer that stops half-way through its body (`stall`: the headers and part of the JSON, then
+ * nothing), a cut connection, no words, a body that is not JSON.
+ */
+type TranscriptionFault =
+  | "400"
+  | "401"
+  | "404"
+  | "413"
+  | "500"
+  | "hang"
+  | "stall"
+  | "reset"
+  | "empty"
+  | "not-json";
 
 export interface TranscriptionApiFake {
   /** The base to set as PRESENCE_TRANSCRIBE_URL: http://127.0.0.1:<port>/v1. */
@@ -123,7 +137,16 @@ export async function startTranscriptionFake(
         req.socket.destroy();
         return;
       }
+      if (fault === "stall") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"text": "I think the');
+        return; // the rest never comes: the socket stays open until close()
+      }
       if (fault === "empty") return json(res, 200, { text: "" });
+      if (fault === "not-json") {
+        res.writeHead(200, { "content-type": "text/html" }).end("<html><body>It works!</body></html>");
+        return;
+      }
       const status = Number(fault);
       return error(
         res,

@@ -7,7 +7,7 @@ import type { Clock, Timers } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
 import type { ModelConfig } from "../model/settings.ts";
-import { transcriptionPlace } from "../model/transcription.ts";
+import { type EndpointCheckWarning, transcriptionPlace } from "../model/transcription.ts";
 import type { CoreConfig, TelegramConfig, VoiceConfig } from "./config.ts";
 import { buildCommandHandlers, buildCompanion, openRuntime, type Runtime } from "./runtime.ts";
 import { type HeartbeatSchedule, startHeartbeatSchedule } from "./scheduler.ts";
@@ -196,7 +196,7 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
         `${keyWarning.message} (starting anyway; each reply tries the API again)`,
       );
     else logger.info({ model: config.model.model }, "the model API accepted the key");
-    await checkTranscription(runtime, signal);
+    const transcriptionAtStart = await checkTranscription(runtime, signal);
     const updates = await TelegramUpdatesState.open(config.core.dataDir, clock.now());
     signal.throwIfAborted();
     const connection = new TelegramConnection({
@@ -219,7 +219,10 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
       companion: built,
       messages: runtime.messages,
       updates,
-      commands: buildCommandHandlers(runtime, built, { textLimit: TELEGRAM_TEXT_LIMIT }),
+      commands: buildCommandHandlers(runtime, built, {
+        textLimit: TELEGRAM_TEXT_LIMIT,
+        ...(transcriptionAtStart ? { transcriptionAtStart } : {}),
+      }),
       clock,
       timers,
       logger,
@@ -277,22 +280,30 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
  * Says at start whether voice notes are heard, and checks that the transcription service answers
  * at all (no sound is sent). One that does not, or refuses the key, is a warning, not a reason
  * to stop: the person's text must still be answered, a local server may be started after
- * presence, and each voice note tries again and says honestly when it cannot be heard.
+ * presence, and each voice note tries again and says honestly when it cannot be heard. The
+ * warning is returned, with when it was found, for /status to say.
  */
-async function checkTranscription(runtime: Runtime, signal: AbortSignal): Promise<void> {
-  const { transcriber, logger } = runtime;
+async function checkTranscription(
+  runtime: Runtime,
+  signal: AbortSignal,
+): Promise<{ warning: EndpointCheckWarning; checkedAt: Date } | undefined> {
+  const { transcriber, logger, clock } = runtime;
   if (!transcriber) {
     logger.info("voice notes are not heard: PRESENCE_TRANSCRIBE_URL is not set");
-    return;
+    return undefined;
   }
   const at = transcriptionPlace(transcriber.settings.baseUrl);
+  const checkedAt = clock.now();
   const warning = await transcriber.checkEndpoint(signal);
-  if (warning) logger.warn({ setting: warning.setting, at }, `${warning.message} (starting anyway)`);
-  else
-    logger.info(
-      { at, model: transcriber.settings.model },
-      "voice notes are heard: the transcription service answered",
-    );
+  if (warning) {
+    logger.warn({ setting: warning.setting, at }, `${warning.message} (starting anyway)`);
+    return { warning, checkedAt };
+  }
+  logger.info(
+    { at, model: transcriber.settings.model },
+    "voice notes are heard: the transcription service answered",
+  );
+  return undefined;
 }
 
 /**

@@ -9,18 +9,17 @@ import { type MindStore, openMind } from "../companion/mind-document.ts";
 import type { Clock, Timers } from "../core/clock.ts";
 import type { Logger } from "../core/log.ts";
 import type { OutboundPort } from "../core/port.ts";
-import { DEFAULT_SOUND_KEEP_DAYS } from "../core/sound.ts";
 import { ModelClient } from "../model/llm.ts";
 import { type PersonaSource, personaFromDir } from "../model/persona.ts";
 import type { ModelConfig } from "../model/settings.ts";
-import { TranscriptionClient, transcriptionPlace } from "../model/transcription.ts";
+import { type EndpointCheckWarning, TranscriptionClient } from "../model/transcription.ts";
 import { acquireDataLock, type DataLock } from "../store/lock.ts";
 import { MessageLog } from "../store/messages.ts";
 import { NotesStore } from "../store/notes.ts";
 import { SentFiles } from "../store/sent-files.ts";
 import { Trace } from "../store/trace.ts";
 import type { CoreConfig, VoiceConfig } from "./config.ts";
-import { formatStatus, readStatus, voiceNotesWords } from "./status.ts";
+import { formatStatus, readStatus, voiceNotesStatus, voiceNotesWords } from "./status.ts";
 
 /**
  * A companion over one data directory, the way every command that talks runs it: the data
@@ -43,7 +42,7 @@ export { defineCommand, UsageError } from "./commands/command.ts";
 /** The width a command's output keeps within, and tables and paragraphs laid out to fit it. */
 export { formatTable, OUTPUT_WIDTH, outputWidth, wrapWords } from "./commands/layout.ts";
 /** Reading the settings from an environment (ConfigError names each problem), and their shape. */
-export { type CoreConfig, loadCoreConfig, loadModelConfig } from "./config.ts";
+export { type CoreConfig, loadCoreConfig, loadModelConfig, loadVoiceConfig } from "./config.ts";
 
 /** Everything opened for one data directory, owned by one process. */
 export interface Runtime {
@@ -66,9 +65,6 @@ export interface Runtime {
   transcriber: TranscriptionClient | undefined;
 }
 
-/** Voice notes not heard, their sound kept the default time: a runtime whose caller reads no voice settings (chat, simulations). */
-const NOT_HEARING: VoiceConfig = { transcription: null, keepDays: DEFAULT_SOUND_KEEP_DAYS };
-
 /**
  * Takes the data directory (DataLockedError names the PID holding it) and opens the stores.
  * The lock comes first: nothing is read or written before this process owns the data.
@@ -82,8 +78,8 @@ export async function openRuntime(options: {
   logger: Logger;
   /** A model client of the caller's over `model` (the simulations' one keeps every call's usage); by default the plain one. */
   llm?: ModelClient;
-  /** The voice note settings; without them voice notes are not heard. */
-  voice?: VoiceConfig;
+  /** The voice note settings (loadVoiceConfig): whether voice notes are heard, how long their sound is kept. */
+  voice: VoiceConfig;
   /**
    * False only in simulations, whose data directory is a temp one deleted after the run: the
    * log and the mind are then written without waiting for the disk (store/files.ts WriteOptions).
@@ -112,7 +108,7 @@ export async function openRuntime(options: {
     const files = new SentFiles({ dataDir: core.dataDir });
     const trace = new Trace({ dataDir: core.dataDir, clock, logger, writeOnFlush: writes.writeOnFlush });
     const llm = options.llm ?? new ModelClient(model, { clock });
-    const voice = options.voice ?? NOT_HEARING;
+    const { voice } = options;
     const transcriber = voice.transcription
       ? new TranscriptionClient(voice.transcription, { timers })
       : undefined;
@@ -176,6 +172,11 @@ export function buildCompanion(
 export interface CommandHooks {
   /** The channel's text limit (TELEGRAM_TEXT_LIMIT, TERMINAL_TEXT_LIMIT): /memory's pages fit it. */
   textLimit?: number;
+  /**
+   * What the start check found wrong with the transcription service, and when it looked: /status
+   * says it until a voice note that arrived since was heard or failed for a cause of its own.
+   */
+  transcriptionAtStart?: { warning: EndpointCheckWarning; checkedAt: Date };
 }
 
 /**
@@ -190,15 +191,13 @@ export function buildCommandHandlers(
 ): CommandHandlers {
   const { core, model, clock, messages, mind, voice } = runtime;
   const transcribeUrl = voice.transcription?.baseUrl;
+  const { transcriptionAtStart, ...channelHooks } = hooks;
   return new CommandHandlers({
-    ...hooks,
+    ...channelHooks,
     rights: companion.rights,
     checkins: companion.checkins,
     clock,
-    voiceNotes: voiceNotesWords({
-      heard: transcribeUrl !== undefined,
-      at: transcribeUrl === undefined ? null : transcriptionPlace(transcribeUrl),
-    }),
+    voiceNotes: voiceNotesWords(voiceNotesStatus(transcribeUrl)),
     async status() {
       const status = await readStatus({
         now: clock.now(),
@@ -207,6 +206,7 @@ export function buildCommandHandlers(
         log: messages,
         budget: model.dailyTokenBudget > 0 ? model.dailyTokenBudget : null,
         ...(transcribeUrl ? { transcribeUrl } : {}),
+        ...(transcriptionAtStart ? { transcriptionAtStart } : {}),
       });
       return formatStatus(status);
     },

@@ -18,10 +18,11 @@ import {
 import { effectiveSettings } from "../core/checkin-settings.ts";
 import type { Decision } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
+import { notHeardNote } from "../core/sound.ts";
 import { plural } from "../core/text.ts";
 import { tokensOnLocalDay } from "../core/usage.ts";
 import { activeMemory } from "../mind/memory.ts";
-import { transcriptionPlace } from "../model/transcription.ts";
+import { type EndpointCheckWarning, transcriptionPlace } from "../model/transcription.ts";
 import type { MessageLog } from "../store/messages.ts";
 import { wrapWords } from "./commands/layout.ts";
 import type { CoreConfig } from "./config.ts";
@@ -70,9 +71,11 @@ export interface Status {
   bestHours: { weekday: HourRange[]; weekend: HourRange[]; checkins: number } | null;
   /**
    * Whether voice notes are heard, and where they are transcribed (the service's host, and
-   * whether that is this machine); `at` is null when PRESENCE_TRANSCRIBE_URL is not set.
+   * whether that is this machine): `at` is null when PRESENCE_TRANSCRIBE_URL is not set, and
+   * they are not. `trouble` says what is wrong with the service when something is: the newest
+   * voice note it could not hear, or, until a note has been heard since, what the start check found.
    */
-  voiceNotes: { heard: boolean; at: string | null };
+  voiceNotes: { at: string | null; trouble: string | null };
 }
 
 /** What buildStatus reads; all of it already loaded, so building is pure. */
@@ -88,6 +91,14 @@ export interface StatusInput {
   timing?: LearnedTiming;
   /** Where voice notes are transcribed (PRESENCE_TRANSCRIBE_URL); left out when they are not. */
   transcribeUrl?: string;
+  /** What the start check of this process found wrong with the service, and when (only `start` knows). */
+  transcriptionAtStart?: TranscriptionAtStart;
+}
+
+/** What the start check found wrong with the transcription service, and when it looked. */
+interface TranscriptionAtStart {
+  warning: EndpointCheckWarning;
+  checkedAt: Date;
 }
 
 /** How far back the log is read for the unanswered count: the awareness window. */
@@ -105,6 +116,7 @@ export async function readStatus(input: {
   budget: number | null;
   /** PRESENCE_TRANSCRIBE_URL, when set. */
   transcribeUrl?: string;
+  transcriptionAtStart?: TranscriptionAtStart;
 }): Promise<Status> {
   const { now, core, mind, log, budget } = input;
   const state = mind.read();
@@ -120,6 +132,7 @@ export async function readStatus(input: {
       timing: learnTiming(await log.between(timingLookbackStart(now), now), now, timezone),
     }),
     ...(input.transcribeUrl ? { transcribeUrl: input.transcribeUrl } : {}),
+    ...(input.transcriptionAtStart ? { transcriptionAtStart: input.transcriptionAtStart } : {}),
   });
 }
 
@@ -184,10 +197,49 @@ export function buildStatus(input: StatusInput): Status {
             weekend: bestHours(timing, "weekend"),
             checkins: timing.checkins,
           },
-    voiceNotes: input.transcribeUrl
-      ? { heard: true, at: transcriptionPlace(input.transcribeUrl) }
-      : { heard: false, at: null },
+    voiceNotes: voiceNotesStatus(
+      input.transcribeUrl,
+      hearingTrouble(input.messages, input.transcriptionAtStart),
+    ),
   };
+}
+
+/**
+ * Whether voice notes are heard, and where, from PRESENCE_TRANSCRIBE_URL: the one place the
+ * words of /status and /help are built from; `trouble` only counts where they are heard.
+ */
+export function voiceNotesStatus(
+  transcribeUrl: string | undefined,
+  trouble: string | null = null,
+): Status["voiceNotes"] {
+  return transcribeUrl === undefined
+    ? { at: null, trouble: null }
+    : { at: transcriptionPlace(transcribeUrl), trouble };
+}
+
+/** Why a sound was not heard when the service, not the sound, was the cause. */
+const SERVICE_FAILURES: ReadonlySet<string> = new Set(["refused", "failed", "timeout", "unreachable"]);
+
+/**
+ * What is wrong with the transcription service, as the log and the start check tell it: the
+ * newest voice note the service either heard (nothing is wrong) or failed; failing that, the
+ * start check's warning, unless a note that arrived after it was heard.
+ */
+function hearingTrouble(
+  messages: readonly Message[],
+  atStart: TranscriptionAtStart | undefined,
+): string | null {
+  const last = messages.findLast(
+    (m) => m.media?.transcribed === true || SERVICE_FAILURES.has(m.media?.notHeard ?? ""),
+  );
+  const reason = last?.media?.notHeard;
+  if (reason !== undefined) {
+    const setting = last?.media?.notHeardSetting;
+    return `the last voice note was ${notHeardNote(reason)}${setting ? ` (check ${setting})` : ""}`;
+  }
+  if (atStart === undefined) return null;
+  const heardSince = last !== undefined && Date.parse(last.ts) >= atStart.checkedAt.getTime();
+  return heardSince ? null : atStart.warning.summary;
 }
 
 /** When the last message of `role` (not a notice or a reaction) plus `minutes` ends, in ms; null when there is none in view. */
@@ -314,11 +366,12 @@ export function formatStatus(status: Status, timezone: string = status.timezone,
   return (width === undefined ? lines : lines.flatMap((line) => wrapWords(line, width))).join("\n");
 }
 
-/** Whether voice notes are heard, in words: where they are transcribed, or the setting that would hear them. */
+/** Whether voice notes are heard, in words: where they are transcribed (and what is wrong there), or the setting that would hear them. */
 export function voiceNotesWords(voiceNotes: Status["voiceNotes"]): string {
-  return voiceNotes.at === null
-    ? "not heard (no transcription service: PRESENCE_TRANSCRIBE_URL is not set)"
-    : `heard, transcribed at ${voiceNotes.at}`;
+  if (voiceNotes.at === null)
+    return "not heard (no transcription service: PRESENCE_TRANSCRIBE_URL is not set)";
+  const heard = `heard, transcribed at ${voiceNotes.at}`;
+  return voiceNotes.trouble === null ? heard : `${heard}, but ${voiceNotes.trouble}`;
 }
 
 /** The learned best hours in words: "weekdays 19–22, weekends 10–12 (learned from 24 check-ins)". */

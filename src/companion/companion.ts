@@ -6,7 +6,6 @@ import type { Logger } from "../core/log.ts";
 import type { Channel, ExternalIds, Media, Message } from "../core/message.ts";
 import { type IncomingInput, type OutboundPort, RecipientBlockedError } from "../core/port.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
-import { DEFAULT_SOUND_KEEP_DAYS } from "../core/sound.ts";
 import type { PendingImage } from "../mind/compose.ts";
 import { Reflector } from "../mind/reflection-queue.ts";
 import type { ModelClient } from "../model/llm.ts";
@@ -27,7 +26,7 @@ import { ReplyRetry, type ReplyRetryOptions } from "./reply-retry.ts";
 import { ReplySettle, type SettleTimes } from "./reply-settle.ts";
 import { type ReplyOutcome, reflectOnRecovered, replyTurn } from "./reply-turn.ts";
 import type { TurnContext } from "./turn-context.ts";
-import { forgetOldSounds } from "./voice-notes.ts";
+import { forgetOldSounds, keepArrivingSound } from "./voice-notes.ts";
 
 export { pendingMessages } from "../conversation/pending-messages.ts";
 export type { ZoneListener } from "./checkin-controls.ts";
@@ -67,8 +66,8 @@ export interface CompanionDeps {
   llm: ModelClient;
   /** Hears the person's voice notes (voice-notes.ts); absent when PRESENCE_TRANSCRIBE_URL is not set. */
   transcriber?: Transcriber;
-  /** How many days a voice note's sound is kept after it arrived (PRESENCE_VOICE_KEEP_DAYS); DEFAULT_SOUND_KEEP_DAYS when absent. */
-  soundKeepDays?: number;
+  /** How many days a voice note's sound is kept after it arrived (PRESENCE_VOICE_KEEP_DAYS). */
+  soundKeepDays: number;
   port: OutboundPort;
   persona: PersonaSource;
   logger: Logger;
@@ -112,11 +111,15 @@ export interface Companion {
    */
   readonly checkins: CheckinCommands;
   /**
-   * Whether voice notes are heard (a transcription service is set up): a channel downloads a
-   * sound and hands it over (IncomingInput.sound) only then; otherwise it logs it as not heard.
+   * Whether voice notes are heard (a transcription service is set up): a channel hands over a
+   * sound's download (IncomingInput.sound) only then; otherwise it logs it as not heard.
    */
   readonly hearsVoiceNotes: boolean;
-  /** Logs the person's message at once (outside the turn lock) and returns it as logged; a document or sound is kept first. */
+  /**
+   * Logs the person's message at once (outside the turn lock) and returns it as logged. A
+   * document is kept first; a sound after, as it downloads in the background (the reply turn
+   * waits for it, and so do idle() and the work of exclusive()).
+   */
   receive(input: IncomingInput): Promise<Message>;
   /**
    * Says fixed `text` (never generated, sent exactly as written) through the outbox for a message
@@ -154,11 +157,11 @@ export interface Companion {
   /**
    * Runs `work` (a /wipe, a /forget) with nothing else touching the stores: it takes the turn
    * lock, so the turn in flight finishes first and the next one starts after; retries wait, and
-   * a reflection in flight finishes before `work` starts, so neither can write back what `work`
-   * deletes. When `work` dropped the person's /tz (a /wipe), the schedule is told the zone.
+   * a reflection in flight and a sound still downloading finish before `work` starts, so neither
+   * can write back what `work` deletes. When `work` dropped the person's /tz (a /wipe), the schedule is told the zone.
    */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
-  /** Resolves when no turn or background work (reflection, a retry that started) is running; a retry still waiting for its timer is not waited for. */
+  /** Resolves when no turn or background work (reflection, a retry that started, a sound downloading) is running; a retry still waiting for its timer is not waited for. */
   idle(): Promise<void>;
   /** Stops taking turns, cancels retries, waits (bounded) for work in flight. */
   close(): Promise<void>;
@@ -174,6 +177,8 @@ class CompanionImpl implements Companion {
   /** One turn at a time: a reply and a check-in both read the log, call the model and write back. */
   readonly #lock = new SerialQueue();
   readonly #images = new Map<string, PendingImage>();
+  /** Sounds logged and still downloading, by where they will be kept (media.stored): the reply turn waits for them. */
+  readonly #soundsArriving = new Map<string, Promise<void>>();
   /** Work started off the turn path (reflection, a retried reply), for idle() and close(). */
   readonly #background: InFlight;
   readonly #outbox: Outbox;
@@ -212,6 +217,7 @@ class CompanionImpl implements Companion {
       trace: deps.trace,
       startedAt,
       defaultChannel: options.defaultChannel ?? "telegram",
+      soundArriving: (stored) => this.#soundsArriving.get(stored),
       isClosed: () => this.#closed,
     };
     this.rights = new DataRights({
@@ -222,22 +228,50 @@ class CompanionImpl implements Companion {
   }
 
   async receive(input: IncomingInput): Promise<Message> {
-    // The file first: a crash before the message is logged leaves a file Telegram's redelivery replaces.
-    const { files, clock } = this.#deps;
-    const stored = input.document
+    const { files } = this.#deps;
+    // A document's file first: a crash before the message is logged leaves a file Telegram's
+    // redelivery replaces. A sound's message first, naming where its sound will be kept: the
+    // download may take a while, and the log must not wait for it.
+    const document = input.document
       ? await files.keep(input.document.name, input.document.kind, input.document.bytes)
-      : input.sound
-        ? await files.keep(input.sound.name, input.sound.format, input.sound.bytes, clock.now())
-        : undefined;
-    const media = stored ? { kind: "document" as const, ...input.media, stored } : input.media;
-    const message = await this.#deps.log.append({
-      role: "user",
-      text: input.text,
-      channel: input.channel,
-      ...(media ? { media } : {}),
-      ...(input.external ? { external: input.external } : {}),
-      ...(input.replyTo ? { replyTo: input.replyTo } : {}),
-    });
+      : undefined;
+    const sound = input.sound;
+    const soundAt = sound ? files.storedPath(sound.name, sound.format) : undefined;
+    const media = document
+      ? { kind: "document" as const, ...input.media, stored: document }
+      : soundAt
+        ? { kind: "voice" as const, ...input.media, stored: soundAt, downloading: true as const }
+        : input.media;
+    // Known as arriving before it is logged, so no turn can take it for one a crash left.
+    let arrived = () => {};
+    if (soundAt) {
+      const arriving = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      this.#soundsArriving.set(soundAt, arriving);
+    }
+    let message: Message;
+    try {
+      message = await this.#deps.log.append({
+        role: "user",
+        text: input.text,
+        channel: input.channel,
+        ...(media ? { media } : {}),
+        ...(input.external ? { external: input.external } : {}),
+        ...(input.replyTo ? { replyTo: input.replyTo } : {}),
+      });
+    } catch (error) {
+      if (soundAt) this.#soundsArriving.delete(soundAt);
+      arrived();
+      throw error;
+    }
+    if (sound && soundAt) {
+      const keeping = keepArrivingSound(this.#deps, message.id, sound).finally(() => {
+        this.#soundsArriving.delete(soundAt);
+        arrived();
+      });
+      this.#background.track(keeping);
+    }
     if (input.image) this.#images.set(message.id, input.image);
     if (this.#deps.mind.read().heartbeat.blocked) {
       await this.#deps.mind.update((mind) => {
@@ -314,7 +348,7 @@ class CompanionImpl implements Companion {
 
   /** Deletes the sounds kept past their keeping time (voice-notes.ts), under the turn lock so no turn is hearing one. */
   #forgetOldSounds(): Promise<void> {
-    return forgetOldSounds(this.#deps, this.#deps.soundKeepDays ?? DEFAULT_SOUND_KEEP_DAYS);
+    return forgetOldSounds(this.#deps, this.#deps.soundKeepDays);
   }
 
   exclusive<T>(work: () => Promise<T>): Promise<T> {
@@ -323,6 +357,8 @@ class CompanionImpl implements Companion {
       this.#retry.cancel();
       this.#followRetry();
       await this.#reflection.settle();
+      // A sound still downloading would be kept after `work` deleted its message.
+      await Promise.all(this.#soundsArriving.values());
       const zoneBefore = this.checkins.settings().timezone;
       try {
         const result = await work();

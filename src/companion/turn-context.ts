@@ -40,6 +40,11 @@ export interface TurnContext extends TurnPromptDeps {
   startedAt: Date;
   /** The channel assistant messages are logged with when the person has not written yet. */
   defaultChannel: Channel;
+  /**
+   * The download of a sound this process logged and is still keeping, by where it will be kept
+   * (media.stored), to wait for; undefined when none is under way (it was kept, or a crash cut it off).
+   */
+  soundArriving(stored: string): Promise<void> | undefined;
   /** True once the companion is closing: a turn that starts then does nothing. */
   isClosed(): boolean;
 }

@@ -60,6 +60,12 @@ const mediaSchema = z.looseObject({
    */
   stored: z.string().optional(),
   /**
+   * A sound logged before its bytes were kept: the channel downloads it after the message is
+   * logged, so the log has it at once; `stored` names where the bytes go. Dropped once they are
+   * kept. Still set after a restart, the process stopped while downloading it (voice-notes.ts).
+   */
+  downloading: z.literal(true).optional(),
+  /**
    * A sound whose `text` is its transcript (core/sound.ts): written onto the entry before the
    * reply turn reads it. Absent in logs from before sounds were heard.
    */
@@ -67,7 +73,8 @@ const mediaSchema = z.looseObject({
   /**
    * A sound not heard, and why: no transcription service is set up (`off`), its type, its size
    * or length, the download, the service refused it, failed, took too long or could not be
-   * reached, no words were made out, or its file was gone before it was transcribed.
+   * reached, it took no video (a round video note), no words were made out, or its file was
+   * gone or unreadable before it was transcribed.
    */
   notHeard: z
     .enum([
@@ -80,10 +87,16 @@ const mediaSchema = z.looseObject({
       "failed",
       "timeout",
       "unreachable",
+      "video",
       "empty",
       "gone",
     ])
     .optional(),
+  /**
+   * The setting the transcription service's failure points at (PRESENCE_TRANSCRIBE_KEY, …), when
+   * it names one: the person is told it once a day, and /status names it.
+   */
+  notHeardSetting: z.string().optional(),
   /**
    * A document the model could not read, and why: its type, its size, the download, its bytes, or
    * (`together`) that it came with other documents too large to read in the same turn.

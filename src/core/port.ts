@@ -1,5 +1,5 @@
 import type { Channel, ExternalIds, ExternalRef, Media, MessageRef } from "./message.ts";
-import type { SoundFormat } from "./sound.ts";
+import type { NotHeard, SoundFormat } from "./sound.ts";
 
 /**
  * The outbound port: how the companion speaks to the person without knowing which
@@ -75,6 +75,9 @@ export class RecipientBlockedError extends Error {
 /** What kind of document the model can read: the channel decides it, the store keeps it with the file. */
 export type DocumentKind = "pdf" | "text";
 
+/** A sound's bytes as the channel downloaded them, or why it could not (too large once asked for, the download failed). */
+export type DownloadedSound = { bytes: Uint8Array } | { notHeard: NotHeard };
+
 /** A message from the person as a channel hands it to the companion, before it is logged. */
 export interface IncomingInput {
   text: string;
@@ -88,11 +91,13 @@ export interface IncomingInput {
    */
   document?: { name: string; kind: DocumentKind; bytes: Uint8Array };
   /**
-   * A sound to be heard (a voice note, an audio file, a round video note), kept under files/ by
-   * its name and format as a document is, before the message is logged; the reply turn
-   * transcribes it and writes the transcript onto the message (companion/voice-notes.ts).
+   * A sound to be heard (a voice note, an audio file, a round video note). Unlike a document it
+   * is downloaded after the message is logged, so a large one holds up neither the log nor the
+   * person's next message: the companion logs the message, then calls `download` and keeps the
+   * bytes under files/ by `name` and `format`. The reply turn waits for them, transcribes them
+   * and writes the transcript onto the message (companion/voice-notes.ts).
    */
-  sound?: { name: string; format: SoundFormat; bytes: Uint8Array };
+  sound?: { name: string; format: SoundFormat; download(): Promise<DownloadedSound> };
   /** The message's ids on its channel, the delivery it came in, and when the channel says it was sent. */
   external?: ExternalRef;
   replyTo?: string;

@@ -47,8 +47,9 @@ export const DEFAULT_SOUND_KEEP_DAYS = 30;
 const SOUND_KINDS: ReadonlySet<Media["kind"]> = new Set(["voice", "audio", "video"]);
 
 /**
- * Whether the message's sound is waiting to be heard: kept (media.stored) and neither
- * transcribed nor marked not heard. A video that is not a video note has nothing kept.
+ * Whether the message's sound is waiting to be heard: kept, or on its way (media.stored names
+ * where; media.downloading while it downloads), and neither transcribed nor marked not heard. A
+ * video that is not a video note has nothing kept.
  */
 export function awaitsHearing(media: Media | undefined): boolean {
   return (
@@ -112,10 +113,12 @@ export function notHeardNote(reason: NotHeard): string {
       return "not heard: transcribing it took too long";
     case "unreachable":
       return "not heard: the transcription service could not be reached";
+    case "video":
+      return "not heard: the transcription service does not take video notes";
     case "empty":
       return "not heard: no words could be made out";
     case "gone":
-      return "not heard: its sound was deleted before it was transcribed";
+      return "not heard: its kept sound was deleted or could not be read before it was transcribed";
   }
 }
 

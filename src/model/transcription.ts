@@ -70,9 +70,11 @@ export interface Transcriber {
   transcribe(sound: SoundToHear): Promise<string>;
 }
 
-/** What the start check could not confirm: one sentence for the log, and the setting it concerns. */
+/** What the start check could not confirm: one sentence for the log, a few words for /status, and the setting it concerns. */
 export interface EndpointCheckWarning {
   message: string;
+  /** Short, for /status: "the service refused PRESENCE_TRANSCRIBE_KEY (401) when presence started". */
+  summary: string;
   setting: string;
 }
 
@@ -121,7 +123,15 @@ export class TranscriptionClient implements Transcriber {
       limitMs,
       async (response) => {
         if (!response.ok) throw statusError(response.status, await errorDetail(response), this.settings);
-        return response.json().catch(() => undefined) as Promise<unknown>;
+        // Read first, then parse: a read cut off (the time limit passing mid-body) is #request's
+        // to name; only words that are not JSON are an answer that is no transcript.
+        const body = await response.text();
+        try {
+          return JSON.parse(body) as unknown;
+        } catch (error) {
+          if (error instanceof SyntaxError) return undefined;
+          throw error;
+        }
       },
     );
     const text = (answer as { text?: unknown } | undefined)?.text;
@@ -157,6 +167,7 @@ export class TranscriptionClient implements Transcriber {
       if (status === 401 || status === 403) {
         return {
           setting: "PRESENCE_TRANSCRIBE_KEY",
+          summary: `the service refused PRESENCE_TRANSCRIBE_KEY (${status}) when presence started`,
           message: `the transcription service at PRESENCE_TRANSCRIBE_URL refused PRESENCE_TRANSCRIBE_KEY (${status}); voice notes will not be heard until the key is right`,
         };
       }
@@ -166,6 +177,7 @@ export class TranscriptionClient implements Transcriber {
       if (!(error instanceof TranscriptionError)) throw error;
       return {
         setting: "PRESENCE_TRANSCRIBE_URL",
+        summary: "the service did not answer when presence started (check PRESENCE_TRANSCRIBE_URL)",
         message: `the transcription service at PRESENCE_TRANSCRIBE_URL did not answer (${error.message}); voice notes are answered with a request to type them until it does`,
       };
     }
@@ -240,7 +252,7 @@ function statusError(status: number, detail: string, settings: TranscriptionSett
       ? "PRESENCE_TRANSCRIBE_KEY"
       : status === 404 || status === 405
         ? "PRESENCE_TRANSCRIBE_URL"
-        : /model/i.test(detail)
+        : status < 500 && /model/i.test(detail)
           ? "PRESENCE_TRANSCRIBE_MODEL"
           : undefined;
   const hint =

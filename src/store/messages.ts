@@ -337,15 +337,27 @@ export class MessageLog {
    * Changes a logged message (an edit, reflection's annotations), keeping every field the
    * patch does not name, unknown ones included. A new text without `editedAt` is stamped with
    * the clock, unless `edit: false` says the new text is not the person's edit (a voice note's
-   * transcript). Resolves to the updated message, or null when no message has this id.
+   * transcript). `patch` may be a function of the message as it is at the moment of writing,
+   * for a change that must merge with what arrived meanwhile (an edited caption while a voice
+   * note was being transcribed). Resolves to the updated message, or null when no message has
+   * this id.
    */
-  update(id: string, patch: MessagePatch, options: { edit?: boolean } = {}): Promise<Message | null> {
+  update(
+    id: string,
+    change: MessagePatch | ((current: Message) => MessagePatch),
+    options: { edit?: boolean } = {},
+  ): Promise<Message | null> {
     return this.#queue.run(async () => {
-      for (const field of ["id", "ts", "role"]) {
-        if (field in patch)
-          throw new MessageLogError("invalid-message", `a message's ${field} cannot be changed`);
-      }
+      const refuseFixedFields = (patch: MessagePatch) => {
+        for (const field of ["id", "ts", "role"]) {
+          if (field in patch)
+            throw new MessageLogError("invalid-message", `a message's ${field} cannot be changed`);
+        }
+      };
+      if (typeof change !== "function") refuseFixedFields(change);
       const apply = (current: Message): Message => {
+        const patch = typeof change === "function" ? change(current) : change;
+        refuseFixedFields(patch);
         const stamp =
           options.edit !== false &&
           patch.text !== undefined &&

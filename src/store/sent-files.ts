@@ -58,13 +58,21 @@ export class SentFiles {
    * file name is refused: a bug in the caller.
    */
   async keep(name: string, kind: KeptKind, bytes: Uint8Array, keptAt?: Date): Promise<string> {
-    if (!SAFE_NAME.test(name)) throw new Error(`not a plain file name for files/: ${name}`);
-    const file = `${name}${endingOf(kind)}`;
+    const stored = this.storedPath(name, kind);
     const dir = join(this.#dataDir, PERSON_FILES.files);
     await ensurePrivateDir(dir);
-    await writeFileDurable(join(dir, file), bytes);
-    if (keptAt) await utimes(join(dir, file), keptAt, keptAt);
-    return `${PERSON_FILES.files}/${file}`;
+    await writeFileDurable(join(this.#dataDir, stored), bytes);
+    if (keptAt) await utimes(join(this.#dataDir, stored), keptAt, keptAt);
+    return stored;
+  }
+
+  /**
+   * The path keep will return for `name` and `kind`, before anything is written: a voice note is
+   * logged first, naming where its sound will be kept, and downloaded after.
+   */
+  storedPath(name: string, kind: KeptKind): string {
+    if (!SAFE_NAME.test(name)) throw new Error(`not a plain file name for files/: ${name}`);
+    return `${PERSON_FILES.files}/${name}${endingOf(kind)}`;
   }
 
   /**
@@ -97,13 +105,15 @@ export class SentFiles {
 
   /**
    * Deletes for real every kept sound kept before `cutoff` (its modification time, which keep
-   * set from the clock): a sound's keeping time is over. Documents stay. Returns how many.
+   * set from the clock): a sound's keeping time is over. Documents stay, and so do the sounds
+   * `spared` names (their `media.stored`: messages still waiting to be heard). Returns how many.
    */
-  async removeSoundsKeptBefore(cutoff: Date): Promise<number> {
+  async removeSoundsKeptBefore(cutoff: Date, spared: ReadonlySet<string> = new Set()): Promise<number> {
     const dir = join(this.#dataDir, PERSON_FILES.files);
     let removed = 0;
     for (const name of await namesInDir(dir)) {
       if (!SAFE_NAME.test(name) || soundFormatOfFile(name) === null) continue;
+      if (spared.has(`${PERSON_FILES.files}/${name}`)) continue;
       const path = join(dir, name);
       try {
         if ((await stat(path)).mtimeMs >= cutoff.getTime()) continue;

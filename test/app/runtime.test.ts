@@ -1,7 +1,13 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { buildCommandHandlers, buildCompanion, openRuntime, type Runtime } from "../../src/app/runtime.ts";
+import {
+  buildCommandHandlers,
+  buildCompanion,
+  loadVoiceConfig,
+  openRuntime,
+  type Runtime,
+} from "../../src/app/runtime.ts";
 import type { CommandHandlers, CommandReply } from "../../src/channels/command-handlers.ts";
 import type { Companion } from "../../src/companion/companion.ts";
 import { EXPORT_TRACE_LIMIT } from "../../src/companion/data-rights.ts";
@@ -61,6 +67,7 @@ async function world(): Promise<World> {
   const runtime = await openRuntime({
     core,
     model,
+    voice: loadVoiceConfig({}),
     purpose: "test",
     clock,
     timers: systemTimers,

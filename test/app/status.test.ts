@@ -3,7 +3,7 @@ import { loadCoreConfig } from "../../src/app/config.ts";
 import { buildStatus, formatStatus, unansweredCount } from "../../src/app/status.ts";
 import { initialMindState, type MindState } from "../../src/companion/mind-document.ts";
 import { parseCron } from "../../src/conversation/schedule.ts";
-import type { Message } from "../../src/core/message.ts";
+import type { Media, Message } from "../../src/core/message.ts";
 
 const core = loadCoreConfig({ PRESENCE_TIMEZONE: "UTC", PRESENCE_HEARTBEAT_CRON: "7 * * * *" });
 
@@ -223,6 +223,63 @@ describe("formatStatus", () => {
       "Voice notes: heard, transcribed at localhost:9000, on this machine",
     );
     expect(at("https://api.openai.com/v1")).toBe("Voice notes: heard, transcribed at api.openai.com");
+  });
+
+  it("says what is wrong with the service: what the start check found, until a note is heard, then the newest failure", () => {
+    const now = new Date("2026-11-22T09:40:00.000Z");
+    const checkedAt = new Date("2026-11-22T08:00:00.000Z");
+    const note = (id: string, ts: string, media: Partial<Media>): Message => ({
+      ...msg(id, ts, "user"),
+      channel: "telegram",
+      media: { kind: "voice", durationSeconds: 5, stored: `files/${id}.ogg`, ...media },
+    });
+    const line = (messages: Message[]) =>
+      formatStatus(
+        buildStatus({
+          now,
+          core,
+          mind: initialMindState(now),
+          messages,
+          tokensToday: 0,
+          budget: null,
+          transcribeUrl: "http://127.0.0.1:8080/v1",
+          transcriptionAtStart: {
+            warning: {
+              message: "the transcription service at PRESENCE_TRANSCRIBE_URL did not answer (…)",
+              summary: "the service did not answer when presence started (check PRESENCE_TRANSCRIBE_URL)",
+              setting: "PRESENCE_TRANSCRIBE_URL",
+            },
+            checkedAt,
+          },
+        }),
+      )
+        .split("\n")
+        .find((l) => l.startsWith("Voice notes:"));
+    const heard = "Voice notes: heard, transcribed at 127.0.0.1:8080, on this machine";
+    expect(line([])).toBe(
+      `${heard}, but the service did not answer when presence started (check PRESENCE_TRANSCRIBE_URL)`,
+    );
+    // Heard before the check: the warning still stands. Heard after it: the service works.
+    expect(line([note("a", "2026-11-22T07:00:00.000Z", { transcribed: true })])).toContain("did not answer");
+    expect(line([note("b", "2026-11-22T09:00:00.000Z", { transcribed: true })])).toBe(heard);
+    // A note too long to hear says nothing of the service; one it refused does.
+    expect(
+      line([
+        note("c", "2026-11-22T09:00:00.000Z", { transcribed: true }),
+        note("d", "2026-11-22T09:10:00.000Z", { notHeard: "length" }),
+      ]),
+    ).toBe(heard);
+    expect(
+      line([
+        note("e", "2026-11-22T09:00:00.000Z", { transcribed: true }),
+        note("f", "2026-11-22T09:20:00.000Z", {
+          notHeard: "refused",
+          notHeardSetting: "PRESENCE_TRANSCRIBE_KEY",
+        }),
+      ]),
+    ).toBe(
+      `${heard}, but the last voice note was not heard: the transcription service refused it (check PRESENCE_TRANSCRIBE_KEY)`,
+    );
   });
 
   it("says when the budget is spent and when check-ins are stopped by a block", () => {

@@ -129,6 +129,7 @@ async function harness(
     files: new SentFiles({ dataDir }),
     trace,
     llm: new ModelClient(model, { clock }),
+    soundKeepDays: 30,
     port: {
       async send(message, progress) {
         if (portState.fail) throw portState.fail;

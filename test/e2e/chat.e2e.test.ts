@@ -4,6 +4,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BOT_COMMANDS } from "../../src/channels/commands.ts";
 import { systemClock } from "../../src/core/clock.ts";
 import { MessageLog } from "../../src/store/messages.ts";
+import { SentFiles } from "../../src/store/sent-files.ts";
+import { lastUserText } from "../../testkit/messages-api.ts";
+import { startTranscriptionFake } from "../../testkit/transcription-api.ts";
 import { createWorld, startPresence, stopPresence, untilListening, type World } from "./harness.ts";
 
 let world: World;
@@ -76,5 +79,43 @@ describe("presence chat, end to end", () => {
       `npm run cli -- chat: presence is already running (pid ${bot.pid}, start) for data directory ${world.dataDir}; stop it first\n`,
     );
     expect((await stopPresence(bot)).code).toBe(0);
+  });
+
+  it("reads the voice settings: /status and /help say notes are heard, and a note the bot left waiting is heard", async () => {
+    const transcription = await startTranscriptionFake();
+    transcription.answer("the words of the note");
+    try {
+      // What a bot that crashed before hearing it left: the note logged, its sound kept.
+      const log = await MessageLog.open({ dataDir: world.dataDir, clock: systemClock, timeZone: "UTC" });
+      const stored = await new SentFiles({ dataDir: world.dataDir }).keep(
+        "telegram-1001-7",
+        "ogg",
+        Buffer.from("OggS a voice note"),
+        systemClock.now(),
+      );
+      await log.append({
+        role: "user",
+        text: "[voice note, 0:12]",
+        channel: "telegram",
+        media: { kind: "voice", durationSeconds: 12, stored },
+        external: { chatId: 1001, messageId: 7 },
+      });
+      const chat = startPresence(
+        world,
+        { PRESENCE_TRANSCRIBE_URL: transcription.url, PRESENCE_TRANSCRIBE_KEY: "tr-key" },
+        "chat",
+      );
+      chat.child.stdin?.end("/status\n/help\nand this\n");
+      expect(await chat.exited).toBe(0);
+      const place = `${new URL(transcription.url).host}, on this machine`;
+      expect(chat.stdout()).toContain(`Voice notes: heard, transcribed at ${place}\n`);
+      expect(chat.stdout()).toContain(`Voice notes: heard, transcribed at ${place}.`);
+      expect(transcription.requests).toHaveLength(1);
+      const [request] = world.model.requests;
+      if (!request) throw new Error("no model call");
+      expect(lastUserText(request.body)).toBe("[voice note, 0:12] the words of the note\nand this");
+    } finally {
+      await transcription.close();
+    }
   });
 });

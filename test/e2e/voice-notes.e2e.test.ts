@@ -2,9 +2,11 @@ import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HOW_TO_HEAR, UNHEARD_REPLY } from "../../src/companion/voice-notes.ts";
+import { systemClock } from "../../src/core/clock.ts";
+import { MessageLog } from "../../src/store/messages.ts";
 import { lastUserText } from "../../testkit/messages-api.ts";
 import { startTranscriptionFake, type TranscriptionApiFake } from "../../testkit/transcription-api.ts";
-import { createWorld, OWNER_ID, stopPresence, type World } from "./harness.ts";
+import { createWorld, OWNER_ID, stopPresence, type World, waitFor } from "./harness.ts";
 import { loggedMessages, replyRequests, start } from "./presence-start.ts";
 
 /**
@@ -101,5 +103,78 @@ describe("voice notes, end to end", () => {
     expect(transcription.lookups).toEqual([]);
     expect(world.bot.calls.some((c) => c.method === "getFile")).toBe(false);
     expect(presence.stdout()).toContain("voice notes are not heard");
+  });
+
+  it("logs a voice note as it arrives and the next message too, while its sound downloads, and answers both in one reply", async () => {
+    const presence = await start(world, hearing());
+    const release = world.bot.holdDownloads();
+    const owner = world.bot.user(OWNER_ID, "Ada");
+    world.bot.message(owner, { voice: { duration: 42, bytes: OGG } });
+    world.bot.message(owner, { text: "and the kitchen is huge" });
+    await waitFor(
+      async () => (await loggedMessages(world)).length === 2,
+      15_000,
+      () => presence.stdout(),
+    );
+    expect(world.bot.downloads).toHaveLength(1);
+    expect((await loggedMessages(world)).map((m) => [m.text, m.media?.downloading])).toEqual([
+      ["[voice note, 0:42]", true],
+      ["and the kitchen is huge", undefined],
+    ]);
+    release();
+    await world.bot.waitForSent(1, 15_000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await stopPresence(presence)).toMatchObject({ code: 0 });
+    expect(world.bot.sent.map((m) => m.text)).toEqual(["Answer 1."]);
+    expect(replyRequests(world)).toBe(1);
+    expect(lastUserText(world.model.requests[0]?.body ?? { model: "", max_tokens: 0, messages: [] })).toBe(
+      `[voice note, 0:42] ${WORDS}\nand the kitchen is huge`,
+    );
+  });
+
+  it("after a crash cut off a download, the note delivered again is not downloaded again, and is answered as not heard", async () => {
+    const owner = world.bot.user(OWNER_ID, "Ada");
+    const replayed = world.bot.message(owner, { voice: { duration: 9, bytes: OGG } });
+    // What the crashed process had logged: the note, its sound on its way.
+    const log = await MessageLog.open({ dataDir: world.dataDir, clock: systemClock, timeZone: "UTC" });
+    const note = await log.append({
+      role: "user",
+      text: "[voice note, 0:09]",
+      channel: "telegram",
+      media: {
+        kind: "voice",
+        durationSeconds: 9,
+        stored: `files/telegram-${OWNER_ID}-${replayed.messageId}.ogg`,
+        downloading: true,
+      },
+      external: { chatId: OWNER_ID, messageId: replayed.messageId, updateId: replayed.updateId },
+    });
+    const presence = await start(world, hearing());
+    await world.bot.waitForSent(1, 15_000);
+    await waitFor(() => world.bot.pendingUpdates() === 0, 15_000);
+    await new Promise((r) => setTimeout(r, 300));
+    await stopPresence(presence);
+    expect(world.bot.sent.map((s) => s.text)).toEqual([
+      "I couldn't listen to that one just now. Could you type it for me?",
+    ]);
+    expect(world.bot.calls.some((c) => c.method === "getFile")).toBe(false);
+    expect(world.bot.downloads).toEqual([]);
+    expect(await readdir(join(world.dataDir, "files")).catch(() => [])).toEqual([]);
+    expect(transcription.requests).toEqual([]);
+    expect(replyRequests(world)).toBe(0);
+    const logged = (await loggedMessages(world)).find((m) => m.id === note.id);
+    expect(logged?.media).toMatchObject({ notHeard: "download" });
+  });
+
+  it("says in /status what the start check found wrong with the service", async () => {
+    await transcription.down();
+    const presence = await start(world, hearing());
+    world.bot.message(world.bot.user(OWNER_ID, "Ada"), { text: "/status" });
+    await world.bot.waitForSent(1, 15_000);
+    await stopPresence(presence);
+    expect(world.bot.sent[0]?.text).toContain(
+      `Voice notes: heard, transcribed at ${new URL(transcription.url).host}, on this machine, but the service did not answer when presence started (check PRESENCE_TRANSCRIBE_URL)`,
+    );
+    expect(presence.stdout()).toContain("starting anyway");
   });
 });

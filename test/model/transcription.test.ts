@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { systemTimers } from "../../src/core/clock.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { SettableClock, VirtualTimers } from "../../src/core/clock.ts";
 import {
   TranscriptionClient,
   TranscriptionError,
@@ -20,6 +20,10 @@ async function fake(options?: Parameters<typeof startTranscriptionFake>[0]): Pro
   return started;
 }
 
+/** Waits that fire only when a test moves them on: the time limits here are virtual. */
+const clock = new SettableClock("2026-03-04T09:00:00.000Z");
+const virtual = new VirtualTimers(clock);
+
 function client(
   api: TranscriptionApiFake,
   settings: Partial<TranscriptionSettings> = {},
@@ -33,8 +37,28 @@ function client(
       timeoutMsPerMinute: 60_000,
       ...settings,
     },
-    { timers: systemTimers },
+    { timers: virtual },
   );
+}
+
+/** Moves virtual time on by `ms`, firing the time limits due on the way. */
+async function pass(ms: number): Promise<void> {
+  await virtual.advanceTo(new Date(clock.now().getTime() + ms));
+}
+
+/** Whether `work` has settled yet, looked at once the event loop has had a turn. */
+async function settled(work: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void work.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
+  await new Promise((r) => setImmediate(r));
+  return done;
 }
 
 const OGG = Buffer.from("OggS\u0000\u0002 an opus voice note");
@@ -116,12 +140,30 @@ describe("transcribing a voice note", () => {
     expect(transcriber.timeLimitMs(150)).toBe(450);
     expect(transcriber.timeLimitMs(undefined)).toBe(150);
     api.failNext("hang");
-    const started = performance.now();
-    const error = await failure(transcriber.transcribe({ ...note, durationSeconds: 150 }));
-    const waited = performance.now() - started;
-    expect(error).toMatchObject({ failure: "timeout", setting: "PRESENCE_TRANSCRIBE_TIMEOUT_MS" });
-    expect(waited).toBeGreaterThanOrEqual(440);
-    expect(waited).toBeLessThan(5_000);
+    const hearing = failure(transcriber.transcribe({ ...note, durationSeconds: 150 }));
+    await vi.waitFor(() => expect(api.requests).toHaveLength(1));
+    await pass(449);
+    expect(await settled(hearing)).toBe(false);
+    await pass(1);
+    expect(await hearing).toMatchObject({ failure: "timeout", setting: "PRESENCE_TRANSCRIBE_TIMEOUT_MS" });
+  });
+
+  it("names an answer cut off half-way through its body a time-out, not a wrong answer", async () => {
+    const api = await fake();
+    api.failNext("stall");
+    const hearing = failure(client(api).transcribe(note));
+    await vi.waitFor(() => expect(api.requests).toHaveLength(1));
+    await pass(60_000);
+    expect(await hearing).toMatchObject({ failure: "timeout", setting: "PRESENCE_TRANSCRIBE_TIMEOUT_MS" });
+  });
+
+  it("names a body that is not JSON an answer that is no transcript, pointing at the address", async () => {
+    const api = await fake();
+    api.failNext("not-json");
+    expect(await failure(client(api).transcribe(note))).toMatchObject({
+      failure: "answer",
+      setting: "PRESENCE_TRANSCRIBE_URL",
+    });
   });
 
   it("cannot reach a service that is down", async () => {

@@ -273,6 +273,23 @@ describe("lookups and edits", () => {
     expect(await reopened.update("missing", { text: "x" })).toBeNull();
     await expect(reopened.update(logged.id, { role: "assistant" } as never)).rejects.toThrow();
   });
+
+  it("applies a change given as a function to the message as it is when written, after the writes before it", async () => {
+    const log = await openLog(await tempDataDir());
+    const logged = await log.append(user("[voice note, 0:42]", { media: { kind: "voice", caption: "hi" } }));
+    const edit = log.update(logged.id, { media: { kind: "voice", caption: "hi, Ada" } });
+    const heard = log.update(
+      logged.id,
+      (current) => ({ text: "the words", media: { ...current.media, kind: "voice", transcribed: true } }),
+      { edit: false },
+    );
+    await Promise.all([edit, heard]);
+    expect(await log.get(logged.id)).toMatchObject({
+      text: "the words",
+      media: { kind: "voice", caption: "hi, Ada", transcribed: true },
+    });
+    await expect(log.update(logged.id, () => ({ ts: START }))).rejects.toThrow(/cannot be changed/);
+  });
 });
 
 describe("growth: the window and the archive", () => {

@@ -77,6 +77,20 @@ describe("the documents and sounds the person sent", () => {
     expect(await readdir(join(dataDir, "files"))).toEqual(["telegram-1001-2.pdf"]);
   });
 
+  it("spares an old sound it is told is still waiting, and names where a sound will be kept before it is", async () => {
+    const dataDir = await tempDataDir();
+    const files = new SentFiles({ dataDir });
+    const waiting = files.storedPath("telegram-1001-4", "ogg");
+    expect(waiting).toBe("files/telegram-1001-4.ogg");
+    expect(
+      await files.keep("telegram-1001-4", "ogg", Buffer.from("a"), new Date("2026-01-01T00:00:00Z")),
+    ).toBe(waiting);
+    await files.keep("telegram-1001-5", "ogg", Buffer.from("b"), new Date("2026-01-01T00:00:00Z"));
+    expect(await files.removeSoundsKeptBefore(new Date("2026-01-15T00:00:00Z"), new Set([waiting]))).toBe(1);
+    expect(await readdir(join(dataDir, "files"))).toEqual(["telegram-1001-4.ogg"]);
+    expect(() => files.storedPath("../mind", "ogg")).toThrow(/not a plain file name/);
+  });
+
   it("has nothing to delete before anything was kept", async () => {
     const files = new SentFiles({ dataDir: await tempDataDir() });
     expect(await files.removeSoundsKeptBefore(new Date("2026-01-01T00:00:00Z"))).toBe(0);

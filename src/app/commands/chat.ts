@@ -2,7 +2,7 @@ import { CliOutbound, runCliChat, TERMINAL_TEXT_LIMIT } from "../../channels/cli
 import { exportsDir } from "../../companion/data-rights.ts";
 import { systemClock, systemTimers } from "../../core/clock.ts";
 import { createLogger } from "../../core/log.ts";
-import { loadConfigParts, loadCoreConfig, loadModelConfig } from "../config.ts";
+import { loadConfigParts, loadCoreConfig, loadModelConfig, loadVoiceConfig } from "../config.ts";
 import { buildCommandHandlers, buildCompanion, openRuntime } from "../runtime.ts";
 import { defineCommand } from "./command.ts";
 
@@ -27,13 +27,19 @@ export const chatCommand = defineCommand({
   ].join("\n"),
   options: {},
   async run(_args, io) {
-    const { core, model } = loadConfigParts({ core: loadCoreConfig, model: loadModelConfig }, io.env);
+    // The voice settings too: a voice note the bot left waiting is heard here as it would be
+    // there, and /status and /help say what is true.
+    const { core, model, voice } = loadConfigParts(
+      { core: loadCoreConfig, model: loadModelConfig, voice: loadVoiceConfig },
+      io.env,
+    );
     // The conversation owns the terminal's output: the process log goes to stderr, and only
     // errors unless LOG_LEVEL asks for more (a deferred reply shows up as the notice instead).
     const logger = createLogger(io.env.LOG_LEVEL ? core.logLevel : "error", false, process.stderr);
     const runtime = await openRuntime({
       core,
       model,
+      voice,
       purpose: "chat",
       clock: systemClock,
       timers: systemTimers,

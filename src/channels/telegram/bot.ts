@@ -6,7 +6,7 @@ import { InFlight, settledWithin } from "../../core/in-flight.ts";
 import type { Logger } from "../../core/log.ts";
 import type { Media, Message } from "../../core/message.ts";
 import { type IncomingInput, RecipientBlockedError } from "../../core/port.ts";
-import { type NotHeard, SOUND_LIMITS } from "../../core/sound.ts";
+import { type NotHeard, SOUND_LIMITS, type SoundFormat } from "../../core/sound.ts";
 import type { MessageLog } from "../../store/messages.ts";
 import type { ChannelCompanion } from "../channel.ts";
 import type { CommandHandlers } from "../command-handlers.ts";
@@ -286,16 +286,19 @@ export class TelegramChannel {
       const fixed = logged?.media?.notRead
         ? describeMessage(message, { notRead: logged.media.notRead })?.unreadReply
         : undefined;
-      // A sound still waiting is heard by the reply recovery runs; one not heard was answered there.
+      // Nothing is downloaded again: a sound still waiting is heard by the reply recovery runs, and
+      // one whose download the crash cut off is answered there as not heard.
       if (logged && fixed) await companion.answerFixed(logged, fixed);
       return;
     }
+    // A document is downloaded before its message is logged (it is small, and read as it is
+    // logged); a sound after (soundToKeep): the log, and the next message, must not wait for it.
     const read = message.document ? await this.#readDocument(message, message.document) : undefined;
     const sound = soundOf(message);
-    const heard = sound ? await this.#readSound(message, sound) : undefined;
+    const notHeard = sound ? this.#notHeardBeforeDownload(sound) : null;
     const described = describeMessage(message, {
       ...(read && "notRead" in read ? { notRead: read.notRead } : {}),
-      ...(heard && "notHeard" in heard ? { notHeard: heard.notHeard } : {}),
+      ...(notHeard ? { notHeard } : {}),
     });
     if (!described) return;
     const input: IncomingInput = {
@@ -310,7 +313,7 @@ export class TelegramChannel {
         sentAt: new Date(message.date * 1_000).toISOString(),
       },
       ...(read && "document" in read ? { document: read.document } : {}),
-      ...(heard && "sound" in heard ? { sound: heard.sound } : {}),
+      ...(sound?.format && !notHeard ? { sound: this.#soundToKeep(message, sound, sound.format) } : {}),
     };
     if (described.photoFileId) {
       const image = await this.#downloadImage(described.photoFileId);
@@ -379,33 +382,44 @@ export class TelegramChannel {
   }
 
   /**
-   * Downloads a sound to be heard (sounds.ts), or says why it is not heard: no transcription
-   * service is set up (then nothing is downloaded), its format, length or announced size, the
-   * download. What arrived is checked against the size limit again.
+   * Why a sound is not heard before anything is downloaded: no transcription service is set up,
+   * its format, length or announced size (sounds.ts); null when it is to be downloaded.
    */
-  async #readSound(
+  #notHeardBeforeDownload(sound: TelegramSound): NotHeard | null {
+    if (!this.#options.companion.hearsVoiceNotes) return "off";
+    return notHeardBeforeDownload(sound);
+  }
+
+  /**
+   * A sound to be heard, as the companion takes it: where to keep it, and its download, which
+   * the companion starts once the message is logged. The download says why a sound is not
+   * heard when it fails or what arrives is over the size limit.
+   */
+  #soundToKeep(
     message: TelegramMessage,
     sound: TelegramSound,
-  ): Promise<{ sound: NonNullable<IncomingInput["sound"]> } | { notHeard: NotHeard }> {
-    if (!this.#options.companion.hearsVoiceNotes) return { notHeard: "off" };
-    const refused = notHeardBeforeDownload(sound);
-    if (refused || sound.format === null) return { notHeard: refused ?? "type" };
-    let bytes: Buffer;
-    try {
-      const file = await this.bot.api.getFile(sound.fileId);
-      if (!file.file_path) throw new Error("Telegram gave no file path");
-      if ((file.file_size ?? 0) > SOUND_LIMITS.bytes) return { notHeard: "size" };
-      bytes = await this.#download(file.file_path);
-    } catch (err) {
-      // By name and message only: never the URL, which holds the token, nor the sound.
-      this.#options.logger.warn(
-        { error: describeFailure(err) },
-        "could not download a voice note; the reply says so",
-      );
-      return { notHeard: "download" };
-    }
-    if (bytes.byteLength > SOUND_LIMITS.bytes) return { notHeard: "size" };
-    return { sound: { name: keptName(message.chat.id, message.message_id), format: sound.format, bytes } };
+    format: SoundFormat,
+  ): NonNullable<IncomingInput["sound"]> {
+    return {
+      name: keptName(message.chat.id, message.message_id),
+      format,
+      download: async () => {
+        try {
+          const file = await this.bot.api.getFile(sound.fileId);
+          if (!file.file_path) throw new Error("Telegram gave no file path");
+          if ((file.file_size ?? 0) > SOUND_LIMITS.bytes) return { notHeard: "size" };
+          const bytes = await this.#download(file.file_path);
+          return bytes.byteLength > SOUND_LIMITS.bytes ? { notHeard: "size" } : { bytes };
+        } catch (err) {
+          // By name and message only: never the URL, which holds the token, nor the sound.
+          this.#options.logger.warn(
+            { error: describeFailure(err) },
+            "could not download a voice note; the reply says so",
+          );
+          return { notHeard: "download" };
+        }
+      },
+    };
   }
 
   /** The bytes of a file Telegram holds (`file_path` from getFile), through the transport's limits for files. */

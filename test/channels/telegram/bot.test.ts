@@ -23,7 +23,7 @@ import type { Timers } from "../../../src/core/clock.ts";
 import { SettableClock, systemTimers, VirtualTimers } from "../../../src/core/clock.ts";
 import { createLogger, type Logger, silentLogger } from "../../../src/core/log.ts";
 import type { Channel, ExternalIds, Media, Message } from "../../../src/core/message.ts";
-import type { IncomingInput } from "../../../src/core/port.ts";
+import type { DownloadedSound, IncomingInput } from "../../../src/core/port.ts";
 import { MessageLog } from "../../../src/store/messages.ts";
 import { type BotApiFake, startBotApiFake } from "../../../testkit/bot-api.ts";
 import { checkinControlsFor, dataRightsFor } from "../helpers.ts";
@@ -56,10 +56,13 @@ afterEach(async () => {
  */
 function companionDouble(messages: MessageLog, outbound: TelegramConnection["outbound"], timers: Timers) {
   const received: IncomingInput[] = [];
+  /** The downloads of the sounds handed over, started once each message is logged, as the companion does. */
+  const downloads: Promise<DownloadedSound>[] = [];
   let gate: Promise<void> = Promise.resolve();
   let turn: Promise<unknown> = Promise.resolve();
   return {
     received,
+    downloads,
     /** Whether the companion hears voice notes: the channel downloads them only then. */
     hearsVoiceNotes: false,
     hold() {
@@ -71,13 +74,15 @@ function companionDouble(messages: MessageLog, outbound: TelegramConnection["out
     },
     async receive(input: IncomingInput) {
       received.push(input);
-      return messages.append({
+      const logged = await messages.append({
         role: "user",
         text: input.text,
         channel: input.channel,
         ...(input.media ? { media: input.media } : {}),
         ...(input.external ? { external: input.external } : {}),
       });
+      if (input.sound) downloads.push(input.sound.download());
+      return logged;
     },
     /** As Companion.answerFixed: the answer when the message is all that waits, else a notice. */
     async answerFixed(message: Message, text: string) {
@@ -499,7 +504,7 @@ describe("TelegramChannel", () => {
   });
 
   describe("when voice notes are heard", () => {
-    it("downloads a voice note with getFile and hands over its bytes as OGG, named for its message", async () => {
+    it("hands over a voice note as OGG, named for its message, and downloads it with getFile once it is logged", async () => {
       const { companion, messages } = await startChannel();
       companion.hearsVoiceNotes = true;
       const bytes = Buffer.from("OggS\u0000 an opus voice note");
@@ -508,11 +513,29 @@ describe("TelegramChannel", () => {
       expect(companion.received[0]).toMatchObject({
         text: "[voice note, 0:42]",
         media: { kind: "voice", durationSeconds: 42 },
-        sound: { name: `telegram-${OWNER}-${sent.messageId}`, format: "ogg", bytes },
+        sound: { name: `telegram-${OWNER}-${sent.messageId}`, format: "ogg" },
       });
       expect(companion.received[0]?.media?.notHeard).toBeUndefined();
+      expect(await companion.downloads[0]).toEqual({ bytes });
       expect(fake.calls.filter((c) => c.method === "getFile")).toHaveLength(1);
       expect((await messages.all())[0]?.text).toBe("[voice note, 0:42]");
+    });
+
+    it("logs a voice note, and the message after it, without waiting for the sound to download", async () => {
+      const { companion, messages } = await startChannel();
+      companion.hearsVoiceNotes = true;
+      const release = fake.holdDownloads();
+      const owner = fake.user(OWNER, "Ada");
+      const bytes = Buffer.from("OggS a long voice note");
+      fake.message(owner, { voice: { duration: 300, bytes } });
+      fake.message(owner, { text: "and this too" });
+      // The double answers each burst by echoing it: only the person's messages count here.
+      const theirs = async () => (await messages.all()).filter((m) => m.role === "user").map((m) => m.text);
+      await waitFor(async () => (await theirs()).length === 2);
+      expect(fake.downloads).toHaveLength(1);
+      expect(await theirs()).toEqual(["[voice note, 5:00]", "and this too"]);
+      release();
+      expect(await companion.downloads[0]).toEqual({ bytes });
     });
 
     it("hands over an audio file by its type, titled, and a round video note as MP4", async () => {
@@ -525,12 +548,12 @@ describe("TelegramChannel", () => {
       });
       const clip = Buffer.from("ftypisom a video note");
       fake.message(owner, { videoNote: { duration: 12, bytes: clip } });
-      await waitFor(() => companion.received.length === 2);
+      await waitFor(() => companion.downloads.length === 2);
       expect(companion.received.map((i) => [i.text, i.media?.kind, i.sound?.format])).toEqual([
         ["[audio: Nina – Demo, 3:10]", "audio", "mp3"],
         ["[video note, 0:12]", "video", "mp4"],
       ]);
-      expect(companion.received[1]?.sound?.bytes).toEqual(clip);
+      expect(await companion.downloads[1]).toEqual({ bytes: clip });
     });
 
     it("says why before downloading anything: too long, too large, a type no service takes; and when the download fails", async () => {
@@ -544,19 +567,38 @@ describe("TelegramChannel", () => {
         audio: { duration: 30, bytes: small, mimeType: "audio/aac", fileName: "memo.aac" },
       });
       fake.message(owner, { voice: { duration: 5 } }); // getFile does not know it
-      await waitFor(() => companion.received.length === 4);
-      expect(companion.received.map((i) => i.media?.notHeard)).toEqual([
-        "length",
-        "size",
-        "type",
-        "download",
-      ]);
-      expect(companion.received.every((i) => i.sound === undefined)).toBe(true);
+      await waitFor(() => companion.downloads.length === 1);
+      expect(companion.received.map((i) => i.media?.notHeard)).toEqual(["length", "size", "type", undefined]);
+      expect(companion.received.slice(0, 3).every((i) => i.sound === undefined)).toBe(true);
       expect(companion.received[0]?.text).toBe(
         "[voice note, 11:00 — not heard: longer than 10 minutes, too long to transcribe]",
       );
+      expect(await companion.downloads[0]).toEqual({ notHeard: "download" });
       // Only the last was asked for.
       expect(fake.calls.filter((c) => c.method === "getFile")).toHaveLength(1);
+    });
+
+    it("neither downloads nor hands over again a voice note delivered again after a restart", async () => {
+      const owner = fake.user(OWNER, "Ada");
+      const replayed = fake.message(owner, { voice: { duration: 7, bytes: Buffer.from("OggS") } });
+      // What the companion logged before the crash: the note, its sound on its way.
+      const before = await MessageLog.open({ dataDir, clock, timeZone: "UTC" });
+      await before.append({
+        role: "user",
+        text: "[voice note, 0:07]",
+        channel: "telegram",
+        media: { kind: "voice", durationSeconds: 7, stored: "files/x.ogg", downloading: true },
+        external: { chatId: OWNER, messageId: replayed.messageId, updateId: replayed.updateId },
+      });
+      const { companion } = await startChannel();
+      companion.hearsVoiceNotes = true;
+      fake.message(owner, { text: "new" });
+      await waitFor(() => companion.received.length === 1);
+      await waitFor(() => fake.pendingUpdates() === 0);
+      expect(companion.received.map((i) => i.text)).toEqual(["new"]);
+      expect(companion.downloads).toEqual([]);
+      expect(fake.calls.some((c) => c.method === "getFile")).toBe(false);
+      expect(fake.downloads).toEqual([]);
     });
 
     it("keeps a heard note's transcript as its text when its caption is edited", async () => {
