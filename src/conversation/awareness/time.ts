@@ -1,4 +1,5 @@
-import { DateTime } from "luxon";
+import type { DateTime } from "luxon";
+import { localTime } from "../../core/zones.ts";
 
 const MS_PER_MINUTE = 60_000;
 
@@ -13,9 +14,9 @@ export function elapsedMinutes(fromMs: number, toMs: number): number {
   return Math.max(0, Math.floor((toMs - fromMs) / MS_PER_MINUTE));
 }
 
-/** The instant as the person's wall clock shows it. */
+/** The instant as the person's wall clock shows it, in English (its zone offset worked out once: localTime). */
 export function inZone(ms: number, zone: string): DateTime {
-  return DateTime.fromMillis(ms, { zone, locale: "en-US" });
+  return localTime(ms, zone).setLocale("en-US");
 }
 
 /** Morning 05–12, afternoon 12–17, evening 17–22, night 22–05, by the local hour. */
@@ -38,11 +39,15 @@ export function isWeekend(local: DateTime): boolean {
  */
 export function localStamp(ms: number, nowMs: number, zone: string): string {
   const local = inZone(ms, zone);
-  const today = inZone(nowMs, zone).startOf("day");
   const clock = local.toFormat("h:mm a");
-  const day = local.startOf("day");
-  if (day.equals(today)) return clock;
-  if (day.equals(today.minus({ days: 1 }))) return `yesterday ${clock}`;
-  if (day > today.minus({ days: 6 })) return `${local.toFormat("ccc")} ${clock}`;
+  const daysAgo = localDay(inZone(nowMs, zone)) - localDay(local);
+  if (daysAgo === 0) return clock;
+  if (daysAgo === 1) return `yesterday ${clock}`;
+  if (daysAgo < 6) return `${local.toFormat("ccc")} ${clock}`;
   return `${local.toFormat("LLL d")}, ${clock}`;
+}
+
+/** The local calendar day as a number (days since 1970-01-01 on the wall clock), from the offset already known. */
+function localDay(local: DateTime): number {
+  return Math.floor((local.toMillis() + local.offset * MS_PER_MINUTE) / (1_440 * MS_PER_MINUTE));
 }
