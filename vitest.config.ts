@@ -23,7 +23,10 @@ export default defineConfig({
     reporters: ["default", "./test/support/summary-reporter.ts"],
     projects: [
       { extends: true, test: { name: "e2e", include: [E2E] } },
-      { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: [E2E], isolate: false } },
+      {
+        extends: true,
+        test: { name: "unit", include: ["test/**/*.test.ts"], exclude: [E2E], isolate: false },
+      },
     ],
   },
 });
