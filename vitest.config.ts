@@ -2,14 +2,10 @@ import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 /**
- * Two projects over test/**: the end-to-end files each in a fresh process, as vitest runs files
- * by default; every other file without that isolation. Re-importing zod, the SDK, chrono and
- * src for each of ~100 small files cost more CPU than the tests themselves; on a worker reused
- * across files, a file sees the modules an earlier file imported, so a test helper must not
- * keep state or register hooks at its top level (test/store/helpers.ts cleans up per test).
- * The e2e files stay isolated: they mock modules (heartbeat-restarts) and start processes.
+ * Files that mock a module (vi.mock) need a fresh module registry each, as vitest runs files by
+ * default: on a shared one the mock would reach other files, or miss modules they imported first.
  */
-const E2E = "test/e2e/**/*.test.ts";
+const MOCKING_MODULES = ["test/e2e/heartbeat-restarts.e2e.test.ts"];
 
 export default defineConfig({
   test: {
@@ -22,10 +18,14 @@ export default defineConfig({
     maxWorkers: Math.max(4, availableParallelism()),
     reporters: ["default", "./test/support/summary-reporter.ts"],
     projects: [
-      { extends: true, test: { name: "e2e", include: [E2E] } },
+      { extends: true, test: { name: "isolated", include: MOCKING_MODULES } },
       {
+        // Every other file runs on a worker that keeps its modules from one file to the next:
+        // importing zod, the SDK, chrono and src afresh for each of ~100 files cost more CPU than
+        // the tests. So a test helper keeps no state and registers no hooks at its top level (it
+        // would belong to the first file that imported it): test/store/helpers.ts cleans up per test.
         extends: true,
-        test: { name: "unit", include: ["test/**/*.test.ts"], exclude: [E2E], isolate: false },
+        test: { name: "shared", include: ["test/**/*.test.ts"], exclude: MOCKING_MODULES, isolate: false },
       },
     ],
   },
