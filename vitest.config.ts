@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import SlowestFirst from "./test/support/slowest-first.ts";
 
 /**
  * Files that mock a module (vi.mock) need a fresh module registry each, as vitest runs files by
@@ -17,6 +18,7 @@ export default defineConfig({
     // keep the cores busy. Four at least, not so many that a process's real timings starve.
     maxWorkers: Math.max(4, availableParallelism()),
     reporters: ["default", "./test/support/summary-reporter.ts"],
+    sequence: { sequencer: SlowestFirst },
     projects: [
       { extends: true, test: { name: "isolated", include: MOCKING_MODULES } },
       {
