@@ -1,9 +1,15 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import SlowestFirst from "./test/support/slowest-first.ts";
+
+/**
+ * Files that mock a module (vi.mock) need a fresh module registry each, as vitest runs files by
+ * default: on a shared one the mock would reach other files, or miss modules they imported first.
+ */
+const MOCKING_MODULES = ["test/e2e/heartbeat-restarts.e2e.test.ts"];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
@@ -12,5 +18,17 @@ export default defineConfig({
     // keep the cores busy. Four at least, not so many that a process's real timings starve.
     maxWorkers: Math.max(4, availableParallelism()),
     reporters: ["default", "./test/support/summary-reporter.ts"],
+    sequence: { sequencer: SlowestFirst },
+    projects: [
+      { extends: true, test: { name: "isolated", include: MOCKING_MODULES } },
+      {
+        // Every other file runs on a worker that keeps its modules from one file to the next:
+        // importing zod, the SDK, chrono and src afresh for each of ~100 files cost more CPU than
+        // the tests. So a test helper keeps no state and registers no hooks at its top level (it
+        // would belong to the first file that imported it): test/store/helpers.ts cleans up per test.
+        extends: true,
+        test: { name: "shared", include: ["test/**/*.test.ts"], exclude: MOCKING_MODULES, isolate: false },
+      },
+    ],
   },
 });

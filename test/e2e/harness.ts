@@ -74,16 +74,24 @@ export interface Presence {
   exited: Promise<number | string>;
 }
 
+/**
+ * The quiet defaults of these tests, for the process and for a bot started in the test's own
+ * process alike: UTC, no quiet hours, no reflection, a model call not retried.
+ */
+export const QUIET_SETTINGS: Readonly<Record<string, string>> = {
+  PRESENCE_TIMEZONE: "UTC",
+  PRESENCE_QUIET_HOURS: "00:00-00:00",
+  PRESENCE_REFLECT_MODE: "off",
+  PRESENCE_MAX_RETRIES: "0",
+};
+
 /** What presence runs with in these tests: the world's fakes and data, quiet defaults, then `env`. */
 export function presenceEnv(world: World, env: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH ?? "",
     HOME: world.workDir,
     ...worldEnv(world),
-    PRESENCE_TIMEZONE: "UTC",
-    PRESENCE_QUIET_HOURS: "00:00-00:00",
-    PRESENCE_REFLECT_MODE: "off",
-    PRESENCE_MAX_RETRIES: "0",
+    ...QUIET_SETTINGS,
     LOG_LEVEL: "info",
     ...env,
   };

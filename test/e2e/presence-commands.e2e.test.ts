@@ -2,37 +2,21 @@ import { copyFile, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openMind } from "../../src/companion/mind-document.ts";
-import { systemClock } from "../../src/core/clock.ts";
-import { createWorld, dataDirText, OWNER_ID, stopPresence, type World } from "./harness.ts";
+import { systemClock, systemTimers } from "../../src/core/clock.ts";
+import { silentLogger } from "../../src/core/log.ts";
+import { createWorld, dataDirText, OWNER_ID, QUIET_SETTINGS, stopPresence, type World } from "./harness.ts";
+import { inProcessBotPerTest } from "./in-process.ts";
 import { loggedMessages, replyRequests, start } from "./presence-start.ts";
 
-let world: World;
-
-beforeEach(async () => {
-  world = await createWorld();
-});
-
-afterEach(async () => {
-  await world.close();
-});
-
 describe("commands on Telegram, end to end", () => {
-  it("answers /help with the menu's commands, one line each, and an unknown command locally: no model call", async () => {
-    const presence = await start(world);
-    const owner = world.bot.user(OWNER_ID, "Ada");
-    world.bot.message(owner, { text: "/help" });
-    world.bot.message(owner, { text: "/dance like nobody's watching" });
-    await world.bot.waitForSent(2, 15_000);
-    await new Promise((r) => setTimeout(r, 300));
-    await stopPresence(presence);
-    const [help, unknown] = world.bot.sent.map((s) => s.text);
-    const listed = (help ?? "").split("\n").filter((line) => line.startsWith("/"));
-    expect(listed).toEqual(world.bot.commands.map((c) => `/${c.command} — ${c.description}`));
-    expect(listed.map((line) => line.split(" ")[0])).toContain("/help");
-    expect(unknown).toBe("I don't know the command /dance. /help lists the ones I do.");
-    expect(world.bot.sent).toHaveLength(2);
-    expect(replyRequests(world)).toBe(0);
-    expect(await loggedMessages(world)).toEqual([]);
+  let world: World;
+
+  beforeEach(async () => {
+    world = await createWorld();
+  });
+
+  afterEach(async () => {
+    await world.close();
   });
 
   it("/forget 2 after a restart deletes the item the person saw as 2 in /memory, from a mind.json of the old shape", async () => {
@@ -76,9 +60,40 @@ describe("commands on Telegram, end to end", () => {
     expect(data).toContain("knee injury");
     expect(replyRequests(world)).toBe(0);
   });
+});
+
+/**
+ * Commands answered on Telegram where the process around the bot is not the point: the whole
+ * wiring of `start` (real grammY, the real SDK, the same settings, clock and timers) in this
+ * process, which spares each case a process's start-up.
+ */
+describe("commands on Telegram, through start's wiring in this process", () => {
+  const presence = inProcessBotPerTest();
+  const startBot = () =>
+    presence.start(QUIET_SETTINGS, { clock: systemClock, timers: systemTimers, logger: silentLogger });
+
+  it("answers /help with the menu's commands, one line each, and an unknown command locally: no model call", async () => {
+    const { world } = presence;
+    const running = await startBot();
+    const owner = world.bot.user(OWNER_ID, "Ada");
+    world.bot.message(owner, { text: "/help" });
+    world.bot.message(owner, { text: "/dance like nobody's watching" });
+    await world.bot.waitForSent(2, 15_000);
+    await new Promise((r) => setTimeout(r, 300));
+    await running.stop();
+    const [help, unknown] = world.bot.sent.map((s) => s.text);
+    const listed = (help ?? "").split("\n").filter((line) => line.startsWith("/"));
+    expect(listed).toEqual(world.bot.commands.map((c) => `/${c.command} — ${c.description}`));
+    expect(listed.map((line) => line.split(" ")[0])).toContain("/help");
+    expect(unknown).toBe("I don't know the command /dance. /help lists the ones I do.");
+    expect(world.bot.sent).toHaveLength(2);
+    expect(replyRequests(world)).toBe(0);
+    expect(await loggedMessages(world)).toEqual([]);
+  });
 
   it("/wipe asks, /wipe no cancels, /wipe yes deletes; /status then says the token count was kept, and why", async () => {
-    const presence = await start(world);
+    const { world } = presence;
+    const running = await startBot();
     const owner = world.bot.user(OWNER_ID, "Ada");
     world.bot.message(owner, { text: "My sister's wedding is in June." });
     await world.bot.waitForSent(1, 15_000);
@@ -87,7 +102,7 @@ describe("commands on Telegram, end to end", () => {
       world.bot.message(owner, { text });
       await world.bot.waitForSent(2 + i, 15_000);
     }
-    await stopPresence(presence);
+    await running.stop();
     const [, question, cancelled, done, status] = world.bot.sent.map((s) => s.text);
     expect(question).toContain("It keeps only the count of tokens I've used (numbers, no words)");
     expect(cancelled).toBe("Cancelled: nothing was deleted. (/wipe yes deletes everything.)");

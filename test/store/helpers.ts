@@ -1,24 +1,23 @@
 import { mkdtemp, open, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, vi } from "vitest";
+import { onTestFinished, vi } from "vitest";
 
-const made: string[] = [];
-
-/** A fresh directory for one test, removed afterwards; the data dir is a child so its creation is tested too. */
+/**
+ * A fresh directory for one test, removed once the test has finished (its afterEach hooks too);
+ * the data dir is a child so its creation is tested too.
+ */
 export async function tempDataDir(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), "presence-store-"));
-  made.push(root);
+  // Per test rather than a top-level afterEach: on a worker shared by several files this module
+  // is imported once, and a top-level hook would belong to the first file only.
+  onTestFinished(async () => {
+    // A companion closed with work still in flight (its close is bounded) may write a moment
+    // after the test; rm retries a directory that was not empty yet instead of failing the test.
+    await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+  });
   return join(root, "data");
 }
-
-afterEach(async () => {
-  // A companion closed with work still in flight (its close is bounded) may write a moment
-  // after the test; rm retries a directory that was not empty yet instead of failing the test.
-  await Promise.all(
-    made.splice(0).map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 })),
-  );
-});
 
 /** Permission bits of a path, e.g. 0o600. */
 export async function modeOf(path: string): Promise<number> {
