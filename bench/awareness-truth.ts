@@ -230,7 +230,7 @@ export function measureTruth(corpus: TruthCorpus, judgements = loadJudgements())
     conversation.messages.forEach((m, index) => {
       const seen = log.slice(0, index + 1);
       const language = conversationLanguage(seen.filter((s) => s.role === "user").map((s) => s.text));
-      const asks = isQuestion(m.text, language, m.role);
+      const asks = isQuestion(m.text, m.role, language);
       if (asks) question.claimed += 1;
       if (m.labels.question) question.actual += 1;
       if (asks && m.labels.question) question.hits += 1;

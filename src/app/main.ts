@@ -189,14 +189,17 @@ export async function startBot(config: StartConfig, env: BotEnvironment): Promis
   const startUp = async (
     signal: AbortSignal,
   ): Promise<{ channel: TelegramChannel; companion: Companion }> => {
-    const keyWarning = await runtime.llm.checkKey(signal);
+    // The two checks ask different services: neither waits on the other.
+    const [keyWarning, transcriptionAtStart] = await Promise.all([
+      runtime.llm.checkKey(signal),
+      checkTranscription(runtime, signal),
+    ]);
     if (keyWarning)
       logger.warn(
         { setting: keyWarning.setting },
         `${keyWarning.message} (starting anyway; each reply tries the API again)`,
       );
     else logger.info({ model: config.model.model }, "the model API accepted the key");
-    const transcriptionAtStart = await checkTranscription(runtime, signal);
     const updates = await TelegramUpdatesState.open(config.core.dataDir, clock.now());
     signal.throwIfAborted();
     const connection = new TelegramConnection({

@@ -49,6 +49,9 @@ export type { ReplySettle, SettleTimes } from "./reply-settle.ts";
  * check-in turn tells the person when check-ins stop or resume unseen, in checkin-turn.ts.
  */
 
+/** How often a heartbeat looks for sounds past their keeping time (which is counted in days). */
+const SOUND_SWEEP_EVERY_MS = 3_600_000;
+
 /** Everything the companion is built from; main.ts wires the real ones, tests the fakes. */
 export interface CompanionDeps {
   clock: Clock;
@@ -191,6 +194,8 @@ class CompanionImpl implements Companion {
   /** The background attempt at a reply the retry asked for, waiting for its time. */
   #retryTimer: Timer | undefined;
   #closed = false;
+  /** When sounds past their keeping time were last looked for (ms), so heartbeats look at most hourly. */
+  #soundsSweptAt: number | undefined;
 
   constructor(deps: CompanionDeps) {
     this.#deps = deps;
@@ -346,9 +351,16 @@ class CompanionImpl implements Companion {
     await this.#lock.run(() => this.#forgetOldSounds());
   }
 
-  /** Deletes the sounds kept past their keeping time (voice-notes.ts), under the turn lock so no turn is hearing one. */
-  #forgetOldSounds(): Promise<void> {
-    return forgetOldSounds(this.#deps, this.#deps.soundKeepDays);
+  /**
+   * Deletes the sounds kept past their keeping time (voice-notes.ts), under the turn lock so no
+   * turn is hearing one. The keeping time is counted in days, so a sweep an hour is plenty: the
+   * heartbeats in between neither list the files nor make a reply wait behind them.
+   */
+  async #forgetOldSounds(): Promise<void> {
+    const now = this.#deps.clock.now().getTime();
+    if (this.#soundsSweptAt !== undefined && now - this.#soundsSweptAt < SOUND_SWEEP_EVERY_MS) return;
+    await forgetOldSounds(this.#deps, this.#deps.soundKeepDays);
+    this.#soundsSweptAt = now;
   }
 
   exclusive<T>(work: () => Promise<T>): Promise<T> {

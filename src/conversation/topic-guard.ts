@@ -83,7 +83,7 @@ export function canonicalTopicsOf(decidedTopic: string): string[] {
  */
 export function checkinAnnotations(decidedTopic: string, text: string): Annotations {
   const topics = [...new Set([...canonicalTopicsOf(decidedTopic), ...detectTopics(text)])];
-  return { topics, question: isQuestion(text, undefined, "assistant"), tone: detectTone(text) };
+  return { topics, question: isQuestion(text, "assistant"), tone: detectTone(text) };
 }
 
 /** Whether two labels name the same thing: equal, or the same head noun ("job interview", "interview"). */
@@ -237,7 +237,7 @@ function statusAnswer(
     const m = log[i];
     if (m === undefined || Date.parse(m.ts) < from) break;
     if (m.role !== "user") continue;
-    if (about(m) && !isQuestion(m.text) && reportsStatus(m, nowMs))
+    if (about(m) && !isQuestion(m.text, m.role) && reportsStatus(m, nowMs))
       return { message: m, why: (topic) => `said how ${topic} stands today` };
     const asked = log.slice(0, i).findLast((e) => e.role === "assistant");
     if (asked !== undefined && about(asked) && messageIsQuestion(asked) && answers(m, asked, log))
@@ -278,7 +278,7 @@ function followUpAnswer(
     if (answersTheAsk) return { message: m, why: (topic) => `answered about ${topic} when asked` };
     // After its moment, what the person says next with a verdict in it is how it went.
     const firstAfter = moment !== null && theirs.find((t) => Date.parse(t.ts) >= moment)?.id === m.id;
-    if ((about(m) || firstAfter) && OUTCOME.test(m.text) && !isQuestion(m.text))
+    if ((about(m) || firstAfter) && OUTCOME.test(m.text) && !isQuestion(m.text, m.role))
       return { message: m, why: (topic) => `said how ${topic} went` };
   }
   return null;

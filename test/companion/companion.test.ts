@@ -749,7 +749,7 @@ describe("the companion checking in", () => {
     );
     expect(await h.companion.heartbeat()).toMatchObject({ status: "sent" });
     expect(h.log.recent().at(-1)?.annotations).toEqual({
-      topics: ["move"],
+      topics: ["move", "packing"],
       question: true,
       tone: "neutral",
     });

@@ -658,7 +658,11 @@ describe("the sound of a voice note", () => {
     expect(await readdir(join(h.dataDir, "files"))).toEqual(["telegram-1001-27.ogg"]);
     expect(await h.companion.reply()).toMatchObject({ status: "sent" });
     expect(h.sent.map((m) => m.text)).toEqual([`You said: [voice note, 0:42] ${WORDS}`]);
-    // Heard, it is kept like any other from then on: past its time, the next sweep deletes it.
+    // Heard, it is kept like any other from then on: past its time, the next sweep (heartbeats
+    // look at most hourly) deletes it.
+    await h.companion.heartbeat();
+    expect(await readdir(join(h.dataDir, "files"))).toEqual(["telegram-1001-27.ogg"]);
+    h.clock.advanceMinutes(60);
     await h.companion.heartbeat();
     expect(await readdir(join(h.dataDir, "files"))).toEqual([]);
   });

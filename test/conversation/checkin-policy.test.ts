@@ -74,6 +74,7 @@ function awareness(
       unansweredCount: unanswered,
       lastExchangeTone: "neutral",
       recentTopicShift: false,
+      currentTopics: [],
       currentDomain: null,
       silenceDuration: Math.min(sinceUser ?? Number.POSITIVE_INFINITY, sinceSelf ?? Number.POSITIVE_INFINITY),
       timeOfDay: "afternoon",

@@ -77,7 +77,7 @@ describe("guardTopic", () => {
 
   it("annotates a sent check-in with the decided topic's labels and the text's", () => {
     expect(checkinAnnotations("the move", "How's the packing going?")).toEqual({
-      topics: ["move"],
+      topics: ["move", "packing"],
       question: true,
       tone: "neutral",
     });

@@ -1,4 +1,3 @@
-import { DateTime } from "luxon";
 import { describe, expect, it } from "vitest";
 import { canonicalZone, isKnownZone, localTime, requireKnownZone, zoneSchema } from "../../src/core/zones.ts";
 
@@ -18,16 +17,17 @@ describe("zones", () => {
     expect(canonicalZone("Mars/Olympus")).toBeNull();
   });
 
-  it("gives an instant's wall time as luxon does, across a clock change, the same one when asked again", () => {
-    // Berlin's clocks go forward at 01:00 UTC on 29 March 2026.
-    for (const iso of ["2026-03-29T00:59:59.999Z", "2026-03-29T01:00:00.000Z", "2026-10-25T00:30:00.000Z"]) {
+  it("gives an instant's wall time across a clock change, the same one when asked again", () => {
+    // Berlin's clocks go forward at 01:00 UTC on 29 March 2026 and back at 01:00 UTC on 25 October.
+    const walls: [string, string, string][] = [
+      ["2026-03-29T00:59:59.999Z", "2026-03-29T01:59:59.999+01:00", "2026-03-29T06:44:59.999+05:45"],
+      ["2026-03-29T01:00:00.000Z", "2026-03-29T03:00:00.000+02:00", "2026-03-29T06:45:00.000+05:45"],
+      ["2026-10-25T00:30:00.000Z", "2026-10-25T02:30:00.000+02:00", "2026-10-25T06:15:00.000+05:45"],
+    ];
+    for (const [iso, berlin, kathmandu] of walls) {
       const ms = Date.parse(iso);
-      expect(localTime(ms, "Europe/Berlin").toISO()).toBe(
-        DateTime.fromMillis(ms, { zone: "Europe/Berlin" }).toISO(),
-      );
-      expect(localTime(ms, "Asia/Kathmandu").toISO()).toBe(
-        DateTime.fromMillis(ms, { zone: "Asia/Kathmandu" }).toISO(),
-      );
+      expect(localTime(ms, "Europe/Berlin").toISO()).toBe(berlin);
+      expect(localTime(ms, "Asia/Kathmandu").toISO()).toBe(kathmandu);
       expect(localTime(ms, "Europe/Berlin")).toBe(localTime(ms, "Europe/Berlin"));
     }
     expect(localTime(0, "Mars/Olympus").isValid).toBe(false);

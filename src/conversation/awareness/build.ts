@@ -124,8 +124,9 @@ interface Shift {
  * The topic now being talked about (the latest message in the window that has one, from
  * either side) and its domain; and the person's change of subject, when their latest message
  * with a subject is one of the last exchanges and shares no subject with their previous one.
- * Only subjects the lexicon vouches for count: a noun phrase alone is too uncertain to call a
- * shift on, and the companion's own words never make one.
+ * Only subjects the lexicon vouches for count, a noun phrase alone being too uncertain, unless
+ * the person announced the change in words (announcedShift); the companion's own words never
+ * make one.
  */
 function topicFlow(
   window: readonly Entry[],

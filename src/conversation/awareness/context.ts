@@ -50,7 +50,7 @@ export const awarenessContextSchema = z.object({
     /** The subject of the latest message that had one (a topic label), null when none in the window. */
     currentTopic: z.string().nullable().optional(),
     /** Every topic of that message, in order: "sleep" and "hydration" came together, and one alone would be arbitrary. */
-    currentTopics: z.array(z.string()).optional(),
+    currentTopics: z.array(z.string()),
     /** Minutes since the current stretch of conversation began (gaps of at most activeMinutes); null when none is going on. */
     conversationMinutes: minutes.nullable().optional(),
     /** The language the person writes in lately (ISO 639-1); code reads topics and tone only in English. */

@@ -27,9 +27,7 @@ function topicList(topics: readonly string[]): string {
 
 /** "Latest topic: work", or every topic of the latest message when it had several ("Latest topics: sleep, hydration"). */
 function latestTopic(ctx: AwarenessContext): string | null {
-  const { currentTopic, currentTopics } = ctx.conversationState;
-  const topics =
-    currentTopics && currentTopics.length > 0 ? currentTopics : currentTopic ? [currentTopic] : [];
+  const topics = ctx.conversationState.currentTopics;
   if (topics.length === 0) return null;
   return `${topics.length > 1 ? "Latest topics" : "Latest topic"}: ${topicList(topics)}`;
 }
@@ -95,10 +93,10 @@ function theirActivity(ctx: AwarenessContext, nowMs: number): string[] {
   lines.push(`- Messages today: ${todayCount}`);
   if (self.messagesSent.length > 0)
     lines.push(`- Replies to your ${plural(self.messagesSent.length, "message")} since: none`);
+  // The latest topic may be the companion's own ping, so it has no place under their activity;
+  // their topics are listed just above.
   if (user.topicsAddressed.length > 0)
     lines.push(`- Topics they addressed recently: ${topicList(user.topicsAddressed)}`);
-  const latest = latestTopic(ctx);
-  if (latest) lines.push(`- ${latest}`);
   return lines;
 }
 

@@ -196,7 +196,7 @@ function nounPhrases(
     const first = kept[0];
     const incidental =
       isCircumstance(words, start) ||
-      isBareGerund(kept) ||
+      isBareGerund(words, start + run.length - kept.length, kept) ||
       isCounted(words, start) ||
       isPossessor(words, start + run.length) ||
       takesAnObject(words, start + run.length) ||
@@ -322,11 +322,19 @@ const THING_IN_ING = new Set(
   ),
 );
 
-/** A one-word phrase in -ing ("crying", "sitting", "fixing") names an act, not a thing. */
-function isBareGerund(phrase: readonly Word[]): boolean {
+/**
+ * A one-word phrase in -ing ("crying", "sitting", "fixing") names an act, not a thing, unless a
+ * determiner makes it one ("the packing").
+ */
+function isBareGerund(words: readonly Word[], index: number, phrase: readonly Word[]): boolean {
   const [only] = phrase;
+  const determined = words[index - 1]?.pos === "DET";
   return (
-    phrase.length === 1 && only !== undefined && only.lower.endsWith("ing") && !THING_IN_ING.has(only.lower)
+    phrase.length === 1 &&
+    only !== undefined &&
+    only.lower.endsWith("ing") &&
+    !THING_IN_ING.has(only.lower) &&
+    !determined
   );
 }
 
@@ -515,11 +523,7 @@ function asksBySyntax(sentence: string): boolean {
  * sleep") or a request to be told something. The person's friction with the companion asks
  * nothing, whatever its shape ("why do you keep asking?"): `by` says whose text it is.
  */
-export function isQuestion(
-  text: string,
-  language: string = DEFAULT_LANGUAGE,
-  by: Message["role"] = "user",
-): boolean {
+export function isQuestion(text: string, by: Message["role"], language: string = DEFAULT_LANGUAGE): boolean {
   const english = englishReading(text, language) !== null;
   // The person's friction asks nothing ("do you have to open with that every day?", "happy?").
   if (by === "user" && english && detectTone(text, language) === "tense") return false;
@@ -538,7 +542,7 @@ export function isQuestion(
 
 /** Whether a message asks something: reflection's annotation when present, else {@link isQuestion}. */
 export function messageIsQuestion(message: Message, language: string = DEFAULT_LANGUAGE): boolean {
-  return message.annotations?.question ?? isQuestion(messageText(message), language, message.role);
+  return message.annotations?.question ?? isQuestion(messageText(message), message.role, language);
 }
 
 /** How a topic reads in prose: lexicon subjects as they are, the person's own words in quotes. */

@@ -110,7 +110,14 @@ describe("formatAwarenessForPrompt: the slim block", () => {
       { ...defaultAwarenessSettings, timezone: "Europe/London", trigger: "reply" },
     );
     expect(both.conversationState.currentTopics).toEqual(["sleep", "hydration"]);
-    expect(formatAwarenessForPrompt(both, "reply")).toContain("Latest topics: sleep, hydration");
+    const slim = {
+      ...ctx,
+      conversationState: { ...ctx.conversationState, currentTopics: ["sleep", "hydration"] },
+    };
+    expect(formatAwarenessForPrompt(slim, "reply")).toContain("Latest topics: sleep, hydration");
+    // The full block lists their topics under their activity, never the latest of either side,
+    // which may be the companion's own unanswered ping.
+    expect(formatAwarenessForPrompt(both, "heartbeat")).not.toContain("Latest topic");
   });
 
   it("gives way to the full block for a heartbeat", () => {

@@ -170,7 +170,7 @@ describe("isQuestion", () => {
     ["Two glasses so far", false],
     ["Do the dishes later", false],
   ])("%s → %s", (text, expected) => {
-    expect(isQuestion(text)).toBe(expected);
+    expect(isQuestion(text, "user")).toBe(expected);
   });
 
   it("prefers the annotation", () => {
