@@ -292,7 +292,8 @@ function networkCause(error: unknown): string {
  * this machine when it is a loopback address.
  */
 export function transcriptionPlace(baseUrl: string): string {
-  const host = new URL(baseUrl).hostname.replace(/^\[|\]$/g, "");
+  const url = new URL(baseUrl);
+  const host = url.hostname.replace(/^\[|\]$/g, "");
   const local = host === "localhost" || host === "::1" || /^127\./.test(host);
-  return local ? `${new URL(baseUrl).host}, on this machine` : new URL(baseUrl).host;
+  return local ? `${url.host}, on this machine` : url.host;
 }

@@ -1,22 +1,15 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { openMind } from "../../src/companion/mind-document.ts";
 import { SettableClock } from "../../src/core/clock.ts";
 import { DECISIONS_KEPT, lastDecision, recordDecision } from "../../src/core/decision.ts";
+import { tempDataDir } from "../store/helpers.ts";
 
-let root: string;
 let dataDir: string;
 let clock: SettableClock;
 
 beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "presence-decisions-"));
-  dataDir = join(root, "data");
+  dataDir = await tempDataDir();
   clock = new SettableClock("2026-11-22T10:00:00.000Z");
-});
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
 });
 
 describe("decisions", () => {

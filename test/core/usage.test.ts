@@ -1,23 +1,16 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { openMind } from "../../src/companion/mind-document.ts";
 import { SettableClock } from "../../src/core/clock.ts";
 import { recordUsage, tokensOnLocalDay } from "../../src/core/usage.ts";
+import { tempDataDir } from "../store/helpers.ts";
 import { usageRecord } from "../support/mind-fixtures.ts";
 
-let root: string;
 let dataDir: string;
 let clock: SettableClock;
 
 beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "presence-usage-"));
-  dataDir = join(root, "data");
+  dataDir = await tempDataDir();
   clock = new SettableClock("2026-11-22T10:00:00.000Z");
-});
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
 });
 
 describe("the usage ledger", () => {

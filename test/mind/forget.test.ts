@@ -1,22 +1,16 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readFile } from "node:fs/promises";
+import { beforeEach, describe, expect, it } from "vitest";
 import { SettableClock } from "../../src/core/clock.ts";
 import { forget } from "../../src/mind/forget.ts";
+import { tempDataDir } from "../store/helpers.ts";
 import { rememberingMind } from "../support/mind-fixtures.ts";
 
-let root: string;
 let dataDir: string;
 let clock: SettableClock;
 
 beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "presence-forget-"));
-  dataDir = join(root, "data");
+  dataDir = await tempDataDir();
   clock = new SettableClock("2026-11-22T10:00:00.000Z");
-});
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
 });
 
 describe("forgetting", () => {
