@@ -1,11 +1,5 @@
-// Each language's parser on its own: the package's main entry loads all sixteen.
+import { createRequire } from "node:module";
 import type { Chrono } from "chrono-node";
-import * as de from "chrono-node/de";
-import * as en from "chrono-node/en";
-import * as es from "chrono-node/es";
-import * as fr from "chrono-node/fr";
-import * as nl from "chrono-node/nl";
-import * as pt from "chrono-node/pt";
 import { DateTime } from "luxon";
 import type { Annotations, Message } from "../core/message.ts";
 import { formatDuration } from "../core/text.ts";
@@ -173,14 +167,17 @@ function reportsStatus(message: Message, nowMs: number): boolean {
 const OUTCOME =
   /\b(?:went|was|were|nailed|passed|failed|survived|bombed|turned out|says|said|told me|got (?:the|an|a) \w+|good news|bad news|agreed|accepted|rejected|declined|approved|offered|(?:really|so|actually|pretty) (?:lovely|great|good|bad|fun|nice|awful|amazing|terrible)|dit|dice|dijo|sagt|meinte|disse|salió|s'est bien passé|lief)\b/iu;
 
-const LOCALE_PARSERS: Record<string, Chrono> = {
-  en: en.casual,
-  es: es.casual,
-  de: de.casual,
-  fr: fr.casual,
-  pt: pt.casual,
-  nl: nl.casual,
-};
+/**
+ * Each language's parser on its own (the package's main entry loads all sixteen), from its
+ * CommonJS build: under tsx on Node 20 each ES module is a round trip to the loader's thread,
+ * which made these six cost every start twice as long.
+ */
+const LOCALE_PARSERS: Record<string, Chrono> = Object.fromEntries(
+  (["en", "es", "de", "fr", "pt", "nl"] as const).map((language) => [
+    language,
+    (createRequire(import.meta.url)(`chrono-node/${language}`) as typeof import("chrono-node/en")).casual,
+  ]),
+);
 
 /** Waking hours, when "at 2" means two in the afternoon. */
 const DAY_STARTS = 7;
@@ -195,7 +192,7 @@ function momentsNamed(message: Message, zone: string): number[] {
   const sentMs = Date.parse(message.ts);
   const sent = DateTime.fromMillis(sentMs, { zone });
   const language = readText(message.text).language ?? "en";
-  const parser = LOCALE_PARSERS[language] ?? en.casual;
+  const parser = LOCALE_PARSERS[language] ?? (LOCALE_PARSERS.en as Chrono);
   const found = parser.parse(message.text, { instant: new Date(sentMs), timezone: sent.offset });
   const moments: number[] = [];
   for (const result of found) {
