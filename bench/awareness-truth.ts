@@ -156,6 +156,17 @@ export interface TruthFigures {
 
 const SUBJECTS = new Set(knownTopics());
 
+/**
+ * A word without its number, as a matching key only: "magpies" and "magpie", "babies" and "baby",
+ * "classes" and "class" give one key. (Stripping "es" whole made "magpies" "magpi" and "magpie"
+ * "magpie", so a plural never met its singular when the singular ends in e.)
+ */
+function numberless(word: string): string {
+  if (word.length < 3) return word;
+  const one = word.endsWith("s") && !word.endsWith("ss") ? word.slice(0, -1) : word;
+  return one.replace(/e$/, "").replace(/i$/, "y");
+}
+
 /** A label as compared: lowered, without a leading article or possessive, each word singular. */
 function normal(label: string): string {
   return label
@@ -163,7 +174,7 @@ function normal(label: string): string {
     .toLowerCase()
     .replace(/^(?:the|a|an|my|your|our|their|his|her)\s+/, "")
     .split(/\s+/)
-    .map((w) => (w.length >= 3 && w.endsWith("s") && !w.endsWith("ss") ? w.replace(/(?:es|s)$/, "") : w))
+    .map(numberless)
     .join(" ");
 }
 

@@ -153,9 +153,14 @@ function topicFlow(
     const before = theirs[k - 1];
     if (here === undefined || before === undefined || here.i < window.length - LAST_EXCHANGES) break;
     if ([...here.subjects].some((s) => before.subjects.has(s)) || !wholly(here.e.message)) continue;
+    // An answer to the companion's question is no change of theirs when the question was about
+    // the same subject, or about none ("Is anyone coming to help?" → "my mom lands thursday").
     const asked = window[here.i - 1]?.message;
-    if (asked?.role === "assistant" && [...subjectsOf(asked, language)].some((s) => here.subjects.has(s)))
-      continue;
+    if (asked?.role === "assistant") {
+      const askedAbout = subjectsOf(asked, language);
+      if ([...askedAbout].some((s) => here.subjects.has(s))) continue;
+      if (askedAbout.size === 0 && messageIsQuestion(asked, language)) continue;
+    }
     const from = [...before.subjects][0];
     const to = [...here.subjects][0];
     if (from !== undefined && to !== undefined)

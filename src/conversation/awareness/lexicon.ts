@@ -74,7 +74,7 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "oversleep",
       "overslept",
     ],
-    phrases: ["early night", "stayed up", "stay up", "all nighter", "lie in"],
+    phrases: ["early night", "stayed up", "stay up", "up early", "all nighter", "lie in"],
     emoji: ["😴", "🛌", "💤", "🥱"],
   },
   {
@@ -138,6 +138,7 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "hike",
       "hiking",
       "squats",
+      "deadlift",
       "pushups",
       "sport",
       "tennis",
@@ -487,6 +488,14 @@ export const IDIOMS: readonly string[] = [
   "deep breath",
   "my fault",
   "your fault",
+  // A rehearsal, not exercise.
+  "test run",
+  "dry run",
+  "trial run",
+  // An alarm that guards a building, not one that wakes them ("fire alarm" is a compound of its own).
+  "set off the alarm",
+  "set off an alarm",
+  "set the alarm off",
 ];
 
 /**

@@ -43,7 +43,8 @@ export interface Word {
   /**
    * Whether it is a word of another language in an English message ("no es mi culpa", "una
    * sorpresa"): one the English model does not know, written in lower case (names keep their
-   * capital), that eld reads on its own as another language well clear of English.
+   * capital), that eld reads on its own as another language well clear of English; or any word
+   * of a sentence eld reads so.
    */
   readonly foreign: boolean;
   /** Whether wink reads it as negated ("not tired"). */
@@ -64,18 +65,60 @@ export interface Reading {
 const MIN_LETTERS_TO_JUDGE = 8;
 const MIN_WORDS_TO_JUDGE = 2;
 
+/** How clearly a lone word must read as another language, and how far ahead of English, to be called foreign. */
+const FOREIGN_WORD_SCORE = 0.75;
+const FOREIGN_WORD_LEAD = 0.2;
+
 function languageOf(text: string): string | null {
   if (OTHER_SCRIPT.test(text)) return "other";
   const letters = text.replace(/[^\p{L}]/gu, "");
   const words = text.match(/\p{L}+/gu)?.length ?? 0;
   if (letters.length < MIN_LETTERS_TO_JUDGE || words < MIN_WORDS_TO_JUDGE) return null;
   const result = eld.detect(text.toLowerCase());
-  return result.language !== "" && result.isReliable() ? result.language : null;
+  if (result.language === "" || !result.isReliable()) return null;
+  // "no raccoon. ate.": a few English words that read a little more like Italian are too few to
+  // tell; every one of them known to the English model, the message counts as the conversation's.
+  if (result.language !== "en" && !leadsEnglish(result.getScores()) && allKnown(text)) return null;
+  return result.language;
 }
 
-/** How clearly a lone word must read as another language, and how far ahead of English, to be called foreign. */
-const FOREIGN_WORD_SCORE = 0.75;
-const FOREIGN_WORD_LEAD = 0.2;
+/** Whether the best language's score is well clear of English's. */
+function leadsEnglish(scores: Record<string, number>): boolean {
+  const best = Math.max(...Object.values(scores));
+  return best - (scores.en ?? 0) >= FOREIGN_WORD_LEAD;
+}
+
+/** Whether the English model knows every word of the text. */
+function allKnown(text: string): boolean {
+  const doc = nlp.readDoc(text.toLowerCase());
+  const ids = doc
+    .tokens()
+    .filter((t) => t.out(its.type) === "word")
+    .out(its.uniqueId);
+  return ids.every((id) => id < FIRST_UNKNOWN_ID);
+}
+
+/**
+ * Stretches of another language inside an English message ("… bc of visiting hours. no es mi
+ * culpa 😩"): sentences of at least three words, one of them unknown to the English model, that
+ * eld reads as another language well clear of English. Their words are no English nouns, known
+ * ones ("culpa") included.
+ */
+function otherLanguageStretches(text: string, words: readonly Word[]): [number, number][] {
+  const stretches: [number, number][] = [];
+  for (const sentence of text.matchAll(/[^.!?\n]+/g)) {
+    const from = sentence.index;
+    const to = from + sentence[0].length;
+    const letters = sentence[0].match(/\p{L}+/gu) ?? [];
+    if (letters.length < 3 || letters.join("").length < MIN_LETTERS_TO_JUDGE) continue;
+    const unknown = words.some((w) => w.offset >= from && w.offset < to && !w.known && /\p{L}/u.test(w.text));
+    if (!unknown) continue;
+    const result = eld.detect(sentence[0].toLowerCase());
+    if (result.language !== "en" && result.isReliable() && leadsEnglish(result.getScores()))
+      stretches.push([from, to]);
+  }
+  return stretches;
+}
 
 function isForeignWord(lower: string): boolean {
   if (lower.length < 4) return false;
@@ -133,7 +176,11 @@ export function englishWords(text: string): Word[] {
       offset,
     });
   });
-  return words;
+  const elsewhere = otherLanguageStretches(text, words);
+  if (elsewhere.length === 0) return words;
+  return words.map((w) =>
+    elsewhere.some(([from, to]) => w.offset >= from && w.offset < to) ? { ...w, foreign: true } : w,
+  );
 }
 
 /** Readings by text: chat repeats itself, and awareness asks about the same messages every turn. */

@@ -109,14 +109,23 @@ function consumeRuns(tokens: readonly Token[], consumed: boolean[], sequence: re
   return starts;
 }
 
-/** Idioms first, then subjects' phrases in lexicon order, then single words, then volumes. */
-function lexiconHits(text: string, tokens: readonly Token[], consumed: boolean[]): Hit[] {
+/**
+ * Idioms first, then subjects' phrases in lexicon order, then single words, then volumes. The
+ * offsets of words an idiom consumed go into `idiomatic`: they name no thing either ("a test run").
+ */
+function lexiconHits(
+  text: string,
+  tokens: readonly Token[],
+  consumed: boolean[],
+  idiomatic: Set<number> = new Set(),
+): Hit[] {
   const hits: Hit[] = [];
   const candidates = new Set<Sequence>();
   for (const token of tokens) for (const s of sequencesByFirstStem.get(token.stem) ?? []) candidates.add(s);
   for (const sequence of [...candidates].sort((a, b) => a.priority - b.priority)) {
     for (const start of consumeRuns(tokens, consumed, sequence.stems)) {
       if (sequence.topic !== null) hits.push({ topic: sequence.topic, offset: tokens[start]?.offset ?? 0 });
+      else for (let k = 0; k < sequence.stems.length; k += 1) idiomatic.add(tokens[start + k]?.offset ?? -1);
     }
   }
   tokens.forEach((token, i) => {
@@ -156,11 +165,24 @@ function singular(word: Word): string {
 }
 
 /**
+ * Pronouns that stand as a subject: what the tagger calls a noun right after one is a verb ("why
+ * do u care", "they land at 9"). Not object pronouns, which a thing may follow ("bought me
+ * flowers"), nor "her", which also owns ("her side").
+ */
+const SUBJECT_PRONOUNS = new Set("i you u we they he she".split(" "));
+const POSSESSIVES = new Set("my your his her our their".split(" "));
+
+/**
  * Whether a word can be part of what a message is about: a noun (or name) that is not a
  * function word, a time word, chat filler or a unit, and, when the message was too short to
  * tell its language, one the English model knows ("vale" or "danke" are no English nouns).
  */
-function topicalNoun(word: Word, next: Word | undefined, undetermined: boolean): boolean {
+function topicalNoun(
+  word: Word,
+  next: Word | undefined,
+  previous: Word | undefined,
+  undetermined: boolean,
+): boolean {
   if (!NOUNS.has(word.pos)) return false;
   if (!/^\p{L}[\p{L}'-]*$/u.test(word.text) || word.lower.length < 2) return false;
   if (STOPWORDS.has(word.lower) || NOT_TOPICS.has(word.lower) || NOT_TOPICS.has(singular(word))) return false;
@@ -169,28 +191,54 @@ function topicalNoun(word: Word, next: Word | undefined, undetermined: boolean):
   if (/(\p{L})\1\1/u.test(word.lower)) return false;
   // A short word the English model does not know is chat shorthand ("af", "rps"), not a name.
   if (!word.known && word.lower.length <= 3 && word.text === word.lower) return false;
-  // A gerund with an object is a verb at work ("painting the hallway"), not a thing.
-  if (word.lower.endsWith("ing") && next !== undefined && ["DET", "PRON", "NOUN", "PROPN"].includes(next.pos))
-    return false;
+  // A gerund with an object is a verb at work ("painting the hallway"), not a thing; after a
+  // determiner it names which thing ("the invoicing system").
+  const determined = previous?.pos === "DET" || (previous?.pos === "PRON" && POSSESSIVES.has(previous.lower));
+  const object = next !== undefined && ["DET", "PRON", "NOUN", "PROPN"].includes(next.pos);
+  const names = next !== undefined && NOUNS.has(next.pos) && !STOPWORDS.has(next.lower);
+  if (word.lower.endsWith("ing") && object && !(determined && names)) return false;
+  if (previous !== undefined && SUBJECT_PRONOUNS.has(previous.lower)) return false;
   return true;
+}
+
+/**
+ * Chat's filler nouns that name a thing once a noun says which one: "a question" is filler, "the
+ * metrics question" is what they talk about; likewise "the invoicing stuff", "a money problem".
+ */
+const COMPOUND_HEADS = new Set("question questions problem problems idea ideas stuff".split(" "));
+
+/** What the noun phrases of a message are read against. */
+interface PhraseContext {
+  /** Whether a lexicon subject claimed the word at this offset. */
+  readonly claimed: (offset: number) => boolean;
+  /** Whether the word names a person: a relative, a friend, a name. */
+  readonly isPerson: (word: Word) => boolean;
+  /** Offsets of words an idiom consumed. */
+  readonly idiomatic: ReadonlySet<number>;
+  /** Offsets of words that call the companion something ("ur an app"). */
+  readonly addressed: ReadonlySet<number>;
+  /** Whether the message was too short to tell its language. */
+  readonly undetermined: boolean;
 }
 
 /**
  * What a message is about beyond the lexicon's subjects: its noun phrases as the person wrote
  * them (runs of nouns, the head singularised: "book clubs" → "book club"). A run whose head a
  * subject already claimed is that subject ("water bottle" is hydration); one whose modifier it
- * claimed keeps the whole phrase ("dentist appointment"). Never a verb, never a stem.
+ * claimed keeps the whole phrase ("dentist appointment"). Never a verb, never a stem: words an
+ * idiom consumed are none of them ("a test run"), and a head the tagger took for a noun where it
+ * is a verb is cut off (`misreadVerb`).
  */
 function nounPhrases(
   words: readonly Word[],
-  claimed: (offset: number) => boolean,
-  undetermined: boolean,
+  { claimed, isPerson, idiomatic, addressed, undetermined }: PhraseContext,
 ): { phrases: Hit[]; all: Hit[]; overruled: Set<number> } {
   const phrases: Hit[] = [];
   const overruled = new Set<number>();
   let run: Word[] = [];
   let start = 0;
   const close = () => {
+    if (misreadVerb(words, start, run, isPerson)) run = run.slice(0, -1);
     const kept = run.slice(-MAX_PHRASE_WORDS);
     const head = kept[kept.length - 1];
     const first = kept[0];
@@ -200,25 +248,121 @@ function nounPhrases(
       isCounted(words, start) ||
       isPossessor(words, start + run.length) ||
       takesAnObject(words, start + run.length) ||
-      isWordPart(words, start);
+      isPartOf(words, start, run) ||
+      isAdjectiveBeside(words, start, run) ||
+      isNone(words, start, run) ||
+      run.some((w) => addressed.has(w.offset));
     // A subject's word heading a compound of other nouns is not that subject: a "test run" is no
-    // exercise, the "data slides" no work in general.
-    const ownModifier = kept.slice(0, -1).some((w) => !claimed(w.offset));
+    // exercise, the "data slides" no work in general. An act in -ing only says which kind: "the
+    // planning meeting" is a meeting.
+    const ownModifier = kept.slice(0, -1).some((w) => !claimed(w.offset) && !w.lower.endsWith("ing"));
     if (head !== undefined && first !== undefined && !incidental && (!claimed(head.offset) || ownModifier)) {
-      const label = [...kept.slice(0, -1).map((w) => w.lower), singular(head)].join(" ");
+      // An unknown word after one of another language is of that phrase too: "tres leches" has no "lech".
+      const foreignPhrase = !head.known && words[start + run.length - kept.length - 1]?.foreign === true;
+      const written = [...kept.slice(0, -1).map((w) => w.lower), foreignPhrase ? head.lower : singular(head)];
+      const label = `${hyphenatedStart(words, start + run.length - kept.length)}${written.join(" ")}`;
       phrases.push({ topic: label, offset: first.offset });
       if (claimed(head.offset)) overruled.add(head.offset);
     }
     run = [];
   };
   words.forEach((word, i) => {
-    if (topicalNoun(word, words[i + 1], undetermined)) {
+    const previous = words[i - 1];
+    const heads = run.length > 0 && NOUNS.has(word.pos) && COMPOUND_HEADS.has(word.lower);
+    if (!idiomatic.has(word.offset) && (heads || topicalNoun(word, words[i + 1], previous, undetermined))) {
       if (run.length === 0) start = i;
       run.push(word);
     } else close();
   });
   close();
   return { phrases: phrases.slice(0, MAX_PHRASES), all: phrases, overruled };
+}
+
+/** Whether a word ends a clause: nothing after it, or punctuation, an emoji, a conjunction. */
+function endsClause(word: Word | undefined): boolean {
+  return word === undefined || ["PUNCT", "SYM", "CCONJ", "INTJ"].includes(word.pos);
+}
+
+/**
+ * Whether the last word of a run of "nouns" is a verb the tagger misread: a person doing
+ * something ("my mom lands thursday", "Dana runs"), a verb before "as" ("the car count as
+ * breakfast"), or a clause of a plural subject and its verb alone ("crisps count").
+ */
+function misreadVerb(
+  words: readonly Word[],
+  start: number,
+  run: readonly Word[],
+  isPerson: (word: Word) => boolean,
+): boolean {
+  const head = run.at(-1);
+  const before = run.at(-2);
+  if (head === undefined || before === undefined) return false;
+  const after = words[start + run.length];
+  // A name ending in s ("my friend Tomás") is no verb.
+  const thirdPerson = /[^s]s$/.test(head.lower) && head.text === head.lower;
+  if (thirdPerson && isPerson(before)) return true;
+  if (after?.lower === "as") return true;
+  const plural = (w: Word) => w.lemma !== w.lower && /s$/.test(w.lower);
+  return (
+    run.length === 2 && plural(before) && !plural(head) && endsClause(words[start - 1]) && endsClause(after)
+  );
+}
+
+/**
+ * "no errors", "no regrets", "no worries": things said not to be there, in the plural, are a
+ * verdict on something else ("it's live. no errors."), not what the message is about.
+ */
+function isNone(words: readonly Word[], start: number, run: readonly Word[]): boolean {
+  const head = run.at(-1);
+  return words[start - 1]?.lower === "no" && head !== undefined && singular(head) !== head.lower;
+}
+
+/** Nouns that before "of" name a part, a side or a measure of something else. */
+const PARTITIVE = new Set(
+  "side sides cup cups piece pieces slice bit bits bunch pile front middle edge corner rest half top bottom".split(
+    " ",
+  ),
+);
+
+/**
+ * "her side of the bed", "a cup of tea": a part or a measure of what follows, which is what the
+ * message is about.
+ */
+function isPartOf(words: readonly Word[], start: number, run: readonly Word[]): boolean {
+  const [only] = run;
+  return (
+    run.length === 1 && only !== undefined && PARTITIVE.has(only.lower) && words[start + 1]?.lower === "of"
+  );
+}
+
+/**
+ * "polite but firm,": a lone "noun" joined to an adjective, ending its clause, is an adjective the
+ * tagger misread ("random but mocks start" goes on as a clause of its own).
+ */
+function isAdjectiveBeside(words: readonly Word[], start: number, run: readonly Word[]): boolean {
+  const joiner = words[start - 1];
+  return (
+    run.length === 1 &&
+    joiner?.pos === "CCONJ" &&
+    words[start - 2]?.pos === "ADJ" &&
+    endsClause(words[start + run.length])
+  );
+}
+
+/**
+ * A run that starts inside a hyphenated word ("c-section recovery", "thank-you card") takes the
+ * word's first part with it, so the label shows the whole word as written. Empty otherwise.
+ */
+function hyphenatedStart(words: readonly Word[], index: number): string {
+  const hyphen = words[index - 1];
+  const before = words[index - 2];
+  const glued =
+    hyphen?.text === "-" &&
+    before !== undefined &&
+    before.offset + before.text.length === hyphen.offset &&
+    hyphen.offset + 1 === words[index]?.offset &&
+    /^\p{L}+$/u.test(before.text);
+  return glued ? `${before.lower}-` : "";
 }
 
 /** A counted noun is a measure ("80 pages left", "4 yrs", "3 miles"), not what the message is about. */
@@ -239,19 +383,20 @@ function isPossessor(words: readonly Word[], after: number): boolean {
 }
 
 /**
- * "members use the app", "mom lands the job": a noun followed at once by a determiner was a verb
- * the tagger took for a noun, and the run around it is no phrase of the message.
+ * "members use the app", "mom lands the job", "first check if it's the redesign": a noun followed
+ * at once by a determiner or by "if" was a verb the tagger took for a noun, and the run around it
+ * is no phrase of the message.
  */
 function takesAnObject(words: readonly Word[], after: number): boolean {
   const next = words[after];
-  return next?.pos === "DET" && ["the", "a", "an", "this", "that", "these", "those"].includes(next.lower);
-}
-
-/** "c-section recovery": a run that starts inside a hyphenated word would show half of it. */
-function isWordPart(words: readonly Word[], index: number): boolean {
-  const hyphen = words[index - 1];
-  const before = words[index - 2];
-  return hyphen?.text === "-" && before !== undefined && before.offset + before.text.length === hyphen.offset;
+  if (next?.lower === "if" || next?.lower === "whether") return true;
+  // "the grief pamphlet the GP gave me": a clause about the noun, not its object.
+  const clause = NOUNS.has(words[after + 1]?.pos ?? "") && words[after + 2]?.pos === "VERB";
+  return (
+    next?.pos === "DET" &&
+    ["the", "a", "an", "this", "that", "these", "those"].includes(next.lower) &&
+    !clause
+  );
 }
 
 /** Whether the word at `offset` is only a comparison ("you sound like my mom", "slept like a baby"). */
@@ -294,11 +439,28 @@ function setsTheScene(words: readonly Word[], offset: number): boolean {
     if (word === undefined) return false;
     // Back over the words before it in its phrase ("on the case study").
     if (["ADJ", "NUM", "DET", "PRON", "PART", "NOUN", "PROPN"].includes(word.pos)) continue;
-    const before = words[i - 1];
-    const afterNoun = before !== undefined && (before.pos === "NOUN" || before.pos === "PROPN");
-    return word.pos === "ADP" && SCENE.has(word.lower) && !(afterNoun && word.lower === "on");
+    return word.pos === "ADP" && SCENE.has(word.lower) && !saysWhatAbout(words, i);
   }
   return false;
+}
+
+/** Nouns of telling, learning and effort: "on" after one says what about ("news on moltbook"). */
+const ABOUT_NOUNS = new Set(
+  `news update updates progress work notes thoughts feedback advice tips info opinion opinions take
+  article book documentary podcast video talk lecture course class paper report question questions
+  help focus views research study workshop`.split(/\s+/),
+);
+
+/**
+ * Whether the "on" at `index` says what something is about rather than where or when: after a
+ * noun of telling or effort ("news on moltbook", "progress on the launch") or an adjective
+ * ("shaky on the metrics question", "less fine on the client"). Elsewhere it sets a scene ("a
+ * bagel on the walk back", "the phone shop on the high street").
+ */
+function saysWhatAbout(words: readonly Word[], index: number): boolean {
+  const before = words[index - 1];
+  if (words[index]?.lower !== "on" || before === undefined) return false;
+  return before.pos === "ADJ" || (NOUNS.has(before.pos) && ABOUT_NOUNS.has(before.lower));
 }
 
 /** Whether the noun phrase starting at `index` is the object of a scene-setting preposition. */
@@ -307,10 +469,7 @@ function isCircumstance(words: readonly Word[], index: number): boolean {
     const word = words[i];
     if (word === undefined) return false;
     if (["ADJ", "NUM", "DET", "PRON", "PART"].includes(word.pos)) continue;
-    // "news on moltbook", "work on the deck": after a noun the preposition says what about.
-    const before = words[i - 1];
-    const afterNoun = before !== undefined && (before.pos === "NOUN" || before.pos === "PROPN");
-    return word.pos === "ADP" && CIRCUMSTANCE.has(word.lower) && !(afterNoun && word.lower === "on");
+    return word.pos === "ADP" && CIRCUMSTANCE.has(word.lower) && !saysWhatAbout(words, i);
   }
   return false;
 }
@@ -356,17 +515,35 @@ function unique(values: readonly string[]): string[] {
 export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE): string[] {
   const english = englishReading(text, language);
   if (english === null) return unique(emojiHits(text).map((h) => h.topic));
+  const { words, undetermined } = english;
   const tokens = tokenize(text);
   const consumed = tokens.map(() => false);
-  const subjects = [...lexiconHits(text, tokens, consumed), ...emojiHits(text)];
+  const idiomatic = new Set<number>();
+  const subjects = [...lexiconHits(text, tokens, consumed, idiomatic), ...emojiHits(text)];
   const claimed = (offset: number) =>
     tokens.some((t, i) => consumed[i] && t.offset <= offset && offset < t.end);
-  const { phrases, all, overruled } = nounPhrases(english.words, claimed, english.undetermined);
-  const said = subjects.filter((hit) => !overruled.has(hit.offset) && !comparedTo(english.words, hit.offset));
-  const [scene, raised] = partition(
-    said,
-    (hit) => !PEOPLE.has(hit.topic) && setsTheScene(english.words, hit.offset),
+  const subjectAt = new Map(subjects.map((h) => [h.offset, h.topic]));
+  const isPerson = (w: Word) =>
+    PEOPLE.has(subjectAt.get(w.offset) ?? "") || (w.pos === "PROPN" && /^\p{Lu}/u.test(w.text));
+  const addressed = addressedWords(words);
+  const { phrases, all, overruled } = nounPhrases(words, {
+    claimed,
+    isPerson,
+    idiomatic,
+    addressed,
+    undetermined,
+  });
+  // A word compared once is compared wherever it comes back ("like a baby. a baby that sleeps").
+  const stemAt = (offset: number) => tokens.find((t) => t.offset === offset)?.stem ?? String(offset);
+  const compared = new Set(subjects.filter((h) => comparedTo(words, h.offset)).map((h) => stemAt(h.offset)));
+  const said = subjects.filter(
+    (hit) =>
+      !overruled.has(hit.offset) &&
+      !compared.has(stemAt(hit.offset)) &&
+      !addressed.has(hit.offset) &&
+      !notTheirs(words, hit, subjectAt),
   );
+  const [scene, raised] = partition(said, (hit) => !PEOPLE.has(hit.topic) && setsTheScene(words, hit.offset));
   // The scene is the topic only when nothing else in the message is ("long day at work").
   const kept = raised.length + phrases.length > 0 ? raised : scene;
   const topics = unique(
@@ -379,6 +556,71 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   // so an answer meets "how are you feeling?"; beside other news it is their mood, not the topic.
   if (topics.length === 0 && detectMood(text, language) !== null) return ["mood"];
   return topics;
+}
+
+/** What people call the companion when they do not name it. */
+const COMPANION = new Set(["app", "bot", "chatbot", "ai", "robot"]);
+
+/** "you're", "ur", "you are": what follows calls the companion something. */
+const YOU = new Set(["you", "u", "ya"]);
+const ARE = new Set(["'re", "are", "r", "re"]);
+const YOU_ARE = new Set(["ur", "youre", "you're"]);
+
+/**
+ * The words that say what the companion is ("ur an app", "You're a good listener", "ur literally
+ * my mum rn", "weird thing to say to an app"): said to it, not about anything the person talks
+ * about. "ur mum" (your mum), with a noun right after "ur", is not one, nor "a loyalty app".
+ */
+function addressedWords(words: readonly Word[]): Set<number> {
+  const found = new Set<number>();
+  words.forEach((word, i) => {
+    // "weird thing to say to an app": an app or a bot, unnamed, is the one they talk to.
+    const some = words[i - 1]?.lower === "a" || words[i - 1]?.lower === "an";
+    if (some && COMPANION.has(word.lower) && !NOUNS.has(words[i + 1]?.pos ?? "")) found.add(word.offset);
+    let j = -1;
+    if (YOU.has(word.lower) && ARE.has(words[i + 1]?.lower ?? "")) j = i + 2;
+    else if (YOU_ARE.has(word.lower) && !NOUNS.has(words[i + 1]?.pos ?? "")) j = i + 1;
+    if (j < 0) return;
+    while (["ADV", "DET", "PRON", "ADJ", "PART"].includes(words[j]?.pos ?? "") || words[j]?.lower === "like")
+      j += 1;
+    for (let w = words[j]; w !== undefined && NOUNS.has(w.pos); w = words[++j]) found.add(w.offset);
+  });
+  return found;
+}
+
+/** Forms of eating: whose eating it is decides whether it is their food. */
+const EATING = new Set(["eat", "eats", "ate", "eating", "eaten"]);
+
+/**
+ * Whether a subject's word is not about the person's own subject: it only says which kind of
+ * something else ("a chill one", "not a mum one"); a relative who is someone else's ("jas's mum")
+ * or only described ("a family that screamed at me"); eating done by someone or something else
+ * ("vending machine ate my dollar", "a man eating a kapsalon", "the finale ATE").
+ */
+function notTheirs(words: readonly Word[], hit: Hit, subjectAt: ReadonlyMap<number, string>): boolean {
+  const index = words.findIndex((w) => w.offset === hit.offset);
+  const word = words[index];
+  if (word === undefined) return false;
+  const next = words[index + 1];
+  if (next?.lower === "one" || next?.lower === "ones") return true;
+  if (hit.topic === "family") {
+    const mark = words[index - 1];
+    const owner = words[index - 2];
+    const owned = mark !== undefined && (mark.lower === "'s" || mark.lower === "'") && mark.pos === "PART";
+    if (owned && owner !== undefined && NOUNS.has(owner.pos) && subjectAt.get(owner.offset) !== "family")
+      return true;
+    let i = index - 1;
+    while (words[i]?.pos === "ADJ") i -= 1;
+    const some = words[i]?.lower === "a" || words[i]?.lower === "an";
+    if (some && ["that", "who", "which", "whose"].includes(next?.lower ?? "")) return true;
+  }
+  if (hit.topic === "food" && EATING.has(word.lower)) {
+    let i = index - 1;
+    while (words[i]?.pos === "ADV") i -= 1;
+    const eater = words[i];
+    if (eater !== undefined && NOUNS.has(eater.pos)) return true;
+  }
+  return false;
 }
 
 /** The one word after a comma that ends the sentence calls the reader by a name ("Goodnight, friend."). */

@@ -134,6 +134,22 @@ describe("buildAwarenessContext: the person and the conversation", () => {
     expect([...unansweredAskedTopics(askedCtx)]).toEqual(["movement"]);
   });
 
+  it("calls no change of subject on an answer to the companion's question about nothing the lexicon knows", () => {
+    const asked = (question: string) =>
+      log(
+        ["user", "2026-02-07T04:20:00Z", "sleeping finally. the recovery is rough"],
+        ["assistant", "2026-02-07T04:21:00Z", question],
+        ["user", "2026-02-07T04:30:00Z", "my mom lands thursday"],
+      );
+    const now = new Date("2026-02-07T04:30:00Z");
+    const led = buildAwarenessContext(asked("Is anyone coming to help during the day?"), now, madrid);
+    expect(led.conversationState.recentTopicShift).toBe(false);
+    // A remark that asks nothing leaves the change to them.
+    const own = buildAwarenessContext(asked("You're carrying a lot."), now, madrid);
+    expect(own.conversationState.recentTopicShift).toBe(true);
+    expect(own.observations).toContain("At 5:30 AM they moved from sleep to family");
+  });
+
   it("passes episodic memory through as prior context", () => {
     const memory = {
       declaredPatterns: ["weekends are loose"],

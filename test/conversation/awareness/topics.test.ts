@@ -113,6 +113,86 @@ describe("detectTopics", () => {
   });
 });
 
+describe("detectTopics: what is not the person's subject, nor a thing they talk about", () => {
+  it("reads a verb the tagger took for a noun as no phrase", () => {
+    // A person doing something, a verb before "as", a verb after a subject pronoun or before "if".
+    expect(detectTopics("my sister lands at 6")).toEqual(["family"]);
+    expect(detectTopics("does a smoothie in the car count as lunch?")).not.toContain("car count");
+    expect(detectTopics("yes i had chips 😅 chips count")).toEqual(["chip"]);
+    expect(detectTopics("why do u care")).toEqual([]);
+    expect(detectTopics("first check if the cache is warm")).toEqual(["cache"]);
+    // ...but a name ending in s is no verb, and an object pronoun may come before a thing.
+    expect(detectTopics("my friend Tomás grilled me")).toEqual(["social", "friend tomás"]);
+    expect(detectTopics("bought me flowers")).toEqual(["flower"]);
+  });
+
+  it("reads an adjective the tagger took for a noun as no phrase", () => {
+    expect(detectTopics("polite but firm, I said no")).toEqual([]);
+  });
+
+  it("gives nothing for words an idiom consumed", () => {
+    expect(detectTopics("did a dry run of the talk at lunch")).not.toContain("movement");
+    expect(detectTopics("raccoon got in again. set off the alarm twice")).toEqual(["raccoon"]);
+    // A fire alarm is a thing of its own, and an alarm that wakes them is still sleep.
+    expect(detectTopics("the fire alarm went off twice during the meeting")).toEqual(["fire alarm"]);
+    expect(detectTopics("my alarm went off at 5")).toEqual(["sleep"]);
+  });
+
+  it("leaves out what the person calls the companion", () => {
+    expect(detectTopics("ur literally my dad rn")).toEqual([]);
+    expect(detectTopics("You're a good listener.")).toEqual([]);
+    expect(detectTopics("weird thing to tell an app")).toEqual([]);
+    expect(detectTopics("ur mum called")).toEqual(["family"]);
+  });
+
+  it("does not make someone else's relative, eating or kind of thing theirs", () => {
+    expect(detectTopics("jo's mum drove us home after the party")).toEqual(["home", "party"]);
+    expect(detectTopics("a family that yelled at the nurse all night")).toEqual([]);
+    expect(detectTopics("the dog ate my sandwich")).toEqual(["dog", "sandwich"]);
+    expect(detectTopics("my printer ate the page")).toEqual(["printer", "page"]);
+    expect(detectTopics("ok but a chill one")).toEqual([]);
+    expect(detectTopics("slept like a baby. a baby that sleeps")).toEqual(["sleep"]);
+    // Their own eating and their own relatives still are.
+    expect(detectTopics("ate a sandwich on the walk home")).toEqual(["food", "sandwich"]);
+    expect(detectTopics("my mom's sister is visiting")).toContain("family");
+  });
+
+  it("reads 'on' as a scene unless it says what about", () => {
+    expect(detectTopics("the phone shop on the high street")).toEqual(["phone shop"]);
+    expect(detectTopics("any news on moltbook?")).toEqual(["moltbook"]);
+    expect(detectTopics("shaky on the budget question")).toEqual(["money", "budget question"]);
+  });
+
+  it("names a filler noun once another noun says which, and a hyphenated word whole", () => {
+    expect(detectTopics("the visa question came up again")).toEqual(["visa question"]);
+    expect(detectTopics("my c-section recovery is slow")).toEqual(["c-section recovery"]);
+    expect(detectTopics("the booking system crashed")).toEqual(["booking system"]);
+    // An act in -ing only says which meeting: it is still work.
+    expect(detectTopics("the planning meeting ran long")).toEqual(["work"]);
+    expect(detectTopics("the pamphlet the nurse gave me")).toEqual(["pamphlet", "nurse"]);
+  });
+
+  it("leaves out a part before 'of' and things said not to be there", () => {
+    expect(detectTopics("her side of the bed is cold")).toEqual(["sleep"]);
+    expect(detectTopics("deployed to prod. no errors.")).toEqual(["work"]);
+  });
+
+  it("reads a sentence of another language inside an English message as no nouns", () => {
+    const text = "two night shifts back to back and the printer jammed again. no es mi culpa";
+    expect(detectTopics(text)).toEqual(["work", "printer"]);
+  });
+
+  it("reads a few English words that look a little Italian as the conversation's English", () => {
+    expect(detectTopics("no raccoon. ate.")).toEqual(["raccoon", "food"]);
+    expect(detectTopics("no raccoon. ate.", "it")).toEqual([]);
+  });
+
+  it("knows a few more subject words", () => {
+    expect(detectTopics("405 deadlift")).toEqual(["movement"]);
+    expect(detectTopics("up early again")).toEqual(["sleep"]);
+  });
+});
+
 describe("topic domains and canonical labels", () => {
   it("maps every lexicon topic to a domain and fallback topics to other", () => {
     expect(topicDomain("hydration")).toBe("habits");

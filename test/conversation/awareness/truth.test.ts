@@ -8,10 +8,9 @@ import {
 
 /**
  * The awareness block's facts measured against the hand-labelled corpus, so CI holds what
- * `npm run bench -- --suite awareness-truth` reports. On the tuning part the issue's floors are
- * asserted where the code meets them. Topic precision (judged) and recall are below their floors
- * on both parts, shift precision on the tuning part, and the held-out part (kept unread while tuning) misses several: for those the
- * figures reached are asserted instead, so they can only go up. docs/awareness.md names each gap.
+ * `npm run bench -- --suite awareness-truth` reports. On the tuning part every floor the issue sets
+ * is asserted. The held-out part (kept unread while tuning) misses several: for those the figures
+ * reached are asserted instead, so they can only go up. docs/awareness.md names each gap.
  */
 const tuning = measureTruth(loadTruthCorpus("tuning"));
 const heldOut = measureTruth(loadTruthCorpus("held-out"));
@@ -37,10 +36,15 @@ describe("the awareness-truth corpus, tuning part", () => {
     expect(tuning.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
   });
 
-  it("keeps topic precision (judged), topic recall and shift precision where they reached (below their floors)", () => {
-    expect(tuning.topics.precision).toBeGreaterThanOrEqual(0.88);
-    expect(tuning.topics.recall).toBeGreaterThanOrEqual(0.78);
-    expect(tuning.shifts.precision).toBeGreaterThanOrEqual(0.81);
+  it("tells topics at the floors, counting a claim nobody judged as wrong", () => {
+    expect(tuning.topics.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.topicPrecision);
+    expect(tuning.topics.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.topicRecall);
+    // Where they reached: recall 0.844.
+    expect(tuning.topics.recall).toBeGreaterThanOrEqual(0.84);
+  });
+
+  it("calls a change of subject only when it is one, at the floor", () => {
+    expect(tuning.shifts.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.shiftPrecision);
   });
 
   it("says a mood only when it is plain (the block shows it as a fact)", () => {
