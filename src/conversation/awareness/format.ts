@@ -58,9 +58,11 @@ function ownActivity(ctx: AwarenessContext, nowMs: number): string[] {
       (m) => isReaction(m) && last !== null && Date.parse(m.ts) >= Date.parse(last.ts),
     );
     lines.push(
-      reacted
-        ? `You have not written since their last message; you reacted ${reacted.reaction} to it (${stamp(reacted)}).`
-        : "You have not written since their last message.",
+      last === null
+        ? "You have not written yet."
+        : reacted
+          ? `You have not written since their last message; you reacted ${reacted.reaction} to it (${stamp(reacted)}).`
+          : "You have not written since their last message.",
     );
   }
   if (self.lastMessageTime !== null && self.timeSinceLastMessage !== null) {

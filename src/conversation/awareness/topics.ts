@@ -317,16 +317,16 @@ function isNone(words: readonly Word[], start: number, run: readonly Word[]): bo
   return words[start - 1]?.lower === "no" && head !== undefined && singular(head) !== head.lower;
 }
 
-/** Nouns that before "of" name a part, a side or a measure of something else. */
+/** Nouns that before "of" name a part, a side, a container or a measure of something else. */
 const PARTITIVE = new Set(
-  "side sides cup cups piece pieces slice bit bits bunch pile front middle edge corner rest half top bottom".split(
-    " ",
-  ),
+  `side sides cup cups mug mugs glass glasses bowl bowls plate plates pint pints jar jars bottle
+  bottles can cans tin tins box boxes bag bags pack packs packet packets pair pairs handful piece
+  pieces slice slices bit bits bunch pile front middle edge corner rest half top bottom`.split(/\s+/),
 );
 
 /**
- * "her side of the bed", "a cup of tea": a part or a measure of what follows, which is what the
- * message is about.
+ * "her side of the bed", "a mug of tea", "a pair of shoes": a part, a container or a measure of
+ * what follows, which is what the message is about.
  */
 function isPartOf(words: readonly Word[], start: number, run: readonly Word[]): boolean {
   const [only] = run;

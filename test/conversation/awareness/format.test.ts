@@ -42,6 +42,16 @@ describe("formatAwarenessForPrompt: the full block", () => {
     expect(order[0]).toBeGreaterThan(0);
   });
 
+  it("says that neither side has written when the log is empty, not that the person has", () => {
+    const empty = formatAwarenessForPrompt(
+      buildAwarenessContext([], new Date("2026-02-07T08:07:00+01:00"), madridHeartbeat),
+      "heartbeat",
+    );
+    expect(empty).toContain("You have not written yet.");
+    expect(empty).toContain("- They have not written yet");
+    expect(empty).not.toContain("since their last message");
+  });
+
   it("states facts and gives no advice", () => {
     expect(outsideQuotes(block)).not.toMatch(ADVICE);
   });

@@ -174,6 +174,8 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
 
   it("leaves out a part before 'of' and things said not to be there", () => {
     expect(detectTopics("her side of the bed is cold")).toEqual(["sleep"]);
+    expect(detectTopics("Already had a big glass of water and a mug of tea")).toEqual(["hydration"]);
+    expect(detectTopics("a pair of shoes and a jar of honey")).toEqual(["shoe", "honey"]);
     expect(detectTopics("deployed to prod. no errors.")).toEqual(["work"]);
   });
 
