@@ -123,6 +123,15 @@ const FLAT_ACKS = new Set([
 /** Friction aimed at the companion or the conversation: being asked again, pestered, not listened to. */
 const TENSE_PHRASES =
   /\b(?:stop (?:asking|texting|messaging|pinging|checking|nagging|it)|leave me alone|not now|i already (?:told|said|answered|did)|already told you|you already asked|you asked (?:that|this) already|enough with|back off|give me a break|get off my back|i said i'?m fine|quit (?:asking|it)|you keep (?:asking|saying|bugging|pinging|messaging)|why do you keep|do you ever stop|can you not|so many questions|(?:you'?re|you are|this is|that'?s|so) (?:annoying|useless|unhelpful|not helpful|pushy|nagging|creepy|exhausting)|you don'?t (?:listen|get it|understand)|you'?re not listening|that'?s not what i (?:said|asked)|i didn'?t ask|nobody asked|not helpful|not the point|chill with|relax with|jeez|ffs|stop with|let it go|drop it|mind your own|none of your business|not your business|again\?|seriously\?|can we not|do you have to|you sound like|i can manage|i'?m (?:an )?adult|(?:don'?t|no) need to (?:check|ask|remind)|stop doing|i know when|happy\?$|that'?s it\?|as i (?:already )?(?:mentioned|said)|per my (?:last|earlier|previous) message|before you ask|let me live|why do you (?:even )?care|you'?re (?:literally |basically |like )*my (?:mum|mom|mother|dad|parent)|not a (?:child|kid|baby)|i'?ll decide (?:that )?(?:myself|for myself))/i;
+/** Sarcasm at being reminded or nagged: mock praise or thanks whose point is that the reminder was not needed. */
+const SARCASM =
+  /\b(?:(?:i'?d|i would|i) never (?:have |'ve )?(?:thought (?:of|to|about)|remembered|known|guessed|figured)\b[^.!?]*\b(?:on my own|by myself|without you)|(?:wonderful|lovely|great|nice|kind|thoughtful|sweet|good) of you to (?:circle back|bring (?:it|that|this) up again|remind me again|ask again|check again)|what would i do without (?:you|the reminders?)|thanks?(?: you)?,? captain obvious|(?:who|whoever) would have (?:thought|guessed)|well,? duh|no shit)\b/i;
+/** Pointed repetition: saying that this was answered or acknowledged before, and before that. */
+const POINTED_REPETITION =
+  /\b(?:as (?:it was|it is every day|i said|i did|i told you|you said|you asked|you reminded me) (?:yesterday|last (?:night|time|week)|this morning|earlier|before)|for the (?:hundredth|millionth|umpteenth|nth|\d+(?:st|nd|rd|th)) time|how many times (?:do|have|must|are)|like i (?:said|told you))\b|(?:^|[.!?]\s*)and the (?:day|night|time|week) before\b/i;
+/** Retorts: a rebuff in one word ("don't."), an "I'm 52, not 5" about the person's age, a rhetorical tag that answers back ("if I knew I wouldn't be stressed, would I"), or the companion's words put in quotes to deny them ("I wasn't 'out late'"). */
+const RETORTS =
+  /(?:^|[.!?]\s*)(?:please |just )?don'?t(?: even| start)?[.!]*\s*$|\bi'?m (?:\d+|a grown(?:[- ]up| (?:wo)?man| adult)?),? not (?:\d+|a (?:child|kid|baby|toddler))\b|\bi (?:wouldn'?t|would not|don'?t|didn'?t|won'?t|can'?t|couldn'?t|haven'?t)\b[^.!?]*,?\s*(?:would|do|did|will|can|could|have) i\s*\?*\s*$|\bi (?:wasn'?t|was not|am not|'m not|didn'?t|did not|don'?t|do not) (?:\w+ )?['"\u2018\u201c][^'"\u2019\u201d]+['"\u2019\u201d]/i;
 /** Being asked the same thing over and over, said to the companion. */
 const EVERY_TIME =
   /\b(?:every (?:single )?(?:day|morning|night|evening|time|hour|two hours|few hours)|all the time|same question|each (?:day|morning))\b/i;
@@ -215,7 +224,9 @@ const ADDRESSED =
 export function detectTone(text: string, language: string = DEFAULT_LANGUAGE): Tone {
   const english = englishReading(text, language) !== null;
   if (!english) return WARM_EMOJI.test(text) ? "warm" : "neutral";
-  if (isCurt(text) || TENSE_PHRASES.test(spelledOut(text)) || TENSE_EMOJI.test(text)) return "tense";
+  const spelled = spelledOut(text).replace(/[\u2018\u2019]/g, "'");
+  if (isCurt(text) || TENSE_PHRASES.test(spelled) || TENSE_EMOJI.test(text)) return "tense";
+  if (SARCASM.test(spelled) || POINTED_REPETITION.test(spelled) || RETORTS.test(spelled)) return "tense";
   if (EVERY_TIME.test(text) && (ADDRESSED.test(text) || /\b(?:ask|question|check)/i.test(text)))
     return "tense";
   const aimed = text
