@@ -29,6 +29,9 @@ describe("the awareness-truth corpus, tuning part", () => {
   it("reads friction with the companion at the floors", () => {
     expect(tuning.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
     expect(tuning.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
+    // Where they reached with sarcasm, pointed repetition and retorts read: 40 of 41 claims, 40 of 42 found.
+    expect(tuning.tense.precision).toBeGreaterThanOrEqual(0.97);
+    expect(tuning.tense.recall).toBeGreaterThanOrEqual(0.95);
   });
 
   it("never holds a follow-up the person has not answered, and still holds habit re-asks", () => {
