@@ -123,6 +123,23 @@ const FLAT_ACKS = new Set([
 /** Friction aimed at the companion or the conversation: being asked again, pestered, not listened to. */
 const TENSE_PHRASES =
   /\b(?:stop (?:asking|texting|messaging|pinging|checking|nagging|it)|leave me alone|not now|i already (?:told|said|answered|did)|already told you|you already asked|you asked (?:that|this) already|enough with|back off|give me a break|get off my back|i said i'?m fine|quit (?:asking|it)|you keep (?:asking|saying|bugging|pinging|messaging)|why do you keep|do you ever stop|can you not|so many questions|(?:you'?re|you are|this is|that'?s|so) (?:annoying|useless|unhelpful|not helpful|pushy|nagging|creepy|exhausting)|you don'?t (?:listen|get it|understand)|you'?re not listening|that'?s not what i (?:said|asked)|i didn'?t ask|nobody asked|not helpful|not the point|chill with|relax with|jeez|ffs|stop with|let it go|drop it|mind your own|none of your business|not your business|again\?|seriously\?|can we not|do you have to|you sound like|i can manage|i'?m (?:an )?adult|(?:don'?t|no) need to (?:check|ask|remind)|stop doing|i know when|happy\?$|that'?s it\?|as i (?:already )?(?:mentioned|said)|per my (?:last|earlier|previous) message|before you ask|let me live|why do you (?:even )?care|you'?re (?:literally |basically |like )*my (?:mum|mom|mother|dad|parent)|not a (?:child|kid|baby)|i'?ll decide (?:that )?(?:myself|for myself))/i;
+/** Mock thanks or praise for a reminder: nobody needs reminding to eat or sleep, and "circling back" is a nag's phrase. */
+const SARCASM =
+  /\b(?:(?:i'?d|i would|i) never (?:have |'ve )?(?:thought (?:of|to|about)|remembered)(?: to)? (?:eat(?:ing)?|dinner|lunch|breakfast|food|drink(?:ing)?|water|sleep(?:ing)?|bed|breath(?:e|ing))\b[^.!?]*\b(?:on my own|by myself|without (?:you|the reminder))|(?:wonderful|lovely|great|nice|kind|thoughtful|sweet|good) of you to (?:circle back|bring (?:it|that|this) up again|remind me again|ask again|check again)|thanks?(?: you)?,? captain obvious)\b/i;
+/** Pointed repetition: this was answered or acknowledged before, and before that. */
+const POINTED_REPETITION =
+  /\b(?:as (?:it was|i said|i did|i told you|you said|you asked|you reminded me) (?:yesterday|last (?:night|time|week)|this morning|earlier|before)|for the (?:hundredth|millionth|umpteenth|nth|\d+(?:st|nd|rd|th)) time|how many times (?:do|have|must|are)|like i (?:said|told you))\b|(?:^|[.!?]\s*)and the (?:day|night|week) before\b/i;
+/** Retorts that answer back: a rebuff in one word, a person's age against the advice, a rhetorical tag, the companion's words quoted to deny them. */
+const RETORTS = [
+  // "sleep? lol. don't.": "don't" as the whole last sentence.
+  /(?:^|[.!?]\s*)(?:please |just )?don'?t(?: even| start)?[.!]*\s*$/i,
+  // "im 52 not 5", "I'm a grown adult, not a child".
+  /\bi'?m (?:\d+|a grown(?:[- ]up| (?:wo)?man| adult)?),? not (?:\d+|a (?:child|kid|baby|toddler))\b/i,
+  // "if i knew i wouldn't be stressed would i": a negative conditional with a tag thrown back.
+  /^if i\b[^.!?]*\bi (?:wouldn'?t|would not|won'?t|couldn'?t|can'?t)\b[^.!?]*,?\s*(?:would|will|could|can) i\s*\?*\s*$/i,
+  // "i wasnt 'out late'": their own doing denied in quotes, unless someone else is in it ("she said i was 'rude'").
+  /^(?!.*\b(?:she|he|they|she'?s|he'?s|they'?re)\b).*\bi (?:wasn'?t|was not|am not|'m not|didn'?t|did not) (?:\w+ )?['"\u201c][^'"\u201d]+['"\u201d]/i,
+];
 /** Being asked the same thing over and over, said to the companion. */
 const EVERY_TIME =
   /\b(?:every (?:single )?(?:day|morning|night|evening|time|hour|two hours|few hours)|all the time|same question|each (?:day|morning))\b/i;
@@ -202,6 +219,10 @@ function isCurt(text: string): boolean {
 /** An apology mends friction; its negative words ("sorry I was a jerk") are not aimed at the companion. */
 const APOLOGY = /\b(?:sorry|apologi[sz]e)\b/i;
 
+/** A "you" after someone else is named in the sentence speaks to them, not the companion ("shes 19 get ur own clothes"). */
+const SPOKEN_TO_SOMEONE_ELSE =
+  /\b(?:she|he|they|she'?s|he'?s|they'?re|shes|hes|theyre)\b[^.!?]*\b(?:you|your|you'?re|u|ur)\b/i;
+
 /** Words that put the companion or the conversation itself in the sentence. */
 const ADDRESSED =
   /\b(?:you|your|you'?re|u|ur|this app|these (?:messages|check-?ins|questions)|the check-?ins)\b/i;
@@ -215,13 +236,24 @@ const ADDRESSED =
 export function detectTone(text: string, language: string = DEFAULT_LANGUAGE): Tone {
   const english = englishReading(text, language) !== null;
   if (!english) return WARM_EMOJI.test(text) ? "warm" : "neutral";
-  if (isCurt(text) || TENSE_PHRASES.test(spelledOut(text)) || TENSE_EMOJI.test(text)) return "tense";
+  const spelled = spelledOut(text).replace(/[\u2018\u2019]/g, "'");
+  if (isCurt(text) || TENSE_PHRASES.test(spelled) || TENSE_EMOJI.test(text)) return "tense";
+  if (
+    SARCASM.test(spelled) ||
+    POINTED_REPETITION.test(spelled) ||
+    RETORTS.some((r) => r.test(spelled.trim()))
+  )
+    return "tense";
   if (EVERY_TIME.test(text) && (ADDRESSED.test(text) || /\b(?:ask|question|check)/i.test(text)))
     return "tense";
   const aimed = text
     .split(/[.!?\n]+/)
     .some(
-      (sentence) => ADDRESSED.test(sentence) && !APOLOGY.test(sentence) && toneScore(sentence) <= TENSE_AT,
+      (sentence) =>
+        ADDRESSED.test(sentence) &&
+        !APOLOGY.test(sentence) &&
+        !SPOKEN_TO_SOMEONE_ELSE.test(sentence) &&
+        toneScore(sentence) <= TENSE_AT,
     );
   if (aimed) return "tense";
   if (WARM_PHRASES.test(text) || WARM_EMOJI.test(text)) return "warm";

@@ -59,6 +59,47 @@ describe("detectTone", () => {
     expect(detectTone("ok thanks")).toBe("warm");
   });
 
+  it("reads sarcasm at being reminded as friction, and the same words said warmly as warm", () => {
+    expect(
+      detectTone("Will do! Thank you so much for the reminder, I'd never have thought of dinner on my own."),
+    ).toBe("tense");
+    expect(detectTone("No. Wonderful of you to circle back on that, though.")).toBe("tense");
+    expect(detectTone("Thanks, captain obvious")).toBe("tense");
+    expect(detectTone("thank you so much!")).toBe("warm");
+    expect(detectTone("Thanks for the reminder!")).toBe("warm");
+    expect(detectTone("I'd never have thought of that on my own, thanks")).toBe("warm");
+    expect(detectTone("Lovely of you to ask! I'm good")).toBe("neutral");
+  });
+
+  it("reads pointed repetition as friction, a story of days in a row as neutral", () => {
+    expect(detectTone("Prep is on track. Lunch is noted, as it was yesterday. And the day before. 🙂")).toBe(
+      "tense",
+    );
+    expect(detectTone("for the hundredth time, I drank my water")).toBe("tense");
+    expect(detectTone("like i said, it's handled")).toBe("tense");
+    expect(detectTone("I ran monday and the day before")).toBe("neutral");
+  });
+
+  it("reads retorts as friction: a one-word rebuff, their age, a rhetorical tag, their doing denied in quotes", () => {
+    expect(detectTone("sleep? lol. don't.")).toBe("tense");
+    expect(detectTone("im 52 not 5. no naps")).toBe("tense");
+    expect(detectTone("if i knew i wouldn't be stressed would i")).toBe("tense");
+    expect(detectTone("and i wasnt 'out late' i was at jas's. thats different")).toBe("tense");
+    expect(detectTone("don't ask")).toBe("neutral");
+    expect(detectTone("I don't have to go, do I?")).toBe("neutral");
+    expect(detectTone("I didn't 'forget', she never told me")).toBe("neutral");
+  });
+
+  it("keeps anger at someone else out of friction, even when it says 'you' to them", () => {
+    expect(
+      detectTone(
+        "also priya STOLE my grey hoodie again and said she 'borrowed' it. shes 19 get ur own clothes 😤",
+      ),
+    ).toBe("neutral");
+    expect(detectTone("mum just said 'sort it out yourselves' like ok thanks for nothing")).not.toBe("tense");
+    expect(detectTone("you're useless")).toBe("tense");
+  });
+
   it("gives a message in another language a tone only from its emoji", () => {
     expect(detectTone("Ya te dije que estoy bien, déjame en paz")).toBe("neutral");
     expect(detectTone("Gracias por preguntar ❤️")).toBe("warm");

@@ -29,6 +29,9 @@ describe("the awareness-truth corpus, tuning part", () => {
   it("reads friction with the companion at the floors", () => {
     expect(tuning.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
     expect(tuning.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
+    // Where they reached with sarcasm, pointed repetition and retorts read: 40 of 41 claims, 40 of 42 found.
+    expect(tuning.tense.precision).toBeGreaterThanOrEqual(0.97);
+    expect(tuning.tense.recall).toBeGreaterThanOrEqual(0.95);
   });
 
   it("never holds a follow-up the person has not answered, and still holds habit re-asks", () => {
@@ -62,8 +65,8 @@ describe("the awareness-truth corpus, held-out part (figures reached, not tuned 
   it("holds what it reached on questions, friction, topics, shifts and the guard", () => {
     expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.questions.recall).toBeGreaterThanOrEqual(0.94);
-    expect(f.tense.precision).toBeGreaterThanOrEqual(0.83);
-    expect(f.tense.recall).toBeGreaterThanOrEqual(0.55);
+    expect(f.tense.precision).toBeGreaterThanOrEqual(0.85);
+    expect(f.tense.recall).toBeGreaterThanOrEqual(0.62);
     expect(f.topics.precision).toBeGreaterThanOrEqual(0.84);
     expect(f.topics.recall).toBeGreaterThanOrEqual(0.76);
     expect(f.shifts.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.shiftPrecision);
