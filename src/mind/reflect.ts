@@ -6,6 +6,7 @@ import type { MindDocument } from "../core/mind-record.ts";
 import { messageAsRead, sameWords } from "../core/text.ts";
 import { localTime } from "../core/zones.ts";
 import type { Persona } from "../model/persona.ts";
+import { personInTheirWords, whatTheyWrote } from "../model/prompts.ts";
 import { estimateTokens } from "../model/tokens.ts";
 import { toolInputSchema } from "../model/tool-schema.ts";
 import {
@@ -163,9 +164,9 @@ export function reflectionSystem(persona: Pick<Persona, "soul" | "user">): strin
   return [
     REFLECT_GUIDANCE,
     "# The companion's persona",
-    persona.soul,
+    whatTheyWrote(persona.soul),
     "# The person, in their own words",
-    persona.user,
+    personInTheirWords(persona.user),
   ].join("\n\n");
 }
 

@@ -37,8 +37,9 @@ assembled fresh, in this order:
    It is your memory across days; trust it over vague impressions.
 3. An awareness block: facts computed from the message log — what you sent lately, what
    they sent, what is unanswered, what was already answered, timing, tone, mood. It describes;
-   it does not instruct. Draw your own conclusions from it.
-4. Episodic context: notes on the current thread of conversation and things worth
+   it does not instruct. Draw your own conclusions from it. Your messages since their last
+   one are counted there whether or not they asked anything.
+4. Episodic context, when there is any: notes on the current thread and things worth
    remembering (patterns they declared, open loops, milestones).
 5. The most recent messages of the current thread, as conversation turns. [19:05] or
    [Thu 19:05] before a message sent after a pause is when it was sent, not its text;
@@ -153,13 +154,50 @@ export interface PrefixTools {
 export function protocolAndPersona(persona: Persona, hearsVoiceNotes = false): string {
   return [
     hearsVoiceNotes ? PROTOCOL_HEARING : PROTOCOL,
-    "# Your persona",
-    persona.soul,
-    "# The person, in their own words",
-    persona.user,
-    "# Check-ins",
-    persona.heartbeat,
+    ...under("# Your persona", whatTheyWrote(persona.soul)),
+    ...under("# The person, in their own words", personInTheirWords(persona.user)),
+    ...under("# Check-ins", whatTheyWrote(persona.heartbeat)),
   ].join("\n\n");
+}
+
+/** USER.md as the model reads it, and what it is told when the person has written nothing there. */
+export function personInTheirWords(user: string): string {
+  return whatTheyWrote(user) || "(Nothing yet: they have not written about themselves.)";
+}
+
+/** A section's heading, left out when the text already begins with it (HEARTBEAT.md's "# Check-ins"). */
+function under(heading: string, text: string): string[] {
+  return text.startsWith(`${heading}\n`) || text === heading ? [text] : [heading, text];
+}
+
+/**
+ * A persona file as the model should read it: what the person wrote, without what the template
+ * says to them. HTML comments are the template's hints, a field with nothing after its label
+ * (`- **Name (what to call me):**`) was left empty, and a heading with nothing under it heads
+ * nothing; shown, an untouched USER.md reads as a form about nobody. Empty when nothing is left.
+ */
+export function whatTheyWrote(text: string): string {
+  const lines = text
+    .replace(/<!--[\s\S]*?-->/g, "")
+    .split("\n")
+    .filter((line) => !/^\s*[-*]\s+\*\*[^*]+\*\*\s*$/.test(line));
+  // A heading stays only when some text (its own or a subsection's) comes before the next
+  // heading of its level or above.
+  const level = (line: string) => /^(#{1,6})\s/.exec(line)?.[1]?.length;
+  const kept = lines.filter((line, i) => {
+    const own = level(line);
+    if (own === undefined) return true;
+    for (const next of lines.slice(i + 1)) {
+      const nextLevel = level(next);
+      if (nextLevel === undefined && next.trim() !== "") return true;
+      if (nextLevel !== undefined && nextLevel <= own) return false;
+    }
+    return false;
+  });
+  return kept
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
 }
 
 /** Builds the cached prefix; the same inputs always give the same bytes. */

@@ -9,6 +9,7 @@ import {
   PROTOCOL,
   prefixIsCacheable,
   protocolAndPersona,
+  whatTheyWrote,
 } from "../../src/model/prompts.ts";
 import { estimateTokens } from "../../src/model/tokens.ts";
 import { tempDataDir } from "../store/helpers.ts";
@@ -32,6 +33,44 @@ describe("the shipped persona and protocol", () => {
     const text = protocolAndPersona(await loadPersona());
     expect(text).not.toMatch(/\b20\d\d-\d\d-\d\d\b/);
     expect(text).not.toMatch(/\{\{|\$\{/);
+  });
+});
+
+describe("what the model reads of the persona files", () => {
+  it("is what the person wrote: the template's hints, empty fields and empty headings are left out", async () => {
+    const persona = await loadPersona();
+    const text = protocolAndPersona(persona);
+    expect(text).not.toContain("<!--");
+    expect(text).not.toContain("Name (what to call me)");
+    expect(text).toContain(
+      "# The person, in their own words\n\n(Nothing yet: they have not written about themselves.)\n\n# Check-ins",
+    );
+    // HEARTBEAT.md begins with the heading the section would add: it is said once.
+    expect(text.match(/^# Check-ins$/gm)).toHaveLength(1);
+  });
+
+  it("keeps a filled field, a heading with text under it or under a subsection, and the person's own words", () => {
+    const filled = [
+      "# About me",
+      "<!-- Fill this in. -->",
+      "- **Name (what to call me):** Sam",
+      "- **Where I live / my usual time zone:**",
+      "## What I'd like from Claire",
+      "<!-- e.g. short messages -->",
+      "## Things I'm working on",
+      "### Running",
+      "A half marathon in May.",
+      "## Please don't",
+    ].join("\n\n");
+    expect(whatTheyWrote(filled)).toBe(
+      [
+        "# About me",
+        "- **Name (what to call me):** Sam",
+        "## Things I'm working on",
+        "### Running",
+        "A half marathon in May.",
+      ].join("\n\n"),
+    );
   });
 });
 
