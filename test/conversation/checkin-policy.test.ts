@@ -61,6 +61,7 @@ function awareness(
       lastMessageTime: sinceSelf === null ? null : at(sinceSelf),
       timeSinceLastMessage: sinceSelf,
       topicsMentioned: [],
+      questionsLeftOpen: [],
       repeatedTopics: [],
     },
     user: {

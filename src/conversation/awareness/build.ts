@@ -237,6 +237,30 @@ function needsFullBlock(
 }
 
 /**
+ * The companion's questions in the window, asked before the person's last message, that none of
+ * their later messages answered as reflection read them: every later message of theirs carries
+ * reflection's annotations and none names the question in `answers`. One later message not yet
+ * read by reflection leaves every question before it out: whether it answers is not known.
+ */
+function questionsLeftOpen(entries: readonly Entry[], lastUser: number, windowStart: number): Message[] {
+  const open: Message[] = [];
+  const answered = new Set<string>();
+  // Newest first, so that at each question every later message of theirs has been seen.
+  for (let i = lastUser; i >= 0; i -= 1) {
+    const entry = entries[i] as Entry;
+    if (entry.ms < windowStart) break;
+    const message = entry.message;
+    if (message.role === "user") {
+      if (message.annotations === undefined) break;
+      for (const id of message.annotations.answers ?? []) answered.add(id);
+    } else if (isMessageSent(message) && !answered.has(message.id) && messageIsQuestion(message)) {
+      open.unshift(message);
+    }
+  }
+  return open;
+}
+
+/**
  * Where the conversation stands at `now`, from the log alone: what the assistant said
  * since the person last spoke, what the person said lately, and how it is going. Pure:
  * the same log, moment and settings always give the same context. The log may be any
@@ -293,6 +317,7 @@ export function buildAwarenessContext(
       lastMessageTime: ownEntry ? new Date(ownEntry.ms).toISOString() : null,
       timeSinceLastMessage: ownEntry ? elapsedMinutes(ownEntry.ms, nowMs) : null,
       topicsMentioned: unique(ownRecent.flatMap((e) => topicsOf(e.message))),
+      questionsLeftOpen: questionsLeftOpen(entries, lastUser, windowStart),
       repeatedTopics: repeatedTopics(messagesSent, language),
       recentMessages: ownRecent.map((e) => e.message),
     },

@@ -23,6 +23,12 @@ export const awarenessContextSchema = z.object({
     lastMessageTime: isoUtc.nullable(),
     timeSinceLastMessage: minutes.nullable(),
     topicsMentioned: z.array(z.string()),
+    /**
+     * The companion's questions in the window that the person wrote after and, as reflection read
+     * each of their later messages, did not answer (none names it in `answers`), oldest first.
+     * Empty while a later message of theirs waits for reflection: code cannot tell an answer.
+     */
+    questionsLeftOpen: z.array(messageSchema),
     /** Topics raised two or more times within messagesSent. */
     repeatedTopics: z.array(z.object({ topic: z.string(), count: z.number().int().min(2) })),
     /** Assistant messages and reactions in the window (and since the person's last message): the slim block's "you" lines. */

@@ -21,6 +21,15 @@ function quote(message: Message, max: number): string {
   return `"${clip(messageAsRead(message), max, { oneLine: true, atWord: true })}"`;
 }
 
+/** The question a message asks: its last sentence with a question mark ("What kind of tea is it?"), else the message. */
+function quoteQuestion(message: Message): string {
+  const asked = messageAsRead(message)
+    .match(/[^.!?\n]*\?+/g)
+    ?.at(-1)
+    ?.trim();
+  return asked ? `"${clip(asked, QUOTE_OWN, { oneLine: true, atWord: true })}"` : quote(message, QUOTE_OWN);
+}
+
 function topicList(topics: readonly string[]): string {
   return topics.map(topicName).join(", ");
 }
@@ -64,6 +73,12 @@ function ownActivity(ctx: AwarenessContext, nowMs: number): string[] {
           ? `You have not written since their last message; you reacted ${reacted.reaction} to it (${stamp(reacted)}).`
           : "You have not written since their last message.",
     );
+  }
+  if (self.questionsLeftOpen.length > 0) {
+    lines.push(
+      `Your ${plural(self.questionsLeftOpen.length, "question")} their later messages did not answer:`,
+    );
+    for (const m of self.questionsLeftOpen) lines.push(`- ${stamp(m)}: ${quoteQuestion(m)}`);
   }
   if (self.lastMessageTime !== null && self.timeSinceLastMessage !== null) {
     const when = localStamp(Date.parse(self.lastMessageTime), nowMs, ctx.timezone);

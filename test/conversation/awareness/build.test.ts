@@ -48,6 +48,44 @@ describe("buildAwarenessContext: what the assistant said", () => {
   });
 });
 
+describe("buildAwarenessContext: the companion's questions their replies left open", () => {
+  const asked = () =>
+    log(
+      ["user", "2026-02-11T07:20:00Z", "Morning! Water and a mug of tea already."],
+      ["assistant", "2026-02-11T07:20:30Z", "Good start! What kind of tea is it?"],
+      ["user", "2026-02-11T12:40:00Z", "Just refilled my water bottle, on track."],
+      ["assistant", "2026-02-11T12:40:30Z", "Nice, keeping it going."],
+    );
+  const at = new Date("2026-02-11T15:07:00Z");
+
+  it("are not known while a later message of theirs waits for reflection", () => {
+    expect(buildAwarenessContext(asked(), at, heartbeat).self.questionsLeftOpen).toEqual([]);
+  });
+
+  it("are the questions no later message of theirs answers, as reflection read them", () => {
+    const messages = asked().map((m) =>
+      m.role === "user" ? { ...m, annotations: { topics: ["hydration"], question: false } } : m,
+    );
+    const ctx = buildAwarenessContext(messages, at, heartbeat);
+    expect(ctx.self.questionsLeftOpen.map((m) => m.id)).toEqual(["m2"]);
+    // Answered, as reflection read the reply: no longer open.
+    const answered = messages.map((m) =>
+      m.id === "m3" ? { ...m, annotations: { topics: ["tea"], question: false, answers: ["m2"] } } : m,
+    );
+    expect(buildAwarenessContext(answered, at, heartbeat).self.questionsLeftOpen).toEqual([]);
+  });
+
+  it("leave out a question asked since their last message: it is among the messages sent", () => {
+    const messages = log(
+      ["user", "2026-02-11T07:20:00Z", "Morning!"],
+      ["assistant", "2026-02-11T07:20:30Z", "Morning! Big day?"],
+    ).map((m) => (m.role === "user" ? { ...m, annotations: { topics: [], question: false } } : m));
+    const ctx = buildAwarenessContext(messages, at, heartbeat);
+    expect(ctx.self.questionsLeftOpen).toEqual([]);
+    expect(ctx.self.messagesSent.map((m) => m.id)).toEqual(["m2"]);
+  });
+});
+
 describe("buildAwarenessContext: notices", () => {
   it("leaves the companion's fixed notices out of what it said: not unanswered, not its last message", () => {
     const messages: Message[] = [

@@ -52,6 +52,42 @@ describe("formatAwarenessForPrompt: the full block", () => {
     expect(empty).not.toContain("since their last message");
   });
 
+  it("names a question of the companion's that their later messages did not answer, as reflection read them", () => {
+    const messages: Message[] = [
+      {
+        id: "a",
+        ts: "2026-02-11T07:20:00Z",
+        role: "user",
+        text: "Morning! Water and tea already.",
+        channel: "telegram",
+        annotations: { topics: ["hydration"] },
+      },
+      {
+        id: "b",
+        ts: "2026-02-11T07:20:30Z",
+        role: "assistant",
+        text: "Good start! What kind of tea is it? Enjoy it.",
+        channel: "telegram",
+      },
+      {
+        id: "c",
+        ts: "2026-02-11T12:40:00Z",
+        role: "user",
+        text: "Refilled my water bottle.",
+        channel: "telegram",
+        annotations: { topics: ["hydration"] },
+      },
+      { id: "d", ts: "2026-02-11T12:40:30Z", role: "assistant", text: "Nice.", channel: "telegram" },
+    ];
+    const rendered = formatAwarenessForPrompt(
+      buildAwarenessContext(messages, new Date("2026-02-11T15:07:00Z"), madridHeartbeat),
+      "heartbeat",
+    );
+    expect(rendered).toContain(
+      'Your 1 question their later messages did not answer:\n- 8:20 AM: "What kind of tea is it?"',
+    );
+  });
+
   it("states facts and gives no advice", () => {
     expect(outsideQuotes(block)).not.toMatch(ADVICE);
   });
