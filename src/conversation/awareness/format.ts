@@ -67,10 +67,10 @@ function ownActivity(ctx: AwarenessContext, nowMs: number): string[] {
       (m) => isReaction(m) && last !== null && Date.parse(m.ts) >= Date.parse(last.ts),
     );
     lines.push(
-      last === null
-        ? "You have not written yet."
-        : reacted
-          ? `You have not written since their last message; you reacted ${reacted.reaction} to it (${stamp(reacted)}).`
+      reacted
+        ? `You have not written since their last message; you reacted ${reacted.reaction} to it (${stamp(reacted)}).`
+        : self.lastMessageTime === null
+          ? "You have not written yet."
           : "You have not written since their last message.",
     );
   }

@@ -50,6 +50,16 @@ describe("formatAwarenessForPrompt: the full block", () => {
     expect(empty).toContain("You have not written yet.");
     expect(empty).toContain("- They have not written yet");
     expect(empty).not.toContain("since their last message");
+    // Their first message, and the companion has never written: nothing it wrote to be "since".
+    const first = formatAwarenessForPrompt(
+      buildAwarenessContext(
+        [{ id: "u1", ts: "2026-02-07T07:20:00Z", role: "user", text: "Morning!", channel: "telegram" }],
+        new Date("2026-02-07T07:20:05Z"),
+        { ...madridHeartbeat, trigger: "reply" },
+      ),
+      "reply",
+    );
+    expect(first).toContain("### Your recent activity\nYou have not written yet.");
   });
 
   it("names a question of the companion's that their later messages did not answer, as reflection read them", () => {
