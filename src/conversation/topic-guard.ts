@@ -3,7 +3,7 @@ import type { Chrono } from "chrono-node";
 import { DateTime } from "luxon";
 import type { Annotations, Message } from "../core/message.ts";
 import { formatDuration } from "../core/text.ts";
-import { unansweredAskedTopics } from "./awareness/build.ts";
+import { asksSomething, unansweredAskedTopics } from "./awareness/build.ts";
 import type { AwarenessContext } from "./awareness/context.ts";
 import { STOPWORDS } from "./awareness/lexicon.ts";
 import { readText } from "./awareness/reading.ts";
@@ -315,7 +315,7 @@ export function guardTopic(
   }
 
   const waiting = [...unansweredAskedTopics(awareness)];
-  const asks = awareness.self.messagesSent.filter((m) => m.trigger === "heartbeat" || messageIsQuestion(m));
+  const asks = awareness.self.messagesSent.filter((m) => asksSomething(m));
   const repeated =
     topics.find((t) => waiting.some((w) => sameThing(w, t))) ??
     (asks.some((m) => isAbout(m, [], named)) ? named : undefined);

@@ -66,6 +66,20 @@ describe("guardTopic", () => {
     if (!result.allow) expect(result.detail).toMatch(/once/);
   });
 
+  it("follows up after a check-in that only wished well: a wish asks nothing, so it is no repeat", () => {
+    const log = [
+      at(0, "user", "physio this arvo for the shoulder"),
+      at(230, "assistant", "Good luck at physio! 🤞"),
+    ];
+    expect(verdict("physio", log, 8 * 60 + 30).allow).toBe(true);
+    // A check-in that asks, or nudges, still waits for its answer.
+    const nudged = [
+      at(0, "user", "physio this arvo for the shoulder"),
+      at(230, "assistant", "Don't skip physio today."),
+    ];
+    expect(verdict("physio", nudged, 8 * 60 + 30)).toMatchObject({ allow: false, reason: "repeated-topic" });
+  });
+
   it("names a topic outside the lexicon in the decided words, never by its internal label", () => {
     const log = [at(0, "user", "The move went fine, all boxes are in.")];
     const result = verdict("the move", log, 3 * 60);

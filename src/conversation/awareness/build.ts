@@ -6,7 +6,14 @@ import type { AwarenessContext, AwarenessSettings, PriorMemory } from "./context
 import { conversationLanguage, englishReading } from "./reading.ts";
 import { elapsedMinutes, inZone, isWeekend, localStamp, timeOfDay } from "./time.ts";
 import { exchangeTone, messageMood, messageTone } from "./tone.ts";
-import { messageIsQuestion, messageTopics, topicDomain, topicName, topicSubject } from "./topics.ts";
+import {
+  messageIsQuestion,
+  messageTopics,
+  onlyWishesWell,
+  topicDomain,
+  topicName,
+  topicSubject,
+} from "./topics.ts";
 
 /** Silence longer than this leaves the assistant context-poor: it gets the full block. */
 const LONG_SILENCE_MINUTES = 120;
@@ -403,14 +410,22 @@ function answeredBeforeAsked(
 /**
  * Topics the assistant raised since the person last spoke and that still wait for an
  * answer: its check-ins and its questions. A reply that only answered ("Enjoy your
- * workout!") asked nothing, so a later check-in on that topic is a follow-up, not a repeat.
+ * workout!") or a check-in that only wished well ("Good luck at physio!") asked nothing, so a
+ * later check-in on that topic is a follow-up, not a repeat.
  */
 export function unansweredAskedTopics(context: AwarenessContext): Set<string> {
   const language = context.conversationState.language ?? undefined;
   return new Set(
     context.self.messagesSent
-      .filter((m) => m.trigger === "heartbeat" || messageIsQuestion(m, language))
+      .filter((m) => asksSomething(m, language))
       .flatMap((m) => messageTopics(m, language)),
+  );
+}
+
+/** Whether a message the companion sent waits for an answer: a question, or a check-in that does more than wish well. */
+export function asksSomething(message: Message, language?: string): boolean {
+  return (
+    messageIsQuestion(message, language) || (message.trigger === "heartbeat" && !onlyWishesWell(message.text))
   );
 }
 

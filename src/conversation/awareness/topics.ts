@@ -787,6 +787,24 @@ export function messageIsQuestion(message: Message, language: string = DEFAULT_L
   return message.annotations?.question ?? isQuestion(messageText(message), message.role, language);
 }
 
+/** The openings of a sentence that only wishes well. */
+const WISH =
+  /^(?:good luck|best of luck|fingers crossed|break a leg|have (?:fun|a (?:good|great|lovely|nice|fun))\b|enjoy\b|hope (?:it|the|you|your)\b|rooting for you|you(?:'ve| have)? got this|safe travels|all the best|thinking of you)/iu;
+
+/**
+ * Whether the companion's message only wishes well ("Good luck at physio!", "Enjoy the concert
+ * 🎶"): it asks nothing, so a later "how did it go?" is a follow-up, not a repeat of an ask
+ * left unanswered. Every sentence must be a wish; "Good luck! Did you sleep?" asks.
+ */
+export function onlyWishesWell(text: string): boolean {
+  const sentences = text
+    .replace(/[\u2018\u2019]/g, "'")
+    .split(/[.!?\n]+/)
+    .map((s) => s.replace(/[^\p{L}\p{N}' ]+/gu, " ").trim())
+    .filter((s) => s !== "");
+  return sentences.length > 0 && !text.includes("?") && sentences.every((s) => WISH.test(s));
+}
+
 /** How a topic reads in prose: lexicon subjects as they are, the person's own words in quotes. */
 export function topicName(topic: string): string {
   return domains.has(topic) ? topic : `"${topic}"`;

@@ -63,14 +63,20 @@ describe("buildAwarenessContext: the companion's questions their replies left op
   });
 
   it("are the questions no later message of theirs answers, as reflection read them", () => {
-    const messages = asked().map((m) =>
-      m.role === "user" ? { ...m, annotations: { topics: ["hydration"], question: false } } : m,
+    const messages = asked().map(
+      (m): Message =>
+        m.role === "user"
+          ? { ...m, annotations: { topics: ["hydration"], question: false, tone: "neutral" } }
+          : m,
     );
     const ctx = buildAwarenessContext(messages, at, heartbeat);
     expect(ctx.self.questionsLeftOpen.map((m) => m.id)).toEqual(["m2"]);
     // Answered, as reflection read the reply: no longer open.
-    const answered = messages.map((m) =>
-      m.id === "m3" ? { ...m, annotations: { topics: ["tea"], question: false, answers: ["m2"] } } : m,
+    const answered = messages.map(
+      (m): Message =>
+        m.id === "m3"
+          ? { ...m, annotations: { topics: ["tea"], question: false, tone: "neutral", answers: ["m2"] } }
+          : m,
     );
     expect(buildAwarenessContext(answered, at, heartbeat).self.questionsLeftOpen).toEqual([]);
   });
@@ -79,7 +85,10 @@ describe("buildAwarenessContext: the companion's questions their replies left op
     const messages = log(
       ["user", "2026-02-11T07:20:00Z", "Morning!"],
       ["assistant", "2026-02-11T07:20:30Z", "Morning! Big day?"],
-    ).map((m) => (m.role === "user" ? { ...m, annotations: { topics: [], question: false } } : m));
+    ).map(
+      (m): Message =>
+        m.role === "user" ? { ...m, annotations: { topics: [], question: false, tone: "neutral" } } : m,
+    );
     const ctx = buildAwarenessContext(messages, at, heartbeat);
     expect(ctx.self.questionsLeftOpen).toEqual([]);
     expect(ctx.self.messagesSent.map((m) => m.id)).toEqual(["m2"]);

@@ -70,7 +70,7 @@ describe("formatAwarenessForPrompt: the full block", () => {
         role: "user",
         text: "Morning! Water and tea already.",
         channel: "telegram",
-        annotations: { topics: ["hydration"] },
+        annotations: { topics: ["hydration"], question: false, tone: "neutral" },
       },
       {
         id: "b",
@@ -85,7 +85,7 @@ describe("formatAwarenessForPrompt: the full block", () => {
         role: "user",
         text: "Refilled my water bottle.",
         channel: "telegram",
-        annotations: { topics: ["hydration"] },
+        annotations: { topics: ["hydration"], question: false, tone: "neutral" },
       },
       { id: "d", ts: "2026-02-11T12:40:30Z", role: "assistant", text: "Nice.", channel: "telegram" },
     ];

@@ -6,6 +6,7 @@ import {
   knownTopics,
   messageIsQuestion,
   messageTopics,
+  onlyWishesWell,
   topicDomain,
   topicSubject,
 } from "../../../src/conversation/awareness/topics.ts";
@@ -238,6 +239,22 @@ describe("messageTopics", () => {
     expect(messageTopics(m)).toEqual(["sleep"]);
     m.text = "the deadline moved";
     expect(messageTopics(m)).toEqual(["work"]);
+  });
+});
+
+describe("onlyWishesWell", () => {
+  it.each([
+    ["Good luck at physio!", true],
+    ["Good luck at physio! 🤞", true],
+    ["Enjoy the concert 🎶", true],
+    ["Have a great time in Lisbon. Safe travels!", true],
+    ["Fingers crossed for the interview.", true],
+    ["Good luck! Did you sleep at all?", false],
+    ["Don't skip physio today.", false],
+    ["Had water yet?", false],
+    ["Hope it went well?", false],
+  ])("%s → %s", (text, expected) => {
+    expect(onlyWishesWell(text)).toBe(expected);
   });
 });
 
