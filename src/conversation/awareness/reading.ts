@@ -78,7 +78,10 @@ function languageOf(text: string): string | null {
   if (result.language === "" || !result.isReliable()) return null;
   // "no raccoon. ate.": a few English words that read a little more like Italian are too few to
   // tell; every one of them known to the English model, the message counts as the conversation's.
-  if (result.language !== "en" && !leadsEnglish(result.getScores()) && allKnown(text)) return null;
+  if (result.language !== "en" && !leadsEnglish(result.getScores()) && knownWords(text) === "all") return null;
+  // "obvio, 40 fotos" reads as English to eld, yet the English model knows none of its words:
+  // too little to tell, so it counts as the conversation's language too.
+  if (result.language === "en" && knownWords(text) === "none") return null;
   return result.language;
 }
 
@@ -88,14 +91,15 @@ function leadsEnglish(scores: Record<string, number>): boolean {
   return best - (scores.en ?? 0) >= FOREIGN_WORD_LEAD;
 }
 
-/** Whether the English model knows every word of the text. */
-function allKnown(text: string): boolean {
+/** Whether the English model knows all of the text's words, none of them, or some. */
+function knownWords(text: string): "all" | "none" | "some" {
   const doc = nlp.readDoc(text.toLowerCase());
   const ids = doc
     .tokens()
     .filter((t) => t.out(its.type) === "word")
     .out(its.uniqueId);
-  return ids.every((id) => id < FIRST_UNKNOWN_ID);
+  const known = ids.filter((id) => id < FIRST_UNKNOWN_ID).length;
+  return known === ids.length ? "all" : known === 0 ? "none" : "some";
 }
 
 /**

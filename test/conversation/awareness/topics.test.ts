@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { readText } from "../../../src/conversation/awareness/reading.ts";
 import {
   canonicalTopic,
   detectTopics,
@@ -188,6 +189,13 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
   it("reads a few English words that look a little Italian as the conversation's English", () => {
     expect(detectTopics("no raccoon. ate.")).toEqual(["raccoon", "food"]);
     expect(detectTopics("no raccoon. ate.", "it")).toEqual([]);
+  });
+
+  it("reads words the English model knows none of, which eld takes for English, in the conversation's language", () => {
+    expect(readText("obvio, 40 fotos").language).toBeNull();
+    expect(detectTopics("obvio, 40 fotos", "es")).toEqual([]);
+    // In an English conversation the message is English again, and unknown words name nothing.
+    expect(detectTopics("obvio, 40 fotos", "en")).toEqual([]);
   });
 
   it("knows a few more subject words", () => {
