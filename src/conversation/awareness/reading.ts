@@ -78,7 +78,8 @@ function languageOf(text: string): string | null {
   if (result.language === "" || !result.isReliable()) return null;
   // "no raccoon. ate.": a few English words that read a little more like Italian are too few to
   // tell; every one of them known to the English model, the message counts as the conversation's.
-  if (result.language !== "en" && !leadsEnglish(result.getScores()) && knownWords(text) === "all") return null;
+  if (result.language !== "en" && !leadsEnglish(result.getScores()) && knownWords(text) === "all")
+    return null;
   // "obvio, 40 fotos" reads as English to eld, yet the English model knows none of its words:
   // too little to tell, so it counts as the conversation's language too.
   if (result.language === "en" && knownWords(text) === "none") return null;

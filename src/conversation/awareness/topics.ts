@@ -171,6 +171,7 @@ function singular(word: Word): string {
  */
 const SUBJECT_PRONOUNS = new Set("i you u we they he she".split(" "));
 const POSSESSIVES = new Set("my your his her our their".split(" "));
+const OBJECT_PRONOUNS = new Set("me him her us them".split(" "));
 
 /**
  * Whether a word can be part of what a message is about: a noun (or name) that is not a
@@ -383,13 +384,15 @@ function isPossessor(words: readonly Word[], after: number): boolean {
 }
 
 /**
- * "members use the app", "mom lands the job", "first check if it's the redesign": a noun followed
- * at once by a determiner or by "if" was a verb the tagger took for a noun, and the run around it
- * is no phrase of the message.
+ * "members use the app", "mom lands the job", "first check if it's the redesign", "lindiwe drives
+ * her": a noun followed at once by a determiner, by "if" or by an object pronoun was a verb the
+ * tagger took for a noun, and the run around it is no phrase of the message.
  */
 function takesAnObject(words: readonly Word[], after: number): boolean {
   const next = words[after];
   if (next?.lower === "if" || next?.lower === "whether") return true;
+  // "lindiwe drives her mondays", "mom calls me": a word before an object pronoun is its verb.
+  if (next?.pos === "PRON" && OBJECT_PRONOUNS.has(next.lower)) return true;
   // "the grief pamphlet the GP gave me": a clause about the noun, not its object.
   const clause = NOUNS.has(words[after + 1]?.pos ?? "") && words[after + 2]?.pos === "VERB";
   return (

@@ -198,6 +198,11 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
     expect(detectTopics("obvio, 40 fotos", "en")).toEqual([]);
   });
 
+  it("names no day abbreviation, greeting, or verb the tagger took for a noun before an object pronoun", () => {
+    expect(detectTopics("they moved her to mon wed fri so lindiwe drives her mondays")).toEqual([]);
+    expect(detectTopics("Aloha. colonoscopy tomorrow 7:30am")).toEqual(["colonoscopy"]);
+  });
+
   it("knows a few more subject words", () => {
     expect(detectTopics("405 deadlift")).toEqual(["movement"]);
     expect(detectTopics("up early again")).toEqual(["sleep"]);

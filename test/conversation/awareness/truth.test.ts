@@ -76,6 +76,26 @@ describe("the awareness-truth corpus, held-out part (figures reached, not tuned 
   });
 });
 
+describe("the awareness-truth corpus, held-out-2 part (written blind after the rules; figures reached)", () => {
+  const f: TruthFigures = measureTruth(loadTruthCorpus("held-out-2"));
+  it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
+    expect(f.notTheirWords).toEqual([]);
+    expect(f.foreignTopics).toBe(0);
+    expect(f.unjudged).toEqual([]);
+  });
+
+  it("holds what it reached: questions and friction at the floors, topics far below them", () => {
+    expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
+    expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
+    expect(f.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
+    expect(f.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.66);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.58);
+    expect(f.followUpsHeld).toEqual([]);
+    expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
+  });
+});
+
 describe("the awareness-truth corpus as a whole", () => {
   it("has the support the floors need: 30 tense messages, 20 shifts, 40 guard cases, 300 of the person's messages", () => {
     const both = [loadTruthCorpus("tuning"), loadTruthCorpus("held-out")];
