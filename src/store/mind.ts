@@ -248,10 +248,12 @@ function sameData(a: unknown, b: unknown): boolean {
   const keys = Object.keys(a);
   const others = Object.keys(b);
   if (keys.length !== others.length) return false;
-  return keys.every(
-    (key, i) =>
-      key === others[i] && sameData((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
-  );
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (key !== others[i]) return false;
+    if (!sameData((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
+  }
+  return true;
 }
 
 /** A value as `schema` reads it; throws naming the first problem, its path starting at `path`. */
@@ -267,11 +269,20 @@ function checkedValue(path: readonly PropertyKey[], value: unknown, schema: z.Zo
 
 /**
  * A log's entries as an update leaves them: each entry the log held before kept as it is (it
- * was checked when it came in, and is frozen), each new one as `entry` reads it.
+ * was checked when it came in, and is frozen), each new one as `entry` reads it. A log keeps
+ * its order, so each held entry is looked for after the one before it: a set of the held
+ * entries, built on every update, was 0.08 s of a month. (One moved out of order is checked
+ * again, which gives what it already is.)
  */
 function checkedLog(key: string, entries: readonly unknown[], before: unknown, entry: z.ZodType): unknown[] {
-  const held = new Set(Array.isArray(before) ? before : []);
-  return entries.map((value, index) => (held.has(value) ? value : checkedValue([key, index], value, entry)));
+  const held = Array.isArray(before) ? before : [];
+  let from = 0;
+  return entries.map((value, index) => {
+    const at = held.indexOf(value, from);
+    if (at === -1) return checkedValue([key, index], value, entry);
+    from = at + 1;
+    return value;
+  });
 }
 
 /**
@@ -380,7 +391,7 @@ function indented(text: string, levels: number): string {
 /** Freezes a value and everything in it (read() hands out the document itself). */
 function deepFreeze<T>(value: T): T {
   if (typeof value !== "object" || value === null || Object.isFrozen(value)) return value;
-  for (const inner of Object.values(value)) deepFreeze(inner);
+  for (const inner of Array.isArray(value) ? value : Object.values(value)) deepFreeze(inner);
   return Object.freeze(value);
 }
 
