@@ -9,7 +9,7 @@ import {
 import { formatAwarenessForPrompt } from "../conversation/awareness/format.ts";
 import { detectTopics } from "../conversation/awareness/topics.ts";
 import { effectiveSettings, type HeartbeatSettings } from "../core/checkin-settings.ts";
-import type { Message } from "../core/message.ts";
+import { type Message, messageTime } from "../core/message.ts";
 import { pdfPageCount } from "../core/pdf.ts";
 import {
   type ComposedPrompt,
@@ -82,7 +82,7 @@ export async function composeTurnPrompt(
   const ranked = rankMemory(mind.memory, query, now).map((r) => r.item);
   const prefix = await stablePrefix(deps);
   const local = DateTime.fromJSDate(now, { zone });
-  const log = deps.log.recent().filter((m) => Date.parse(m.ts) <= now.getTime());
+  const log = deps.log.recent().filter((m) => messageTime(m) <= now.getTime());
   const prompt = composePrompt({
     kind,
     now,
@@ -155,8 +155,23 @@ export function awarenessFor(
 /** What memory is ranked against: the words of the messages at hand and the topics in them. */
 export function queryOf(messages: readonly Message[]): { text: string; topics: string[] } {
   const text = messages.map((m) => m.text).join("\n");
-  return { text, topics: detectTopics(text) };
+  let topics = recentQueryTopics.get(text);
+  if (topics === undefined) {
+    topics = detectTopics(text);
+    const oldest = recentQueryTopics.keys().next();
+    if (recentQueryTopics.size >= QUERIES_KEPT && !oldest.done) recentQueryTopics.delete(oldest.value);
+    recentQueryTopics.set(text, topics);
+  }
+  return { text, topics: [...topics] };
 }
+
+/**
+ * The topics of the latest query texts. Check-in ticks ask about the same last messages hour
+ * after hour: nine queries in ten of a simulated month repeat a recent one, and detecting their
+ * topics again took 0.2 s of it.
+ */
+const recentQueryTopics = new Map<string, readonly string[]>();
+const QUERIES_KEPT = 16;
 
 async function stablePrefix(deps: TurnPromptDeps): Promise<StablePrefix> {
   const persona = await deps.persona.current();
