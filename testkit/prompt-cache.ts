@@ -69,7 +69,7 @@ export class PromptCache {
   /** The key each block object last ended, after which key: a caller that reuses block objects hashes only new ones. */
   readonly #chain = new WeakMap<CacheBlock, { after: string; key: string }>();
   /** The previous prompt's blocks and keys: a transcript replayed call after call starts with the same block objects. */
-  #previous: { model: string; blocks: readonly CacheBlock[]; keys: readonly string[] } | undefined;
+  #previous: { model: string; blocks: CacheBlock[]; keys: string[] } | undefined;
 
   constructor(clock: { now(): Date }) {
     this.#clock = clock;
@@ -137,15 +137,18 @@ export class PromptCache {
    * and the run of block objects the previous prompt began with keeps its keys without even
    * a lookup each (a month's baselines looked up a thousand blocks per call).
    */
-  #prefixKeys(model: string, blocks: readonly CacheBlock[], count: number): string[] {
-    const previous = this.#previous?.model === model ? this.#previous : undefined;
+  #prefixKeys(model: string, blocks: readonly CacheBlock[], count: number): readonly string[] {
+    if (this.#previous?.model !== model) this.#previous = { model, blocks: [], keys: [] };
+    // The previous prompt's lists become this one's: kept up to where the blocks differ, then extended.
+    const { blocks: seen, keys } = this.#previous;
     let same = 0;
-    while (same < count && same < (previous?.keys.length ?? 0) && blocks[same] === previous?.blocks[same])
-      same++;
-    const keys = previous ? previous.keys.slice(0, same) : [];
+    while (same < count && same < keys.length && blocks[same] === seen[same]) same++;
+    seen.length = same;
+    keys.length = same;
     let key = keys.at(-1) ?? createHash("sha256").update(model).digest("hex");
     for (let i = same; i < count; i++) {
       const block = blocks[i] as CacheBlock;
+      seen.push(block);
       const known = this.#chain.get(block);
       if (known?.after === key) key = known.key;
       else {
@@ -158,7 +161,6 @@ export class PromptCache {
       }
       keys.push(key);
     }
-    this.#previous = { model, blocks: blocks.slice(0, count), keys };
     return keys;
   }
 
