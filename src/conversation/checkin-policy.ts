@@ -8,6 +8,7 @@ import {
 } from "../core/checkin-settings.ts";
 import type { HeartbeatDecision, HeartbeatReason } from "../core/decision.ts";
 import { plural } from "../core/text.ts";
+import { localTime } from "../core/zones.ts";
 import type { AwarenessContext } from "./awareness/context.ts";
 import { isWeekend } from "./awareness/time.ts";
 import { formatHourRanges, type LearnedTiming, momentOutlook } from "./timing.ts";
@@ -34,7 +35,7 @@ const UNLIKELY_MOMENT_OVERRIDE_HOURS = 24;
 
 /** True when the local time of `now` in `zone` falls in quiet hours (start inclusive, end exclusive, may wrap midnight). */
 export function isInQuietHours(now: Date, zone: string, quiet: QuietHours): boolean {
-  const local = DateTime.fromJSDate(now, { zone });
+  const local = localTime(now.getTime(), zone);
   const minute = local.hour * 60 + local.minute;
   if (quiet.start === quiet.end) return false;
   return quiet.start < quiet.end
@@ -44,10 +45,16 @@ export function isInQuietHours(now: Date, zone: string, quiet: QuietHours): bool
 
 /** How many check-ins went out on the local day of `now`, up to `now`. */
 export function checkinsToday(state: HeartbeatState, now: Date, zone: string): number {
-  const today = DateTime.fromJSDate(now, { zone }).toISODate();
+  // Wall times from localTime's memo, as every tick reads the same sends again; their times
+  // are UTC (isoUtc), which Date.parse reads as DateTime.fromISO does.
+  const localDate = (ms: number) => {
+    const local = localTime(ms, zone);
+    return (local.year * 100 + local.month) * 100 + local.day;
+  };
+  const today = localDate(now.getTime());
   return state.checkinsSent.filter((ts) => {
-    const sent = DateTime.fromISO(ts, { zone });
-    return sent.toMillis() <= now.getTime() && sent.toISODate() === today;
+    const sentMs = Date.parse(ts);
+    return sentMs <= now.getTime() && localDate(sentMs) === today;
   }).length;
 }
 
@@ -76,7 +83,7 @@ export function shouldFireHeartbeat(
 ): HeartbeatDecision {
   const settings = effectiveSettings(configured, state, now);
   const zone = settings.timezone;
-  const local = DateTime.fromJSDate(now, { zone });
+  const local = localTime(now.getTime(), zone);
   const hold = (reason: HeartbeatReason, detail: string): HeartbeatDecision => ({
     fire: false,
     reason,
