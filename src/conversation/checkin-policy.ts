@@ -68,6 +68,43 @@ export function withCheckinSent(state: HeartbeatState, at: Date): HeartbeatState
   return { ...state, checkinsSent: [...kept, at.toISOString()] };
 }
 
+/** A decision that holds the check-in back, for `reason`. */
+function hold(reason: HeartbeatReason, detail: string): HeartbeatDecision {
+  return { fire: false, reason, detail };
+}
+
+/**
+ * The first rules of shouldFireHeartbeat, which read no awareness: paused, blocked, quiet
+ * hours. Their hold, or undefined when none holds. A check-in turn asks these first and builds
+ * the awareness only when they let it through: a month's nights are some 300 ticks.
+ */
+export function heldWithoutAwareness(
+  now: Date,
+  configured: HeartbeatSettings,
+  state: PreCheckState,
+): HeartbeatDecision | undefined {
+  const settings = effectiveSettings(configured, state, now);
+  const zone = settings.timezone;
+  const { paused } = settings;
+  if (paused?.indefinitely) return hold("paused", "Check-ins are paused until /resume.");
+  if (paused) {
+    const until = DateTime.fromISO(paused.until, { zone });
+    return hold("paused", `Check-ins are paused until ${until.toFormat("ccc d LLL HH:mm")} (${zone}).`);
+  }
+  if (state.blocked) {
+    return hold("blocked", "The person blocked the bot; check-ins resume when they write again.");
+  }
+  const quiet = settings.quietHours;
+  if (isInQuietHours(now, zone, quiet)) {
+    const local = localTime(now.getTime(), zone);
+    return hold(
+      "quiet-hours",
+      `It is ${local.toFormat("HH:mm")} in ${zone}, inside quiet hours ${formatQuietHours(quiet)}.`,
+    );
+  }
+  return undefined;
+}
+
 /**
  * May a check-in go out now? The first rule that holds gives the reason: paused, blocked,
  * quiet-hours, unanswered-limit, weekend-limit, recent-conversation, too-soon, daily-limit,
@@ -81,31 +118,11 @@ export function shouldFireHeartbeat(
   configured: HeartbeatSettings,
   state: PreCheckState,
 ): HeartbeatDecision {
+  const early = heldWithoutAwareness(now, configured, state);
+  if (early !== undefined) return early;
   const settings = effectiveSettings(configured, state, now);
   const zone = settings.timezone;
   const local = localTime(now.getTime(), zone);
-  const hold = (reason: HeartbeatReason, detail: string): HeartbeatDecision => ({
-    fire: false,
-    reason,
-    detail,
-  });
-
-  const { paused } = settings;
-  if (paused?.indefinitely) return hold("paused", "Check-ins are paused until /resume.");
-  if (paused) {
-    const until = DateTime.fromISO(paused.until, { zone });
-    return hold("paused", `Check-ins are paused until ${until.toFormat("ccc d LLL HH:mm")} (${zone}).`);
-  }
-  if (state.blocked) {
-    return hold("blocked", "The person blocked the bot; check-ins resume when they write again.");
-  }
-  const quiet = settings.quietHours;
-  if (isInQuietHours(now, zone, quiet)) {
-    return hold(
-      "quiet-hours",
-      `It is ${local.toFormat("HH:mm")} in ${zone}, inside quiet hours ${formatQuietHours(quiet)}.`,
-    );
-  }
   const unanswered = awareness.conversationState.unansweredCount;
   if (unanswered >= settings.maxUnanswered) {
     return hold(
