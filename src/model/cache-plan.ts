@@ -73,12 +73,11 @@ function latestTimes<C extends Pick<UsageRecord, "ts">>(
   wanted: (call: C) => boolean,
   count: number,
 ): number[] {
-  let previous = "";
-  const inOrder = calls.every(({ ts }) => {
-    const ordered = ts.length === 24 && ts.endsWith("Z") && ts >= previous;
-    previous = ts;
-    return ordered;
-  });
+  let inOrder = true;
+  for (let i = 0; i < calls.length && inOrder; i++) {
+    const ts = (calls[i] as C).ts;
+    inOrder = ts.length === 24 && ts.endsWith("Z") && (i === 0 || ts >= (calls[i - 1] as C).ts);
+  }
   if (!inOrder) {
     const times = calls.filter(wanted).map((call) => Date.parse(call.ts));
     return times.sort((a, b) => a - b).slice(-count);
