@@ -185,19 +185,18 @@ class TranscriptBot {
    * from call to call, so the cache hashes only what is new.
    */
   #blocks(trigger: string | undefined): CacheBlock[] {
-    const turns: Logged[] = [];
-    if (this.#log[0]?.role !== "user") turns.push(this.#turn(OPENING_TURN));
-    turns.push(...this.#log);
-    if (trigger !== undefined || turns.at(-1)?.role !== "user")
-      turns.push(this.#turn(trigger ?? CHECKIN_TURN));
     const breakpointAt = this.#previousEnd > 0 ? this.#log[this.#previousEnd - 1] : undefined;
-    return [
-      this.#system,
-      ...turns.map((entry, i) => {
-        const block = i === 0 ? entry.asFirst : entry.asLater;
-        return entry === breakpointAt ? { ...block, breakpoint: "5m" as const } : block;
-      }),
-    ];
+    const blocks: CacheBlock[] = [this.#system];
+    const add = (entry: Logged) => {
+      const block = blocks.length === 1 ? entry.asFirst : entry.asLater;
+      blocks.push(entry === breakpointAt ? { ...block, breakpoint: "5m" as const } : block);
+    };
+    if (this.#log[0]?.role !== "user") add(this.#turn(OPENING_TURN));
+    for (const entry of this.#log) add(entry);
+    // An empty log is the opening turn alone, which is the user's.
+    const lastRole = this.#log.at(-1)?.role ?? "user";
+    if (trigger !== undefined || lastRole !== "user") add(this.#turn(trigger ?? CHECKIN_TURN));
+    return blocks;
   }
 
   #turn(text: string): Logged {

@@ -1,6 +1,7 @@
-import { DateTime } from "luxon";
+import { localTime } from "../src/core/zones.ts";
 import type { SimEvent } from "./events.ts";
 import type { RunResult } from "./result.ts";
+import { clockTime } from "./zones.ts";
 
 /**
  * The run as a plain conversation to read top to bottom (transcript.md): what the person
@@ -19,17 +20,18 @@ export function renderTranscript(result: RunResult): string {
   const reasks = new Map(result.metrics.reasks.map((r) => [r.at, r]));
   let day = "";
   for (const event of result.events) {
-    const local = DateTime.fromISO(event.at, { zone: event.zone });
-    const heading = `${local.toFormat("cccc d LLLL yyyy")} (${event.zone})`;
-    if (heading !== day) {
-      day = heading;
-      lines.push("", `## ${heading}`, "");
+    const local = localTime(Date.parse(event.at), event.zone);
+    // A heading per local day and zone, worded only when it changes.
+    const dayAndZone = `${local.year}-${local.month}-${local.day} ${event.zone}`;
+    if (dayAndZone !== day) {
+      day = dayAndZone;
+      lines.push("", `## ${local.toFormat("cccc d LLLL yyyy")} (${event.zone})`, "");
     }
     const reask = reasks.get(event.at);
     const note = reask
-      ? ` — _re-ask: ${reask.topic} was answered at ${DateTime.fromISO(reask.answeredAt, { zone: event.zone }).toFormat("HH:mm")}, ${reask.withinWindow ? "inside" : "outside"} the ${result.metrics.answeredTopicHours} h window_`
+      ? ` — _re-ask: ${reask.topic} was answered at ${clockTime(localTime(Date.parse(reask.answeredAt), event.zone))}, ${reask.withinWindow ? "inside" : "outside"} the ${result.metrics.answeredTopicHours} h window_`
       : "";
-    lines.push(`- ${local.toFormat("HH:mm")} ${describe(event)}${event.kind === "checkin-sent" ? note : ""}`);
+    lines.push(`- ${clockTime(local)} ${describe(event)}${event.kind === "checkin-sent" ? note : ""}`);
   }
   lines.push("", "## Expectations", "");
   for (const e of result.expectations) {

@@ -1,12 +1,12 @@
 import { isDeepStrictEqual } from "node:util";
 import { defaultAwarenessSettings } from "../conversation/awareness/context.ts";
 import { planCheckinNotice } from "../conversation/checkin-notices.ts";
-import { shouldFireHeartbeat, unlikelyMoment } from "../conversation/checkin-policy.ts";
+import { heldWithoutAwareness, shouldFireHeartbeat, unlikelyMoment } from "../conversation/checkin-policy.ts";
 import { pendingMessages } from "../conversation/pending-messages.ts";
 import { learnTiming, timingLookbackStart } from "../conversation/timing.ts";
 import { checkinAnnotations, guardTopic } from "../conversation/topic-guard.ts";
 import { effectiveSettings } from "../core/checkin-settings.ts";
-import type { Decision, DecisionReason } from "../core/decision.ts";
+import type { Decision, DecisionReason, HeartbeatDecision } from "../core/decision.ts";
 import { recordDecision } from "../core/decision.ts";
 import type { Message } from "../core/message.ts";
 import { tokensOnLocalDay } from "../core/usage.ts";
@@ -44,17 +44,8 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
     await context.trace.note({ kind: "heartbeat", stage: "reply-pending" });
     return held("reply-pending", "The person's messages are still waiting for a reply; that comes first.");
   }
-  const slice = await context.log.awarenessSlice(now, defaultAwarenessSettings.windowHours);
-  const prior = priorMemoryFor(mind, queryOf(slice.slice(-4)), now, PRIOR_CONTEXT_TOKENS);
-  const awareness = awarenessFor(slice, now, zone, "heartbeat", prior);
-  let preCheck = shouldFireHeartbeat(awareness, now, core, { ...mind.heartbeat, budgetExceeded });
-  if (preCheck.fire && core.learnTiming) {
-    // The learned timing is the last rule, so it is read (weeks of log) only when every other
-    // rule lets the check-in out: a night of quiet-hour ticks costs no archive read.
-    const timing = learnTiming(await context.log.between(timingLookbackStart(now), now), now, zone);
-    preCheck = unlikelyMoment(timing, mind.heartbeat, now) ?? preCheck;
-  }
-  if (!preCheck.fire) {
+  const state = { ...mind.heartbeat, budgetExceeded };
+  const heldByPreCheck = async (preCheck: HeartbeatDecision) => {
     const outcome = await held(
       preCheck.reason,
       preCheck.detail,
@@ -62,7 +53,21 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
     );
     await context.trace.note({ kind: "heartbeat", stage: "pre-check", preCheck, tokensToday: spent });
     return outcome;
+  };
+  // Paused, blocked and quiet hours read no awareness, so a night of ticks builds none.
+  const early = heldWithoutAwareness(now, core, state);
+  if (early !== undefined) return heldByPreCheck(early);
+  const slice = await context.log.awarenessSlice(now, defaultAwarenessSettings.windowHours);
+  const prior = priorMemoryFor(mind, queryOf(slice.slice(-4)), now, PRIOR_CONTEXT_TOKENS);
+  const awareness = awarenessFor(slice, now, zone, "heartbeat", prior);
+  let preCheck = shouldFireHeartbeat(awareness, now, core, state);
+  if (preCheck.fire && core.learnTiming) {
+    // The learned timing is the last rule, so it is read (weeks of log) only when every other
+    // rule lets the check-in out: a night of quiet-hour ticks costs no archive read.
+    const timing = learnTiming(await context.log.between(timingLookbackStart(now), now), now, zone);
+    preCheck = unlikelyMoment(timing, mind.heartbeat, now) ?? preCheck;
   }
+  if (!preCheck.fire) return heldByPreCheck(preCheck);
 
   const composed = await composeTurnPrompt(context, "heartbeat", now, mind, [], {
     slice,

@@ -8,6 +8,7 @@ import {
 } from "../core/checkin-settings.ts";
 import type { HeartbeatDecision, HeartbeatReason } from "../core/decision.ts";
 import { plural } from "../core/text.ts";
+import { localTime } from "../core/zones.ts";
 import type { AwarenessContext } from "./awareness/context.ts";
 import { isWeekend } from "./awareness/time.ts";
 import { formatHourRanges, type LearnedTiming, momentOutlook } from "./timing.ts";
@@ -34,7 +35,7 @@ const UNLIKELY_MOMENT_OVERRIDE_HOURS = 24;
 
 /** True when the local time of `now` in `zone` falls in quiet hours (start inclusive, end exclusive, may wrap midnight). */
 export function isInQuietHours(now: Date, zone: string, quiet: QuietHours): boolean {
-  const local = DateTime.fromJSDate(now, { zone });
+  const local = localTime(now.getTime(), zone);
   const minute = local.hour * 60 + local.minute;
   if (quiet.start === quiet.end) return false;
   return quiet.start < quiet.end
@@ -44,10 +45,16 @@ export function isInQuietHours(now: Date, zone: string, quiet: QuietHours): bool
 
 /** How many check-ins went out on the local day of `now`, up to `now`. */
 export function checkinsToday(state: HeartbeatState, now: Date, zone: string): number {
-  const today = DateTime.fromJSDate(now, { zone }).toISODate();
+  // Wall times from localTime's memo, as every tick reads the same sends again; their times
+  // are UTC (isoUtc), which Date.parse reads as DateTime.fromISO does.
+  const localDate = (ms: number) => {
+    const local = localTime(ms, zone);
+    return (local.year * 100 + local.month) * 100 + local.day;
+  };
+  const today = localDate(now.getTime());
   return state.checkinsSent.filter((ts) => {
-    const sent = DateTime.fromISO(ts, { zone });
-    return sent.toMillis() <= now.getTime() && sent.toISODate() === today;
+    const sentMs = Date.parse(ts);
+    return sentMs <= now.getTime() && localDate(sentMs) === today;
   }).length;
 }
 
@@ -59,6 +66,43 @@ export function withCheckinSent(state: HeartbeatState, at: Date): HeartbeatState
   const horizon = at.getTime() - 2 * 24 * 60 * 60_000;
   const kept = state.checkinsSent.filter((ts) => Date.parse(ts) >= horizon);
   return { ...state, checkinsSent: [...kept, at.toISOString()] };
+}
+
+/** A decision that holds the check-in back, for `reason`. */
+function hold(reason: HeartbeatReason, detail: string): HeartbeatDecision {
+  return { fire: false, reason, detail };
+}
+
+/**
+ * The first rules of shouldFireHeartbeat, which read no awareness: paused, blocked, quiet
+ * hours. Their hold, or undefined when none holds. A check-in turn asks these first and builds
+ * the awareness only when they let it through: a month's nights are some 300 ticks.
+ */
+export function heldWithoutAwareness(
+  now: Date,
+  configured: HeartbeatSettings,
+  state: PreCheckState,
+): HeartbeatDecision | undefined {
+  const settings = effectiveSettings(configured, state, now);
+  const zone = settings.timezone;
+  const { paused } = settings;
+  if (paused?.indefinitely) return hold("paused", "Check-ins are paused until /resume.");
+  if (paused) {
+    const until = DateTime.fromISO(paused.until, { zone });
+    return hold("paused", `Check-ins are paused until ${until.toFormat("ccc d LLL HH:mm")} (${zone}).`);
+  }
+  if (state.blocked) {
+    return hold("blocked", "The person blocked the bot; check-ins resume when they write again.");
+  }
+  const quiet = settings.quietHours;
+  if (isInQuietHours(now, zone, quiet)) {
+    const local = localTime(now.getTime(), zone);
+    return hold(
+      "quiet-hours",
+      `It is ${local.toFormat("HH:mm")} in ${zone}, inside quiet hours ${formatQuietHours(quiet)}.`,
+    );
+  }
+  return undefined;
 }
 
 /**
@@ -74,31 +118,11 @@ export function shouldFireHeartbeat(
   configured: HeartbeatSettings,
   state: PreCheckState,
 ): HeartbeatDecision {
+  const early = heldWithoutAwareness(now, configured, state);
+  if (early !== undefined) return early;
   const settings = effectiveSettings(configured, state, now);
   const zone = settings.timezone;
-  const local = DateTime.fromJSDate(now, { zone });
-  const hold = (reason: HeartbeatReason, detail: string): HeartbeatDecision => ({
-    fire: false,
-    reason,
-    detail,
-  });
-
-  const { paused } = settings;
-  if (paused?.indefinitely) return hold("paused", "Check-ins are paused until /resume.");
-  if (paused) {
-    const until = DateTime.fromISO(paused.until, { zone });
-    return hold("paused", `Check-ins are paused until ${until.toFormat("ccc d LLL HH:mm")} (${zone}).`);
-  }
-  if (state.blocked) {
-    return hold("blocked", "The person blocked the bot; check-ins resume when they write again.");
-  }
-  const quiet = settings.quietHours;
-  if (isInQuietHours(now, zone, quiet)) {
-    return hold(
-      "quiet-hours",
-      `It is ${local.toFormat("HH:mm")} in ${zone}, inside quiet hours ${formatQuietHours(quiet)}.`,
-    );
-  }
+  const local = localTime(now.getTime(), zone);
   const unanswered = awareness.conversationState.unansweredCount;
   if (unanswered >= settings.maxUnanswered) {
     return hold(

@@ -1,4 +1,4 @@
-import type { Message } from "../core/message.ts";
+import { type Message, messageTime } from "../core/message.ts";
 import { messageIsQuestion } from "./awareness/topics.ts";
 
 /** Fixed words the companion said from code (the model was away, check-ins stopped): said, but not an answer. */
@@ -38,7 +38,8 @@ export function isMessageSent(message: Message): boolean {
  * handled without a reply covers itself and everything before it the same way.
  */
 export function pendingMessages(recent: readonly Message[], now: Date): Message[] {
-  const visible = recent.filter((m) => Date.parse(m.ts) <= now.getTime());
+  const nowMs = now.getTime();
+  const visible = recent.filter((m) => messageTime(m) <= nowMs);
   const from = Math.max(answeredFrom(visible), visible.findLastIndex(isHandledWithoutReply) + 1);
   return visible.filter((m, i) => m.role === "user" && i >= from);
 }
@@ -80,21 +81,23 @@ export function answeredBy(recent: readonly Message[], now: Date, through: strin
 export function openQuestions(messages: readonly Message[], now: Date, windowHours: number): Message[] {
   const nowMs = now.getTime();
   const from = nowMs - windowHours * 3_600_000;
-  const visible = messages.filter((m) => Date.parse(m.ts) <= nowMs);
   const answered = new Set<string>();
   const open: Message[] = [];
   // Newest first, so the answers named by the person's later messages are known at each question.
-  for (const message of [...visible].reverse()) {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i] as Message;
+    const at = messageTime(message);
+    if (at > nowMs) continue;
     if (message.role === "user") {
       for (const id of message.annotations?.answers ?? []) answered.add(id);
     } else if (
-      Date.parse(message.ts) > from &&
+      at > from &&
       isMessageSent(message) &&
       !answered.has(message.id) &&
       messageIsQuestion(message)
     ) {
-      open.unshift(message);
+      open.push(message);
     }
   }
-  return open;
+  return open.reverse();
 }

@@ -1,7 +1,7 @@
 import { DateTime } from "luxon";
 import type { z } from "zod";
 import type { hourRangeSchema } from "../core/decision.ts";
-import type { Message } from "../core/message.ts";
+import { type Message, messageTime } from "../core/message.ts";
 import { localTime } from "../core/zones.ts";
 import { isWeekend } from "./awareness/time.ts";
 import { isMessageSent } from "./pending-messages.ts";
@@ -123,11 +123,11 @@ export function learnTiming(messages: readonly Message[], now: Date, zone: strin
   };
 
   const inView = messages.filter((m) => {
-    const ms = Date.parse(m.ts);
+    const ms = messageTime(m);
     return ms >= fromMs && ms <= nowMs;
   });
-  const userTimes = inView.filter((m) => m.role === "user").map((m) => Date.parse(m.ts));
-  const checkinTimes = inView.filter(isCheckin).map((m) => Date.parse(m.ts));
+  const userTimes = inView.filter((m) => m.role === "user").map(messageTime);
+  const checkinTimes = inView.filter(isCheckin).map(messageTime);
 
   let lastUserMs = Number.NEGATIVE_INFINITY;
   let sent = 0;

@@ -1,5 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
-import type { Message } from "../core/message.ts";
+import { type Message, messageTime } from "../core/message.ts";
 import type { IncomingInput } from "../core/port.ts";
 import { messageAsRead } from "../core/text.ts";
 import { localTime } from "../core/zones.ts";
@@ -515,9 +515,16 @@ function sentTimes(
   zone: string,
   unshown?: Message,
 ): Map<string, string> {
-  const timeOf = (m: Message) => Date.parse(m.external?.sentAt ?? m.ts);
+  const timeOf = (m: Message) => {
+    const sentAt = m.external?.sentAt;
+    return sentAt === undefined ? messageTime(m) : Date.parse(sentAt);
+  };
   const at = messages.map(timeOf);
-  const day = (ms: number) => localTime(ms, zone).toISODate();
+  // The local date as a number, only ever compared: its ISO text was 36 MB of a month's garbage.
+  const day = (ms: number) => {
+    const local = localTime(ms, zone);
+    return (local.year * 100 + local.month) * 100 + local.day;
+  };
   const before = (i: number) => (i > 0 ? at[i - 1] : unshown === undefined ? undefined : timeOf(unshown));
   const paused = (i: number) => {
     const previous = before(i);

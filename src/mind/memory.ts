@@ -287,7 +287,20 @@ export function withoutPriorContext(items: readonly MemoryItem[], prior: PriorMe
 }
 
 /** Stemmed content words (three letters or more, stop words left out). */
-function contentWords(text: string): Set<string> {
-  const words = text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
-  return new Set(words.filter((w) => w.length >= 3 && !STOP_WORDS.has(w)).map((w) => stemmer(w)));
+function contentWords(text: string): ReadonlySet<string> {
+  let words = wordsOfText.get(text);
+  if (words === undefined) {
+    const all = text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
+    words = new Set(all.filter((w) => w.length >= 3 && !STOP_WORDS.has(w)).map((w) => stemmer(w)));
+    if (wordsOfText.size >= TEXTS_KEPT) wordsOfText.clear();
+    wordsOfText.set(text, words);
+  }
+  return words;
 }
+
+/**
+ * The content words of texts already read: every turn ranks every memory item against its
+ * query, so the same few hundred texts were stemmed again and again (0.09 s of a simulated month).
+ */
+const wordsOfText = new Map<string, ReadonlySet<string>>();
+const TEXTS_KEPT = 4_096;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isoUtc, type Message } from "../core/message.ts";
+import { isoUtc, type Message, messageTime } from "../core/message.ts";
 import { mindRecord } from "../core/mind-record.ts";
 import { estimateTokens } from "../model/tokens.ts";
 
@@ -94,7 +94,10 @@ export type ThreadOp = z.infer<typeof threadOpSchema>;
 
 /** The thread a message (by its time) belongs to. */
 export function threadAt(threads: Threads, ts: string): string {
-  const at = Date.parse(ts);
+  return threadAtMs(threads, Date.parse(ts));
+}
+
+function threadAtMs(threads: Threads, at: number): string {
   let thread = MAIN_THREAD;
   for (const s of threads.switches) {
     if (Date.parse(s.at) > at) break;
@@ -184,8 +187,15 @@ export function recentThreadNotes(threads: Threads, count = RECENT_NOTES): Threa
 
 /** Tokens a message costs among the working messages: its text plus role and time. */
 export function workingMessageTokens(message: Message): number {
-  return estimateTokens(message.text) + 6;
+  const known = tokensOfMessage.get(message);
+  if (known?.text === message.text) return known.tokens;
+  const tokens = estimateTokens(message.text) + 6;
+  tokensOfMessage.set(message, { text: message.text, tokens });
+  return tokens;
 }
+
+/** Each message's size, with the text it was taken from: every turn sizes the whole window again. */
+const tokensOfMessage = new WeakMap<Message, { text: string; tokens: number }>();
 
 /**
  * The working window: the current thread's most recent messages within the budget (other
@@ -199,7 +209,9 @@ export function workingMessages(
   mind: { threads: Threads; flushedThrough?: FlushMark | undefined },
   budgetTokens: number,
 ): { kept: Message[]; evicting: Message[] } {
-  const inThread = log.filter((m) => threadAt(mind.threads, m.ts) === mind.threads.current);
+  const inThread = log.filter((m) => threadAtMs(mind.threads, messageTime(m)) === mind.threads.current);
+  // Newest first, put in order at the end: unshifting a month's window one message at a time
+  // moved it whole each time.
   const kept: Message[] = [];
   const leaving: Message[] = [];
   let used = 0;
@@ -208,13 +220,15 @@ export function workingMessages(
     const message = inThread[i] as Message;
     used += workingMessageTokens(message);
     if (!windowFull && used <= budgetTokens) {
-      kept.unshift(message);
-      if (used > budgetTokens * (1 - EVICTION_MARGIN)) leaving.unshift(message);
+      kept.push(message);
+      if (used > budgetTokens * (1 - EVICTION_MARGIN)) leaving.push(message);
     } else {
       windowFull = true;
-      leaving.unshift(message);
+      leaving.push(message);
     }
   }
+  kept.reverse();
+  leaving.reverse();
   const flushed = mind.flushedThrough;
   const unflushed = leaving.filter((m) => flushed === undefined || after(m, flushed));
   const evicting: Message[] = [];
@@ -246,8 +260,8 @@ type Stamped = { ts: string; id?: string; messageId?: string };
 
 /** Later in the log: by time, then by id (ids sort in creation order). */
 function after(a: Stamped, b: Stamped): boolean {
-  const ta = Date.parse(a.ts);
-  const tb = Date.parse(b.ts);
+  const ta = messageTime(a);
+  const tb = messageTime(b);
   if (ta !== tb) return ta > tb;
   return (a.id ?? a.messageId ?? "") > (b.id ?? b.messageId ?? "");
 }

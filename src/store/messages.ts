@@ -3,7 +3,7 @@ import { type Adapter, Low } from "lowdb";
 import { DateTime } from "luxon";
 import type { Clock } from "../core/clock.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
-import { type Channel, type ExternalIds, type Message, messageSchema } from "../core/message.ts";
+import { type Channel, type ExternalIds, type Message, messageSchema, messageTime } from "../core/message.ts";
 import { SerialQueue } from "../core/serial-queue.ts";
 import { machineZone, requireKnownZone } from "../core/zones.ts";
 import {
@@ -147,16 +147,11 @@ export function serializeMessageLog(data: MessageLogData): string {
   return `{ "version": ${data.version}, "messages": [${body}] }\n`;
 }
 
-/** Milliseconds since the epoch of a message's time; the one way the store compares times. */
-function timeOf(message: Pick<Message, "ts">): number {
-  return Date.parse(message.ts);
-}
-
 /** Stable sort by time that returns the same array when it is already in order. */
 function sortByTime(messages: Message[]): Message[] {
   for (let i = 1; i < messages.length; i++) {
-    if (timeOf(messages[i - 1] as Message) > timeOf(messages[i] as Message)) {
-      return [...messages].sort((a, b) => timeOf(a) - timeOf(b));
+    if (messageTime(messages[i - 1] as Message) > messageTime(messages[i] as Message)) {
+      return [...messages].sort((a, b) => messageTime(a) - messageTime(b));
     }
   }
   return messages;
@@ -189,12 +184,12 @@ export function awarenessSliceStart(
 ): number | undefined {
   let index = messages.length - 1;
   const roleAt = (i: number) => messages[i]?.role;
-  while (index >= 0 && timeOf(messages[index] as Message) > nowMs) index--;
+  while (index >= 0 && messageTime(messages[index] as Message) > nowMs) index--;
   while (index >= 0 && roleAt(index) !== "user") index--;
   while (index >= 0 && roleAt(index) === "user") index--;
   const beforeTurn = messages[index];
   if (beforeTurn === undefined) return undefined;
-  return Math.min(nowMs - windowHours * HOUR_MS, timeOf(beforeTurn));
+  return Math.min(nowMs - windowHours * HOUR_MS, messageTime(beforeTurn));
 }
 
 /** The named fields of a message, without the index signature that keeps unknown ones. */
@@ -490,7 +485,7 @@ export class MessageLog {
     const window = this.#low.data.messages;
     const fromMs = awarenessSliceStart(window, nowMs, windowHours);
     const first = window[0];
-    if (fromMs !== undefined && first && timeOf(first) <= fromMs) {
+    if (fromMs !== undefined && first && messageTime(first) <= fromMs) {
       return window.filter((m) => inRange(m, fromMs, nowMs));
     }
     return this.#queue.run(async () => {
@@ -507,7 +502,7 @@ export class MessageLog {
   async between(from: Date, until: Date): Promise<Message[]> {
     const [fromMs, untilMs] = [from.getTime(), until.getTime()];
     const first = this.#low.data.messages[0];
-    if (first && timeOf(first) <= fromMs)
+    if (first && messageTime(first) <= fromMs)
       return this.#low.data.messages.filter((m) => inRange(m, fromMs, untilMs));
     return this.#queue.run(async () =>
       (await this.#messagesSince(fromMs)).filter((m) => inRange(m, fromMs, untilMs)),
@@ -608,8 +603,8 @@ export class MessageLog {
   async #rollOver(cutoff: number): Promise<void> {
     const window = this.#low.data.messages;
     const oldest = window[0];
-    if (oldest === undefined || timeOf(oldest) >= cutoff) return;
-    const keepFrom = window.findIndex((m) => timeOf(m) >= cutoff);
+    if (oldest === undefined || messageTime(oldest) >= cutoff) return;
+    const keepFrom = window.findIndex((m) => messageTime(m) >= cutoff);
     const split = keepFrom === -1 ? window.length : keepFrom;
     const leaving = window.slice(0, split);
     // Archiving may add a month: the archive is listed again next time.
@@ -670,17 +665,17 @@ export class MessageLog {
     const window = this.#low.data.messages;
     const first = window[0];
     // Everything archived is older than the window's first message.
-    if (first && timeOf(first) <= fromMs) return window.filter((m) => timeOf(m) >= fromMs);
+    if (first && messageTime(first) <= fromMs) return window.filter((m) => messageTime(m) >= fromMs);
     const firstMonth = Number.isFinite(fromMs) ? new Date(fromMs).toISOString().slice(0, 7) : "";
     const archived: Message[] = [];
     for (const month of await this.#archiveMonths()) {
       if (month < firstMonth) continue;
       const archive = await this.#openArchive(month);
       for (const message of archive.data.messages) {
-        if (timeOf(message) >= fromMs && !this.#byId.has(message.id)) archived.push(message);
+        if (messageTime(message) >= fromMs && !this.#byId.has(message.id)) archived.push(message);
       }
     }
-    return sortByTime([...archived, ...window.filter((m) => timeOf(m) >= fromMs)]);
+    return sortByTime([...archived, ...window.filter((m) => messageTime(m) >= fromMs)]);
   }
 
   async #findInArchives(predicate: (message: Message) => boolean): Promise<Message | null> {
@@ -772,9 +767,9 @@ function updateKey(channel: Channel, updateId: number): string {
 
 /** A new array with the message after every message not later than it. */
 function insertByTime(messages: Message[], message: Message): Message[] {
-  const at = timeOf(message);
+  const at = messageTime(message);
   let index = messages.length;
-  while (index > 0 && timeOf(messages[index - 1] as Message) > at) index--;
+  while (index > 0 && messageTime(messages[index - 1] as Message) > at) index--;
   return [...messages.slice(0, index), message, ...messages.slice(index)];
 }
 
@@ -782,7 +777,7 @@ function insertByTime(messages: Message[], message: Message): Message[] {
 function groupByMonth(messages: Message[]): Map<string, Message[]> {
   const months = new Map<string, Message[]>();
   for (const message of messages) {
-    const month = new Date(timeOf(message)).toISOString().slice(0, 7);
+    const month = new Date(messageTime(message)).toISOString().slice(0, 7);
     const group = months.get(month);
     if (group) group.push(message);
     else months.set(month, [message]);
@@ -791,6 +786,6 @@ function groupByMonth(messages: Message[]): Map<string, Message[]> {
 }
 
 function inRange(message: Message, fromMs: number, toMs: number): boolean {
-  const at = timeOf(message);
+  const at = messageTime(message);
   return at >= fromMs && at <= toMs;
 }

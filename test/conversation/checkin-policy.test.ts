@@ -3,6 +3,7 @@ import { loadCoreConfig } from "../../src/app/config.ts";
 import type { AwarenessContext } from "../../src/conversation/awareness/context.ts";
 import {
   checkinsToday,
+  heldWithoutAwareness,
   isInQuietHours,
   type PreCheckState,
   shouldFireHeartbeat,
@@ -161,6 +162,15 @@ describe("shouldFireHeartbeat", () => {
       const active = rules.slice(first);
       expect(decideWith(active).reason).toBe(active[0]?.reason ?? "ok");
     }
+  });
+
+  it("decides paused, blocked and quiet hours without awareness, as it decides them with it", () => {
+    for (const [i, rule] of rules.entries()) {
+      const now = rule.weekend ? SATURDAY_AFTERNOON : TUESDAY_AFTERNOON;
+      const early = heldWithoutAwareness(now, settings, state(rule.state?.(now) ?? {}));
+      expect(early).toEqual(i < 3 ? decideWith([rule]) : undefined);
+    }
+    expect(heldWithoutAwareness(TUESDAY_AFTERNOON, settings, state())).toBeUndefined();
   });
 
   it("explains itself in a sentence for /why", () => {

@@ -42,6 +42,22 @@ describe("the usage ledger", () => {
     expect(tokensOnLocalDay(mind.read(), clock.now(), "UTC")).toBe(each(10) + each(100) + each(1000));
   });
 
+  it("asked again and again, answers for each moment's own local day, after a midnight a clock change skips too", async () => {
+    const mind = await openMind(dataDir, new SettableClock("2026-09-07T12:00:00.000Z"));
+    // Santiago's clocks jump from 00:00 to 01:00 on 6 September 2026; the 7th starts at 00:00 (03:00Z).
+    const sixth = usageRecord("2026-09-06T23:00:00.000Z", 100);
+    const seventh = usageRecord("2026-09-07T03:10:00.000Z", 1000);
+    await recordUsage(mind, [sixth, seventh], new Date("2026-09-07T12:00:00.000Z"));
+    const each = (input: number) => input + 10 + 5;
+    const onDayOf = (iso: string) => tokensOnLocalDay(mind.read(), new Date(iso), "America/Santiago");
+    // The 6th runs from 01:00 to 01:00 the next day, as the wall clock reads a day after its start.
+    expect(onDayOf("2026-09-06T15:00:00.000Z")).toBe(each(100) + each(1000));
+    expect(onDayOf("2026-09-07T03:30:00.000Z")).toBe(each(1000));
+    expect(onDayOf("2026-09-06T15:00:00.000Z")).toBe(each(100) + each(1000));
+    expect(onDayOf("2026-09-07T02:59:59.999Z")).toBe(each(100) + each(1000));
+    expect(tokensOnLocalDay(mind.read(), new Date("2026-09-07T03:30:00.000Z"), "UTC")).toBe(each(1000));
+  });
+
   it("drops detailed records after eight days and keeps the daily totals", async () => {
     const mind = await openMind(dataDir, clock);
     await recordUsage(mind, [usageRecord("2026-11-10T10:00:00.000Z", 300)], clock.now());

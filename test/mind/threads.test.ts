@@ -129,6 +129,14 @@ describe("working messages", () => {
     ]);
   });
 
+  it("sizes a message by its text, again when the text changes", () => {
+    const message = msg("m", 1, "short");
+    const before = workingMessageTokens(message);
+    expect(workingMessageTokens(message)).toBe(before);
+    message.text = "much longer ".repeat(20);
+    expect(workingMessageTokens(message)).toBeGreaterThan(before + 30);
+  });
+
   it("keeps the most recent messages within the budget", () => {
     const budget = workingMessageTokens(log[4] as Message) + workingMessageTokens(log[1] as Message);
     expect(workingMessages(log, { threads: backToMain }, budget).kept.map((m) => m.id)).toEqual(["a2", "a3"]);

@@ -39,6 +39,15 @@ describe("recentReuse", () => {
     expect(recentReuse(usage, TURN_PREFIX_PURPOSES, SONNET)).toEqual({ samples: 2, within5m: 1 });
   });
 
+  it("reads a ledger edited by hand as the one the bot writes: calls out of time order, times with an offset", () => {
+    const written = calls([0, 2, 4, 70, 73]);
+    expect(recentReuse(written, TURN_PREFIX_PURPOSES, SONNET)).toEqual({ samples: 4, within5m: 0.75 });
+    const reordered = [0, 3, 1, 2, 4].map((i) => written[i] as (typeof written)[number]);
+    expect(recentReuse(reordered, TURN_PREFIX_PURPOSES, SONNET)).toEqual({ samples: 4, within5m: 0.75 });
+    const spelled = written.map((call, i) => (i === 2 ? { ...call, ts: "2026-04-06T11:04:00+02:00" } : call));
+    expect(recentReuse(spelled, TURN_PREFIX_PURPOSES, SONNET)).toEqual({ samples: 4, within5m: 0.75 });
+  });
+
   it("looks at the latest twenty gaps only", () => {
     const old = Array.from({ length: 30 }, (_, i) => i); // a minute apart
     const recent = Array.from({ length: 21 }, (_, i) => 100 + i * 10); // ten minutes apart

@@ -226,6 +226,54 @@ describe("the store knows no record's shape", () => {
     expect(store.read()).toEqual({ version: MIND_VERSION, tally: { count: 40 } });
   });
 
+  // A record whose schema fills in a field, and one that keeps whatever it is given.
+  const length = mindRecord({
+    key: "length",
+    schema: z.object({ count: z.number(), unit: z.string().default("cm") }),
+    initial: () => ({ count: 0 }) as { count: number; unit: string },
+  });
+  const bag = mindRecord({ key: "bag", schema: z.array(z.unknown()), initial: () => [] as unknown[] });
+
+  it("a record an update reads but leaves equal stays the one checked; changed, or never checked, it is checked", async () => {
+    const dir = join(root, "unchanged");
+    const store = await MindFileStore.open(dir, clock, [length, note]);
+    // A fresh install's record was never checked: reading it is enough for the schema's default.
+    await store.update((m) => {
+      void m.length.count;
+    });
+    const checked = store.read().length;
+    expect(checked).toEqual({ count: 0, unit: "cm" });
+    await store.update((m) => {
+      void m.length.count;
+      m.note = "read the length";
+    });
+    expect(store.read().length).toBe(checked);
+    await expect(
+      store.update((m) => {
+        m.length.count = "many" as never;
+      }),
+    ).rejects.toThrow(/invalid state: length\.count/);
+  });
+
+  it("an update copies a record as JSON holds it, and the same data in another key order is a change", async () => {
+    const dir = join(root, "bag");
+    await MindFileStore.open(dir, clock, [bag]);
+    await writeFile(
+      join(dir, "mind.json"),
+      `{ "version": ${MIND_VERSION}, "bag": [{ "__proto__": { "x": 1 } }] }`,
+    );
+    const store = await MindFileStore.open(dir, clock, [bag]);
+    await store.update((m) => {
+      m.bag.push({ first: 1, second: 2 });
+    });
+    const inFile = async () => JSON.parse(await readFile(store.file, "utf8")).bag;
+    expect(await inFile()).toEqual(JSON.parse('[{ "__proto__": { "x": 1 } }, { "first": 1, "second": 2 }]'));
+    await store.update((m) => {
+      m.bag[1] = { second: 2, first: 1 };
+    });
+    expect(Object.keys((await inFile())[1])).toEqual(["second", "first"]);
+  });
+
   // A log of a made-up room: entries are added and dropped, never changed in place.
   const readings = mindLogRecord({
     key: "readings",

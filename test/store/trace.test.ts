@@ -39,6 +39,22 @@ describe("Trace", () => {
     expect(await new Trace({ dataDir, clock }).last(10)).toHaveLength(3);
   });
 
+  it("reads the newest records back from any text: blank and unreadable lines skipped, a first line included", async () => {
+    const dataDir = await tempDataDir();
+    const clock = new SettableClock("2026-02-07T08:00:00.000Z");
+    const line = (error: string) =>
+      JSON.stringify({ ts: "2026-02-07T07:00:00.000Z", kind: "reply-error", error });
+    const trace = new Trace({ dataDir, clock });
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(trace.file, `\n${line("first")}\n\nnot json\n${line("second")}`);
+    expect(errors(await trace.last(10))).toEqual(["first", "second"]);
+    expect(errors(await trace.last(1))).toEqual(["second"]);
+    await writeFile(trace.file, `${line("only")}\n`);
+    expect(errors(await trace.last(10))).toEqual(["only"]);
+    await writeFile(trace.file, "");
+    expect(await trace.last(10)).toEqual([]);
+  });
+
   it("with writeOnFlush (simulations only), records wait in memory until flushed or read", async () => {
     const dataDir = await tempDataDir();
     const clock = new SettableClock("2026-02-07T08:00:00.000Z");
