@@ -86,3 +86,13 @@ export function localTime(ms: number, zone: string): DateTime {
   }
   return local;
 }
+
+/**
+ * The local calendar day of the instant `ms` in `zone`, as days since 1970-01-01 on the wall
+ * clock: two of them subtract to the calendar days between ("yesterday" is 1 even across a clock
+ * change) and compare as numbers, without building a date text.
+ */
+export function localDayNumber(ms: number, zone: string): number {
+  const local = localTime(ms, zone);
+  return Date.UTC(local.year, local.month - 1, local.day) / 86_400_000;
+}

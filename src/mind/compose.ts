@@ -2,7 +2,7 @@ import type Anthropic from "@anthropic-ai/sdk";
 import { type Message, messageTime } from "../core/message.ts";
 import type { IncomingInput } from "../core/port.ts";
 import { messageAsRead } from "../core/text.ts";
-import { localTime } from "../core/zones.ts";
+import { localDayNumber } from "../core/zones.ts";
 import { type PrefixCache, withPrefixCache } from "../model/cache-plan.ts";
 import type { StablePrefix } from "../model/prompts.ts";
 import { sentTimeStamp } from "../model/sent-time.ts";
@@ -521,10 +521,7 @@ function sentTimes(
   };
   const at = messages.map(timeOf);
   // The local date as a number, only ever compared: its ISO text was 36 MB of a month's garbage.
-  const day = (ms: number) => {
-    const local = localTime(ms, zone);
-    return (local.year * 100 + local.month) * 100 + local.day;
-  };
+  const day = (ms: number) => localDayNumber(ms, zone);
   const before = (i: number) => (i > 0 ? at[i - 1] : unshown === undefined ? undefined : timeOf(unshown));
   const paused = (i: number) => {
     const previous = before(i);

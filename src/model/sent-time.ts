@@ -1,5 +1,4 @@
-import type { DateTime } from "luxon";
-import { localTime } from "../core/zones.ts";
+import { localDayNumber, localTime } from "../core/zones.ts";
 
 /**
  * The time a shown message carries before its text when it came after a pause, so a check-in
@@ -13,14 +12,9 @@ import { localTime } from "../core/zones.ts";
 /** The stamp of a message sent at `sentAt`, read at `now` in `zone`. */
 export function sentTimeStamp(sentAt: Date, now: Date, zone: string): string {
   const at = localTime(sentAt.getTime(), zone);
-  const daysAgo = calendarDays(localTime(now.getTime(), zone)) - calendarDays(at);
+  const daysAgo = localDayNumber(now.getTime(), zone) - localDayNumber(sentAt.getTime(), zone);
   const format = daysAgo === 0 ? "HH:mm" : daysAgo > 0 && daysAgo < 7 ? "ccc HH:mm" : "d LLL HH:mm";
   return `[${at.setLocale("en-US").toFormat(format)}]`;
-}
-
-/** The local date as a count of days, so two dates subtract to the calendar days between them. */
-function calendarDays(local: DateTime): number {
-  return Date.UTC(local.year, local.month - 1, local.day) / 86_400_000;
 }
 
 const WEEKDAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { canonicalZone, isKnownZone, localTime, requireKnownZone, zoneSchema } from "../../src/core/zones.ts";
+import {
+  canonicalZone,
+  isKnownZone,
+  localDayNumber,
+  localTime,
+  requireKnownZone,
+  zoneSchema,
+} from "../../src/core/zones.ts";
 
 describe("zones", () => {
   it("knows IANA names and aliases, in any letter case, and nothing else", () => {
@@ -53,5 +60,21 @@ describe("zones", () => {
     const result = zoneSchema.safeParse("Mars/Olympus");
     expect(result.success).toBe(false);
     expect(result.error?.issues[0]?.message).toBe("must be an IANA time zone such as Europe/Berlin");
+  });
+});
+
+describe("localDayNumber", () => {
+  it("counts calendar days on the wall clock of the zone, across a clock change and a +05:45 offset", () => {
+    const berlin = (iso: string) => localDayNumber(Date.parse(iso), "Europe/Berlin");
+    // 23:30 on Saturday and 00:30 on Sunday in Berlin: one day apart, though 1 h apart in time.
+    expect(berlin("2026-03-28T23:30:00+01:00") - berlin("2026-03-28T00:10:00+01:00")).toBe(0);
+    expect(berlin("2026-03-29T00:30:00+01:00") - berlin("2026-03-28T23:30:00+01:00")).toBe(1);
+    // The night the clocks go forward (29 March 2026) is still one calendar day to the next.
+    expect(berlin("2026-03-30T00:15:00+02:00") - berlin("2026-03-29T23:45:00+02:00")).toBe(1);
+    expect(berlin("2026-03-29T23:45:00+02:00")).toBe(Date.UTC(2026, 2, 29) / 86_400_000);
+    // 23:50 UTC is already the next day in Kathmandu.
+    expect(localDayNumber(Date.parse("2026-03-28T23:50:00Z"), "Asia/Kathmandu")).toBe(
+      Date.UTC(2026, 2, 29) / 86_400_000,
+    );
   });
 });

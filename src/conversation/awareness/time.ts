@@ -1,5 +1,5 @@
 import type { DateTime } from "luxon";
-import { localTime } from "../../core/zones.ts";
+import { localDayNumber, localTime } from "../../core/zones.ts";
 
 const MS_PER_MINUTE = 60_000;
 
@@ -40,14 +40,9 @@ export function isWeekend(local: DateTime): boolean {
 export function localStamp(ms: number, nowMs: number, zone: string): string {
   const local = inZone(ms, zone);
   const clock = local.toFormat("h:mm a");
-  const daysAgo = localDay(inZone(nowMs, zone)) - localDay(local);
+  const daysAgo = localDayNumber(nowMs, zone) - localDayNumber(ms, zone);
   if (daysAgo === 0) return clock;
   if (daysAgo === 1) return `yesterday ${clock}`;
   if (daysAgo < 6) return `${local.toFormat("ccc")} ${clock}`;
   return `${local.toFormat("LLL d")}, ${clock}`;
-}
-
-/** The local calendar day as a number (days since 1970-01-01 on the wall clock), from the offset already known. */
-function localDay(local: DateTime): number {
-  return Math.floor((local.toMillis() + local.offset * MS_PER_MINUTE) / (1_440 * MS_PER_MINUTE));
 }
