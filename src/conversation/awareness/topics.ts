@@ -405,13 +405,22 @@ function takesAnObject(words: readonly Word[], after: number): boolean {
 /** Whether the word at `offset` is only a comparison ("you sound like my mom", "slept like a baby"). */
 function comparedTo(words: readonly Word[], offset: number): boolean {
   const index = words.findIndex((w) => w.offset === offset);
-  for (let i = index - 1; i >= 0; i -= 1) {
-    const word = words[i];
-    if (word === undefined) return false;
-    if (["ADJ", "NUM", "DET", "PRON", "PART"].includes(word.pos)) continue;
-    return word.pos === "ADP" && word.lower === "like";
-  }
-  return false;
+  return words[prepositionBefore(words, index, MODIFIERS)]?.lower === "like";
+}
+
+/** The parts of speech between a preposition and the head of its object ("like a baby"). */
+const MODIFIERS = new Set(["ADJ", "NUM", "DET", "PRON", "PART"]);
+/** The same, and the nouns before the word in its phrase ("on the case study"). */
+const MODIFIERS_AND_NOUNS = new Set([...MODIFIERS, "NOUN", "PROPN"]);
+
+/**
+ * The index of the preposition the phrase holding `index` is the object of: back over the words
+ * of kinds `over`, the first other word if it is a preposition; -1 when there is none.
+ */
+function prepositionBefore(words: readonly Word[], index: number, over: ReadonlySet<string>): number {
+  let i = index - 1;
+  while (i >= 0 && over.has((words[i] as Word).pos)) i -= 1;
+  return i >= 0 && (words[i] as Word).pos === "ADP" ? i : -1;
 }
 
 /** Prepositions that set a scene ("at my desk", "on the floor", "with my kid") rather than a subject. */
@@ -437,14 +446,8 @@ const PEOPLE = new Set(["family", "social"]);
  */
 function setsTheScene(words: readonly Word[], offset: number): boolean {
   const index = words.findIndex((w) => w.offset === offset);
-  for (let i = index - 1; i >= 0; i -= 1) {
-    const word = words[i];
-    if (word === undefined) return false;
-    // Back over the words before it in its phrase ("on the case study").
-    if (["ADJ", "NUM", "DET", "PRON", "PART", "NOUN", "PROPN"].includes(word.pos)) continue;
-    return word.pos === "ADP" && SCENE.has(word.lower) && !saysWhatAbout(words, i);
-  }
-  return false;
+  const at = prepositionBefore(words, index, MODIFIERS_AND_NOUNS);
+  return at >= 0 && SCENE.has((words[at] as Word).lower) && !saysWhatAbout(words, at);
 }
 
 /** Nouns of telling, learning and effort: "on" after one says what about ("news on moltbook"). */
@@ -468,13 +471,8 @@ function saysWhatAbout(words: readonly Word[], index: number): boolean {
 
 /** Whether the noun phrase starting at `index` is the object of a scene-setting preposition. */
 function isCircumstance(words: readonly Word[], index: number): boolean {
-  for (let i = index - 1; i >= 0; i -= 1) {
-    const word = words[i];
-    if (word === undefined) return false;
-    if (["ADJ", "NUM", "DET", "PRON", "PART"].includes(word.pos)) continue;
-    return word.pos === "ADP" && CIRCUMSTANCE.has(word.lower) && !saysWhatAbout(words, i);
-  }
-  return false;
+  const at = prepositionBefore(words, index, MODIFIERS);
+  return at >= 0 && CIRCUMSTANCE.has((words[at] as Word).lower) && !saysWhatAbout(words, at);
 }
 
 /** Nouns in -ing that name a thing, not an act ("wedding", "meeting"); other bare gerunds are verbs at work. */
