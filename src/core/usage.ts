@@ -132,21 +132,22 @@ export function tokensOnLocalDay(ledger: Pick<UsageLedger, "usage">, date: Date,
 let lastDay: { zone: string; startMs: number; nextStartMs: number; from: string; to: string } | undefined;
 
 /**
- * The bounds, as ledger times, of the local day that holds `ms` in `zone`: from its start to
- * the same wall time a day later. Every check-in asks, mostly about the day the last one asked
- * about; working the day out in luxon each time was 0.07 s of a simulated month.
+ * The bounds, as ledger times, of the local day that holds `ms` in `zone`: from its start to the
+ * start of the next (23 or 25 hours on a clock change). Every check-in asks, mostly about the day
+ * the last one asked about; working the day out in luxon each time was 0.07 s of a simulated month.
  */
 function localDayBounds(ms: number, zone: string): { from: string; to: string } {
   if (lastDay?.zone === zone && ms >= lastDay.startMs && ms < lastDay.nextStartMs) return lastDay;
   const start = DateTime.fromMillis(ms, { zone }).startOf("day");
-  const end = start.plus({ days: 1 });
+  // Where the next local day begins: not a wall-clock day after `start` when a clock change
+  // skips midnight (Santiago's 6 September starts at 01:00, its 7th at 00:00).
+  const nextStartMs = start.plus({ days: 1 }).startOf("day").toMillis();
   lastDay = {
     zone,
     startMs: start.toMillis(),
-    // Where the next local day begins, which is not `end` when a clock change skips midnight.
-    nextStartMs: end.startOf("day").toMillis(),
+    nextStartMs,
     from: isoUtcText(start.toMillis()),
-    to: isoUtcText(end.toMillis()),
+    to: isoUtcText(nextStartMs),
   };
   return lastDay;
 }

@@ -9,11 +9,14 @@ import { fileURLToPath } from "node:url";
  * restart; between edits the text is byte-identical, so the prompt cache keeps working.
  */
 
-/** The three persona texts, as written. */
+/**
+ * The three persona texts, as written. Read-only: the turn's stable prefix is kept per persona
+ * object, so a persona edited in place would go on being shown as it was.
+ */
 export interface Persona {
-  soul: string;
-  user: string;
-  heartbeat: string;
+  readonly soul: string;
+  readonly user: string;
+  readonly heartbeat: string;
 }
 
 /** Where the persona comes from; the companion asks for the current one every turn. */

@@ -118,8 +118,9 @@ export class MindStore<R extends MindRecord> implements MindAccess<MindFile<R>> 
   }
 
   /**
-   * Changes the document: `edit` changes a draft; once it returns, the records it touched are
-   * validated and the document is written durably before this resolves (with writeOnFlush, at
+   * Changes the document: `edit` changes a draft; once it returns, the records it changed are
+   * validated (one it read and left equal keeps its checked value) and the document is written
+   * durably before this resolves (with writeOnFlush, at
    * the next flush()). If `edit` throws or the draft is invalid, nothing changes. Updates run
    * one at a time, in call order.
    */
@@ -343,7 +344,7 @@ function copyOfData<T>(value: T): T {
 /**
  * Each frozen record's text as it stands in the file, and each frozen entry's of a record that
  * is a list, kept as long as the record or entry is: every update writes the whole file, but
- * renders only what it replaced (a log's new entries; every entry of another list it touched,
+ * renders only what it replaced (a log's new entries; every entry of another list it changed,
  * since checking such a record copies its entries).
  */
 const renderedRecords = new WeakMap<object, string>();

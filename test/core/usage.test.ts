@@ -50,11 +50,11 @@ describe("the usage ledger", () => {
     await recordUsage(mind, [sixth, seventh], new Date("2026-09-07T12:00:00.000Z"));
     const each = (input: number) => input + 10 + 5;
     const onDayOf = (iso: string) => tokensOnLocalDay(mind.read(), new Date(iso), "America/Santiago");
-    // The 6th runs from 01:00 to 01:00 the next day, as the wall clock reads a day after its start.
-    expect(onDayOf("2026-09-06T15:00:00.000Z")).toBe(each(100) + each(1000));
+    // The 6th runs from its 01:00 to the 7th's 00:00 (23 hours): the 7th's record is not the 6th's.
+    expect(onDayOf("2026-09-06T15:00:00.000Z")).toBe(each(100));
     expect(onDayOf("2026-09-07T03:30:00.000Z")).toBe(each(1000));
-    expect(onDayOf("2026-09-06T15:00:00.000Z")).toBe(each(100) + each(1000));
-    expect(onDayOf("2026-09-07T02:59:59.999Z")).toBe(each(100) + each(1000));
+    expect(onDayOf("2026-09-06T15:00:00.000Z")).toBe(each(100));
+    expect(onDayOf("2026-09-07T02:59:59.999Z")).toBe(each(100));
     expect(tokensOnLocalDay(mind.read(), new Date("2026-09-07T03:30:00.000Z"), "UTC")).toBe(each(1000));
   });
 
