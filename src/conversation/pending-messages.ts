@@ -72,6 +72,13 @@ export function answeredBy(recent: readonly Message[], now: Date, through: strin
 }
 
 /**
+ * At most this many of the companion's open questions are shown to reflection, the newest: enough
+ * to link an answer, few tokens. An older one it was never shown cannot be named as answered, so
+ * awareness states no more than these as left open either.
+ */
+export const OPEN_QUESTIONS_SHOWN = 5;
+
+/**
  * The companion's questions still waiting for an answer at `now`, oldest first: its messages
  * sent (not notices nor reactions) within the `windowHours` before `now` that ask something
  * (reflection's annotation, else the lexicon), which no later message of the person's names in

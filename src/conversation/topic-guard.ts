@@ -315,7 +315,8 @@ export function guardTopic(
   }
 
   const waiting = [...unansweredAskedTopics(awareness)];
-  const asks = awareness.self.messagesSent.filter((m) => asksSomething(m));
+  const language = awareness.conversationState.language ?? undefined;
+  const asks = awareness.self.messagesSent.filter((m) => asksSomething(m, language));
   const repeated =
     topics.find((t) => waiting.some((w) => sameThing(w, t))) ??
     (asks.some((m) => isAbout(m, [], named)) ? named : undefined);

@@ -1,6 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
 import { messageTopics } from "../conversation/awareness/topics.ts";
+import { OPEN_QUESTIONS_SHOWN } from "../conversation/pending-messages.ts";
 import { type Annotations, type Message, moodSchema, toneSchema } from "../core/message.ts";
 import type { MindDocument } from "../core/mind-record.ts";
 import { messageAsRead, sameWords } from "../core/text.ts";
@@ -189,9 +190,6 @@ const REFLECT_MEMORY_TOKENS = 800;
 
 /** How far back the companion's open questions are looked for: as far as awareness looks. */
 export const OPEN_QUESTION_HOURS = 48;
-
-/** At most this many open questions are shown, the newest: enough to link an answer, few tokens. */
-const OPEN_QUESTIONS_SHOWN = 5;
 
 /**
  * The companion's open questions (openQuestions, oldest first) that reflection is shown beside

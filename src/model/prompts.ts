@@ -172,25 +172,35 @@ function under(heading: string, text: string): string[] {
 
 /**
  * A persona file as the model should read it: what the person wrote, without what the template
- * says to them. HTML comments are the template's hints, a field with nothing after its label
- * (`- **Name (what to call me):**`) was left empty, and a heading with nothing under it heads
- * nothing; shown, an untouched USER.md reads as a form about nobody. Empty when nothing is left.
+ * says to them. HTML comments are the template's hints, a field label with nothing after it on
+ * its line or the next (`- **Name (what to call me):**`) was left empty, and a heading with
+ * nothing under it heads nothing; shown, an untouched USER.md reads as a form about nobody. What
+ * the person wrote in bold ("- **Peanuts**") stays. Empty when nothing is left.
  */
 export function whatTheyWrote(text: string): string {
-  const lines = text
-    .replace(/<!--[\s\S]*?-->/g, "")
-    .split("\n")
-    .filter((line) => !/^\s*[-*]\s+\*\*[^*]+\*\*\s*$/.test(line));
+  const lines = text.replace(/<!--[\s\S]*?-->/g, "").split("\n");
+  // A line is a heading only outside a fenced code block, where "# step one" is text.
+  let fenced = false;
+  const level = lines.map((line) => {
+    if (/^\s*(?:```|~~~)/.test(line)) fenced = !fenced;
+    return fenced ? undefined : /^(#{1,6})\s/.exec(line)?.[1]?.length;
+  });
+  const isText = (i: number) => level[i] === undefined && (lines[i] ?? "").trim() !== "";
+  // An empty field is a bold label ending in a colon with nothing after it, nor on the next line.
+  const emptyField = (i: number) =>
+    /^\s*[-*]\s+\*\*[^*]*:\*\*\s*$/.test(lines[i] as string) &&
+    !(isText(i + 1) && !/^\s*[-*]\s/.test(lines[i + 1] ?? ""));
+  const written = lines.map((_, i) => !emptyField(i));
   // A heading stays only when some text (its own or a subsection's) comes before the next
   // heading of its level or above.
-  const level = (line: string) => /^(#{1,6})\s/.exec(line)?.[1]?.length;
-  const kept = lines.filter((line, i) => {
-    const own = level(line);
+  const kept = lines.filter((_, i) => {
+    if (!written[i]) return false;
+    const own = level[i];
     if (own === undefined) return true;
-    for (const next of lines.slice(i + 1)) {
-      const nextLevel = level(next);
-      if (nextLevel === undefined && next.trim() !== "") return true;
-      if (nextLevel !== undefined && nextLevel <= own) return false;
+    for (let j = i + 1; j < lines.length; j += 1) {
+      const next = level[j];
+      if (next === undefined && written[j] && isText(j)) return true;
+      if (next !== undefined && next <= own) return false;
     }
     return false;
   });

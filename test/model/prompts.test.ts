@@ -49,6 +49,19 @@ describe("what the model reads of the persona files", () => {
     expect(text.match(/^# Check-ins$/gm)).toHaveLength(1);
   });
 
+  it("keeps what the person wrote in bold, a field filled on the next line, and code", () => {
+    expect(whatTheyWrote("## Please don't\n\n- **Ask about my ex**")).toBe(
+      "## Please don't\n\n- **Ask about my ex**",
+    );
+    expect(whatTheyWrote("## Allergies\n- **Peanuts**")).toBe("## Allergies\n- **Peanuts**");
+    expect(whatTheyWrote("- **Name (what to call me):**\n  Sam\n- **Where I live:**")).toBe(
+      "- **Name (what to call me):**\n  Sam",
+    );
+    expect(whatTheyWrote("## Routine\n\n```\n# step one\n# step two\n```")).toBe(
+      "## Routine\n\n```\n# step one\n# step two\n```",
+    );
+  });
+
   it("keeps a filled field, a heading with text under it or under a subsection, and the person's own words", () => {
     const filled = [
       "# About me",

@@ -1,7 +1,7 @@
 import type { Message } from "../../core/message.ts";
 import { formatDuration, plural } from "../../core/text.ts";
 import { isKnownZone } from "../../core/zones.ts";
-import { isAnswer, isMessageSent } from "../pending-messages.ts";
+import { isAnswer, isMessageSent, OPEN_QUESTIONS_SHOWN } from "../pending-messages.ts";
 import type { AwarenessContext, AwarenessSettings, PriorMemory } from "./context.ts";
 import { conversationLanguage, englishReading } from "./reading.ts";
 import { elapsedMinutes, inZone, isWeekend, localStamp, timeOfDay } from "./time.ts";
@@ -247,7 +247,8 @@ function needsFullBlock(
  * The companion's questions in the window, asked before the person's last message, that none of
  * their later messages answered as reflection read them: every later message of theirs carries
  * reflection's annotations and none names the question in `answers`. One later message not yet
- * read by reflection leaves every question before it out: whether it answers is not known.
+ * read by reflection leaves every question before it out: whether it answers is not known. Only
+ * the newest OPEN_QUESTIONS_SHOWN: reflection was never shown older ones, so could not name them.
  */
 function questionsLeftOpen(entries: readonly Entry[], lastUser: number, windowStart: number): Message[] {
   const open: Message[] = [];
@@ -264,7 +265,7 @@ function questionsLeftOpen(entries: readonly Entry[], lastUser: number, windowSt
       open.unshift(message);
     }
   }
-  return open;
+  return open.slice(-OPEN_QUESTIONS_SHOWN);
 }
 
 /**

@@ -21,11 +21,17 @@ function quote(message: Message, max: number): string {
   return `"${clip(messageAsRead(message), max, { oneLine: true, atWord: true })}"`;
 }
 
-/** The question a message asks: its last sentence with a question mark ("What kind of tea is it?"), else the message. */
+/**
+ * The question a message asks, quoted: the whole message when it fits, else its last sentence
+ * with a question mark ("What kind of tea is it?"). Sentences end at . ! ? before a space, so
+ * "2.5 km" stays whole; "Dr. Lee" would not, which a short message never risks.
+ */
 function quoteQuestion(message: Message): string {
-  const asked = messageAsRead(message)
-    .match(/[^.!?\n]*\?+/g)
-    ?.at(-1)
+  const text = messageAsRead(message);
+  if (text.length <= QUOTE_OWN) return quote(message, QUOTE_OWN);
+  const asked = text
+    .split(/(?<=[.!?])\s+|\n+/)
+    .findLast((sentence) => sentence.includes("?"))
     ?.trim();
   return asked ? `"${clip(asked, QUOTE_OWN, { oneLine: true, atWord: true })}"` : quote(message, QUOTE_OWN);
 }
@@ -67,16 +73,19 @@ function ownActivity(ctx: AwarenessContext, nowMs: number): string[] {
       (m) => isReaction(m) && last !== null && Date.parse(m.ts) >= Date.parse(last.ts),
     );
     lines.push(
-      reacted
-        ? `You have not written since their last message; you reacted ${reacted.reaction} to it (${stamp(reacted)}).`
-        : self.lastMessageTime === null
-          ? "You have not written yet."
+      // "Yet" only when nobody has written: a log slice (store/messages.ts awarenessSliceStart)
+      // may begin after the companion's last message, so its absence there proves nothing.
+      last === null
+        ? "You have not written yet."
+        : reacted
+          ? `You have not written since their last message; you reacted ${reacted.reaction} to it (${stamp(reacted)}).`
           : "You have not written since their last message.",
     );
   }
   if (self.questionsLeftOpen.length > 0) {
+    const count = self.questionsLeftOpen.length;
     lines.push(
-      `Your ${plural(self.questionsLeftOpen.length, "question")} their later messages did not answer:`,
+      `Your ${count === 1 ? "question" : `${count} questions`} their later messages did not answer:`,
     );
     for (const m of self.questionsLeftOpen) lines.push(`- ${stamp(m)}: ${quoteQuestion(m)}`);
   }

@@ -540,6 +540,6 @@ export const NOT_TOPICS: ReadonlySet<string> = new Set(
   love hr hrs mile miles km kg lb lbs oz ish tmrw tmr ikr omw tho aaand idiot genius adult life wait
   jeez oye yolo face chest stomach brain leg legs elbow hand hands head eyes arm arms shoulder neck
   word words lowkey highkey fr ha hah lol lmfao hasnt wasnt isnt doesnt didnt couldnt shouldnt
-  wouldnt arent werent aint havent mon tue tues thu thur thurs fri jan feb apr jun jul aug sept oct
-  nov dec aloha ciao hola salut servus`.split(/\s+/),
+  wouldnt arent werent aint havent mon tue tues thu thur thurs fri feb apr jul aug sept oct nov dec
+  aloha ciao hola salut servus`.split(/\s+/),
 );

@@ -123,12 +123,19 @@ const FLAT_ACKS = new Set([
 /** Friction aimed at the companion or the conversation: being asked again, pestered, not listened to. */
 const TENSE_PHRASES =
   /\b(?:stop (?:asking|texting|messaging|pinging|checking|nagging|it)|leave me alone|not now|i already (?:told|said|answered|did)|already told you|you already asked|you asked (?:that|this) already|enough with|back off|give me a break|get off my back|i said i'?m fine|quit (?:asking|it)|you keep (?:asking|saying|bugging|pinging|messaging)|why do you keep|do you ever stop|can you not|so many questions|(?:you'?re|you are|this is|that'?s|so) (?:annoying|useless|unhelpful|not helpful|pushy|nagging|creepy|exhausting)|you don'?t (?:listen|get it|understand)|you'?re not listening|that'?s not what i (?:said|asked)|i didn'?t ask|nobody asked|not helpful|not the point|chill with|relax with|jeez|ffs|stop with|let it go|drop it|mind your own|none of your business|not your business|again\?|seriously\?|can we not|do you have to|you sound like|i can manage|i'?m (?:an )?adult|(?:don'?t|no) need to (?:check|ask|remind)|stop doing|i know when|happy\?$|that'?s it\?|as i (?:already )?(?:mentioned|said)|per my (?:last|earlier|previous) message|before you ask|let me live|why do you (?:even )?care|you'?re (?:literally |basically |like )*my (?:mum|mom|mother|dad|parent)|not a (?:child|kid|baby)|i'?ll decide (?:that )?(?:myself|for myself))/i;
-/** Mock thanks or praise for a reminder: nobody needs reminding to eat or sleep, and "circling back" is a nag's phrase. */
+/**
+ * Mock thanks or praise for a reminder: nobody needs reminding to eat or sleep "on my own", and
+ * "circling back" is a nag's phrase. Only these shapes: thanks for a reminder "without which I'd
+ * never have remembered lunch!!" is sincere as often as not, and a warm emoji makes it so.
+ */
 const SARCASM =
-  /\b(?:(?:i'?d|i would|i) never (?:have |'ve )?(?:thought (?:of|to|about)|remembered)(?: to)? (?:eat(?:ing)?|dinner|lunch|breakfast|food|drink(?:ing)?|water|sleep(?:ing)?|bed|breath(?:e|ing))\b[^.!?]*\b(?:on my own|by myself|without (?:you|the reminder))|(?:wonderful|lovely|great|nice|kind|thoughtful|sweet|good) of you to (?:circle back|bring (?:it|that|this) up again|remind me again|ask again|check again)|thanks?(?: you)?,? captain obvious)\b/i;
-/** Pointed repetition: this was answered or acknowledged before, and before that. */
+  /\b(?:(?:i'?d|i would|i) never (?:have |'ve )?(?:thought (?:of|to|about)|remembered)(?: to)? (?:eat(?:ing)?|dinner|lunch|breakfast|food|drink(?:ing)?|water|sleep(?:ing)?|bed|breath(?:e|ing))\b[^.!?]*\b(?:on my own|by myself)|(?:wonderful|lovely|great|nice|kind|thoughtful|sweet|good) of you to (?:circle back|bring (?:it|that|this) up again|remind me again)|thanks?(?: you)?,? captain obvious)\b/i;
+/**
+ * Pointed repetition: this was answered before, and before that. Counting alone is no edge ("for
+ * the 2nd time ever", "how many times do I water the basil?"): it must be the telling repeated.
+ */
 const POINTED_REPETITION =
-  /\b(?:as (?:it was|i said|i did|i told you|you said|you asked|you reminded me) (?:yesterday|last (?:night|time|week)|this morning|earlier|before)|for the (?:hundredth|millionth|umpteenth|nth|\d+(?:st|nd|rd|th)) time|how many times (?:do|have|must|are)|like i (?:said|told you))\b|(?:^|[.!?]\s*)and the (?:day|night|week) before\b/i;
+  /\b(?:as (?:it was|i said|i did|i told you|you said|you asked|you reminded me) (?:yesterday|last (?:night|time|week)|this morning|earlier|before)|for the (?:hundredth|millionth|umpteenth|nth) time|how many times (?:do|must|have|will) (?:i|you) (?:have to |need to |gotta )?(?:tell|say|explain|repeat|answer|ask|remind))\b/i;
 /** Retorts that answer back: a rebuff in one word, a person's age against the advice, a rhetorical tag, the companion's words quoted to deny them. */
 const RETORTS = [
   // "sleep? lol. don't.": "don't" as the whole last sentence.
@@ -239,7 +246,7 @@ export function detectTone(text: string, language: string = DEFAULT_LANGUAGE): T
   const spelled = spelledOut(text).replace(/[\u2018\u2019]/g, "'");
   if (isCurt(text) || TENSE_PHRASES.test(spelled) || TENSE_EMOJI.test(text)) return "tense";
   if (
-    SARCASM.test(spelled) ||
+    (SARCASM.test(spelled) && !WARM_EMOJI.test(text)) ||
     POINTED_REPETITION.test(spelled) ||
     RETORTS.some((r) => r.test(spelled.trim()))
   )

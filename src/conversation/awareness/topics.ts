@@ -385,14 +385,23 @@ function isPossessor(words: readonly Word[], after: number): boolean {
 
 /**
  * "members use the app", "mom lands the job", "first check if it's the redesign", "lindiwe drives
- * her": a noun followed at once by a determiner, by "if" or by an object pronoun was a verb the
+ * her": a noun followed at once by a determiner, by "if" or "whether", or by an object pronoun was a verb the
  * tagger took for a noun, and the run around it is no phrase of the message.
  */
 function takesAnObject(words: readonly Word[], after: number): boolean {
   const next = words[after];
   if (next?.lower === "if" || next?.lower === "whether") return true;
-  // "lindiwe drives her mondays", "mom calls me": a word before an object pronoun is its verb.
-  if (next?.pos === "PRON" && OBJECT_PRONOUNS.has(next.lower)) return true;
+  // "lindiwe drives her mondays", "mom calls me": a word before an object pronoun is its verb;
+  // "her" owns the thing a noun after it names ("fed the cat her dinner"), not a day or a time.
+  if (next?.pos === "PRON" && OBJECT_PRONOUNS.has(next.lower)) {
+    const then = words[after + 1];
+    const owned =
+      next.lower === "her" &&
+      then !== undefined &&
+      (NOUNS.has(then.pos) || then.pos === "ADJ") &&
+      !NOT_TOPICS.has(then.lower);
+    if (!owned) return true;
+  }
   // "the grief pamphlet the GP gave me": a clause about the noun, not its object.
   const clause = NOUNS.has(words[after + 1]?.pos ?? "") && words[after + 2]?.pos === "VERB";
   return (
@@ -790,20 +799,27 @@ export function messageIsQuestion(message: Message, language: string = DEFAULT_L
 
 /** The openings of a sentence that only wishes well. */
 const WISH =
-  /^(?:good luck|best of luck|fingers crossed|break a leg|have (?:fun|a (?:good|great|lovely|nice|fun))\b|enjoy\b|hope (?:it|the|you|your)\b|rooting for you|you(?:'ve| have)? got this|safe travels|all the best|thinking of you)/iu;
+  /^(?:good luck|best of luck|fingers crossed|break a leg|have (?:fun|a (?:good|great|lovely|nice|fun))\b|enjoy\b|rooting for you|you(?:'ve| have)? got this|safe travels|all the best|thinking of you)/iu;
+/** What turns a wish into a nudge or an ask: "Enjoy lunch, and drink some water with it." */
+const NUDGE =
+  /\b(?:don'?t forget|remember|make sure|drink|eat|take|try|ping|text|tell|call|let me know|report back|update me|how|what|did|have you)\b/iu;
 
 /**
  * Whether the companion's message only wishes well ("Good luck at physio!", "Enjoy the concert
  * 🎶"): it asks nothing, so a later "how did it go?" is a follow-up, not a repeat of an ask
- * left unanswered. Every sentence must be a wish; "Good luck! Did you sleep?" asks.
+ * left unanswered. Every sentence opens with a wish and nothing in the message nudges or asks
+ * ("Good luck! Did you sleep?", "Have a good morning, and don't forget your meds!" ask); a hope
+ * ("Hope the interview went well!") invites an answer, so it is no mere wish either.
  */
 export function onlyWishesWell(text: string): boolean {
-  const sentences = text
-    .replace(/[\u2018\u2019]/g, "'")
+  const plain = text.replace(/[\u2018\u2019]/g, "'");
+  const sentences = plain
     .split(/[.!?\n]+/)
     .map((s) => s.replace(/[^\p{L}\p{N}' ]+/gu, " ").trim())
     .filter((s) => s !== "");
-  return sentences.length > 0 && !text.includes("?") && sentences.every((s) => WISH.test(s));
+  return (
+    sentences.length > 0 && !plain.includes("?") && !NUDGE.test(plain) && sentences.every((s) => WISH.test(s))
+  );
 }
 
 /** How a topic reads in prose: lexicon subjects as they are, the person's own words in quotes. */

@@ -50,7 +50,7 @@ describe("formatAwarenessForPrompt: the full block", () => {
     expect(empty).toContain("You have not written yet.");
     expect(empty).toContain("- They have not written yet");
     expect(empty).not.toContain("since their last message");
-    // Their first message, and the companion has never written: nothing it wrote to be "since".
+    // Their first message in a slice of the log: the companion may have written before it.
     const first = formatAwarenessForPrompt(
       buildAwarenessContext(
         [{ id: "u1", ts: "2026-02-07T07:20:00Z", role: "user", text: "Morning!", channel: "telegram" }],
@@ -59,7 +59,7 @@ describe("formatAwarenessForPrompt: the full block", () => {
       ),
       "reply",
     );
-    expect(first).toContain("### Your recent activity\nYou have not written yet.");
+    expect(first).toContain("### Your recent activity\nYou have not written since their last message.");
   });
 
   it("names a question of the companion's that their later messages did not answer, as reflection read them", () => {
@@ -76,7 +76,7 @@ describe("formatAwarenessForPrompt: the full block", () => {
         id: "b",
         ts: "2026-02-11T07:20:30Z",
         role: "assistant",
-        text: "Good start! What kind of tea is it? Enjoy it.",
+        text: "Good start! Water and tea before half eight is more than most manage on a weekday. What kind of tea is it? Enjoy it.",
         channel: "telegram",
       },
       {
@@ -94,7 +94,7 @@ describe("formatAwarenessForPrompt: the full block", () => {
       "heartbeat",
     );
     expect(rendered).toContain(
-      'Your 1 question their later messages did not answer:\n- 8:20 AM: "What kind of tea is it?"',
+      'Your question their later messages did not answer:\n- 8:20 AM: "What kind of tea is it?"',
     );
   });
 

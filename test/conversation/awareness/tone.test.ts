@@ -76,7 +76,9 @@ describe("detectTone", () => {
       "tense",
     );
     expect(detectTone("for the hundredth time, I drank my water")).toBe("tense");
-    expect(detectTone("like i said, it's handled")).toBe("tense");
+    expect(detectTone("as i said earlier, it's handled")).toBe("tense");
+    // "Like I said" opens good news as often as a rebuke: alone it is no edge.
+    expect(detectTone("like i said, it's handled")).toBe("neutral");
     expect(detectTone("I ran monday and the day before")).toBe("neutral");
   });
 
@@ -98,6 +100,27 @@ describe("detectTone", () => {
     ).toBe("neutral");
     expect(detectTone("mum just said 'sort it out yourselves' like ok thanks for nothing")).not.toBe("tense");
     expect(detectTone("you're useless")).toBe("tense");
+  });
+
+  it.each([
+    ["How many times do I need to water the basil?", "neutral"],
+    ["Ran 10k for the 2nd time ever!!", "neutral"],
+    ["Like I said, the interview went great!", "neutral"],
+    ["Slept 5 hours last night. And the night before, 4.", "neutral"],
+    ["I'd never have remembered to eat lunch without the reminder, thank you!!", "warm"],
+    ["So kind of you to ask again, I'm feeling much better today", "warm"],
+    ["That's sweet of you to check again ❤️", "warm"],
+  ])("reads counting, a sincere thanks or kindness as no friction: %s → %s", (text, tone) => {
+    expect(detectTone(text)).toBe(tone);
+  });
+
+  it.each([
+    "How many times do I have to tell you, I'm fine",
+    "for the hundredth time, I ate",
+    "Will do! Thank you so much for the reminder, I'd never have thought of dinner on my own.",
+    "No. Wonderful of you to circle back on that, though.",
+  ])("reads repetition and mock thanks aimed at the companion as friction: %s", (text) => {
+    expect(detectTone(text)).toBe("tense");
   });
 
   it("gives a message in another language a tone only from its emoji", () => {

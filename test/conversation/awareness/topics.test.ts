@@ -200,6 +200,9 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
 
   it("names no day abbreviation, greeting, or verb the tagger took for a noun before an object pronoun", () => {
     expect(detectTopics("they moved her to mon wed fri so lindiwe drives her mondays")).toEqual([]);
+    // "her" before a thing owns it: the word before is no verb.
+    expect(detectTopics("fed the cat her dinner")).toContain("cat");
+    expect(detectTopics("gave the puppy her first bath")).toContain("puppy");
     expect(detectTopics("Aloha. colonoscopy tomorrow 7:30am")).toEqual(["colonoscopy"]);
   });
 
@@ -266,6 +269,11 @@ describe("onlyWishesWell", () => {
     ["Don't skip physio today.", false],
     ["Had water yet?", false],
     ["Hope it went well?", false],
+    ["Hope the interview went well!", false],
+    ["Hope you're drinking enough water today 💧", false],
+    ["Have a good morning, and don't forget your meds!", false],
+    ["Enjoy lunch, and drink a glass of water with it", false],
+    ["All the best with the move, ping me when you're in", false],
   ])("%s → %s", (text, expected) => {
     expect(onlyWishesWell(text)).toBe(expected);
   });
