@@ -46,6 +46,12 @@ describe("recentReuse", () => {
     expect(recentReuse(reordered, TURN_PREFIX_PURPOSES, SONNET)).toEqual({ samples: 4, within5m: 0.75 });
     const spelled = written.map((call, i) => (i === 2 ? { ...call, ts: "2026-04-06T11:04:00+02:00" } : call));
     expect(recentReuse(spelled, TURN_PREFIX_PURPOSES, SONNET)).toEqual({ samples: 4, within5m: 0.75 });
+    // In text order but not in time order: 10:14+02:00 is 08:14Z, before every other call.
+    const early = [
+      ...written.slice(0, 4),
+      { ...(written[4] as (typeof written)[number]), ts: "2026-04-06T10:14:00+02:00" },
+    ];
+    expect(recentReuse(early, TURN_PREFIX_PURPOSES, SONNET)).toEqual({ samples: 4, within5m: 0.5 });
   });
 
   it("looks at the latest twenty gaps only", () => {
