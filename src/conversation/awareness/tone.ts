@@ -135,7 +135,7 @@ const SARCASM =
  * the 2nd time ever", "how many times do I water the basil?"): it must be the telling repeated.
  */
 const POINTED_REPETITION =
-  /\b(?:as (?:it was|i said|i did|i told you|you said|you asked|you reminded me) (?:yesterday|last (?:night|time|week)|this morning|earlier|before)|for the (?:hundredth|millionth|umpteenth|nth) time|how many times (?:do|must|have|will) (?:i|you) (?:have to |need to |gotta )?(?:tell|say|explain|repeat|answer|ask|remind))\b/i;
+  /\b(?:as (?:it was|i said|i did|i told you|you said|you asked|you reminded me) (?:yesterday|last (?:night|time|week)|this morning|earlier|before)|you (?:already )?asked(?: me)?(?: about \w+)? (?:this morning|yesterday|earlier|already|before)|for the (?:hundredth|millionth|umpteenth|nth) time|how many times (?:do|must|have|will) (?:i|you) (?:have to |need to |gotta )?(?:tell|say|explain|repeat|answer|ask|remind))\b/i;
 /** Retorts that answer back: a rebuff in one word, a person's age against the advice, a rhetorical tag, the companion's words quoted to deny them. */
 const RETORTS = [
   // "sleep? lol. don't.": "don't" as the whole last sentence.
@@ -156,8 +156,31 @@ const WARM_PHRASES =
 /** Emoji that carry affection toward whoever is read. */
 const WARM_EMOJI =
   /(?:\u2764|\u{1F970}|\u{1F917}|\u{1FAF6}|\u{1F618}|\u{1F64F}|\u{1F495}|\u{1F496}|\u{1F60D}|\u{1F602}|\u{1F923})/u;
-/** An eye-roll is pointed at whoever is read. */
+/** An eye-roll is pointed at whoever is read, unless its sentence is about someone else ("she acts like she pays rent 🙄"). */
 const TENSE_EMOJI = /\u{1F644}/u;
+const SOMEONE_ELSE = /\b(?:she|he|they|her|him|them|she'?s|he'?s|they'?re|shes|hes|theyre)\b/i;
+
+function rollsEyesAtCompanion(text: string): boolean {
+  return text
+    .split(/[.!?\n]+/)
+    .some((sentence) => TENSE_EMOJI.test(sentence) && !SOMEONE_ELSE.test(sentence));
+}
+
+/**
+ * Telling the companion to hold off: "pls dont start with the water thing", "dont make a big deal
+ * of it", "you don't need to manage me", "can you turn that off", "the app keeps buzzing me". A
+ * reassurance or a joke's warning is not friction ("don't worry", "you don't have to apologise",
+ * "don't laugh", "don't judge").
+ */
+const HOLD_OFF = [
+  /(?:^|[.!?,;]\s*)(?:(?:please|pls|plz|just|and|but|so|oh)\s+)*(?:don'?t|do not)\s+(?!worry|stress|apologi[sz]e|be sorry|feel bad|forget|mind|hesitate|rush|laugh|judge|hate|tell|let me|ask\b(?!\s+\w))\w+/i,
+  /\byou (?:don'?t|do not) (?:have|need) to (?!worry|apologi[sz]e|be sorry|feel bad|thank|rush|reply|answer)\w+/i,
+  /\b(?:can|could|would) you (?:please |pls )?(?:turn|switch|shut) (?:that|it|this|them|those)(?: \w+)? off\b/i,
+  /\b(?:you|the app|this app) keeps? \w+ing me\b/i,
+  /\bi know (?:how to|what i'?m doing)\b[^.!?]*,\s*thanks?\b/i,
+  /\bcan i (?:\w+ )?\w+ now\s*\?*\s*$/i,
+  /\bread the room\b/i,
+];
 
 const EMOTICONS: readonly [RegExp, string][] = [
   [/(^|\s):-?\)+/g, "$1🙂"],
@@ -223,8 +246,11 @@ function isCurt(text: string): boolean {
   return words.length === 1 && FLAT_ACKS.has(phrase) && trimmed.endsWith(".");
 }
 
-/** An apology mends friction; its negative words ("sorry I was a jerk") are not aimed at the companion. */
-const APOLOGY = /\b(?:sorry|apologi[sz]e)\b/i;
+/**
+ * An apology mends friction; its negative words ("sorry I was a jerk") are not aimed at the
+ * companion. Nor are a gratitude's ("lonely without you to talk to").
+ */
+const APOLOGY = /\b(?:sorry|apologi[sz]e)\b|\bwithout (?:you|u)\b/i;
 
 /** A "you" after someone else is named in the sentence speaks to them, not the companion ("shes 19 get ur own clothes"). */
 const SPOKEN_TO_SOMEONE_ELSE =
@@ -244,7 +270,8 @@ export function detectTone(text: string, language: string = DEFAULT_LANGUAGE): T
   const english = englishReading(text, language) !== null;
   if (!english) return WARM_EMOJI.test(text) ? "warm" : "neutral";
   const spelled = spelledOut(text).replace(/[\u2018\u2019]/g, "'");
-  if (isCurt(text) || TENSE_PHRASES.test(spelled) || TENSE_EMOJI.test(text)) return "tense";
+  if (isCurt(text) || TENSE_PHRASES.test(spelled) || rollsEyesAtCompanion(text)) return "tense";
+  if (HOLD_OFF.some((r) => r.test(spelled))) return "tense";
   if (
     (SARCASM.test(spelled) && !WARM_EMOJI.test(text)) ||
     POINTED_REPETITION.test(spelled) ||

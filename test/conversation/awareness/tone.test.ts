@@ -71,6 +71,26 @@ describe("detectTone", () => {
     expect(detectTone("Lovely of you to ask! I'm good")).toBe("neutral");
   });
 
+  it("reads being told to hold off as friction, and a reassurance or a joke's warning as none", () => {
+    expect(detectTone("pls dont start with the water thing on shift")).toBe("tense");
+    expect(detectTone("you dont have to comment on everything")).toBe("tense");
+    expect(detectTone("I'm drinking the tea, you don't need to manage me.")).toBe("tense");
+    expect(detectTone("and the app keeps buzzing me at 6am, can u turn that off")).toBe("tense");
+    expect(detectTone("i know how to plan a sprint, thanks")).toBe("tense");
+    expect(detectTone("You asked me about food this morning, love.")).toBe("tense");
+    expect(detectTone("don't worry, I'm fine")).toBe("neutral");
+    expect(detectTone("you don't have to apologise")).toBe("neutral");
+    expect(detectTone("a pie from the garage. don't judge")).toBe("neutral");
+    expect(detectTone("it's the swell box now. don't ask")).toBe("neutral");
+    expect(detectTone("my knee keeps waking me up")).toBe("neutral");
+  });
+
+  it("reads an eye-roll at someone else, or a sentence of thanks, as no friction", () => {
+    expect(detectTone("yes mum 🙄")).toBe("tense");
+    expect(detectTone("home. the cat is on my pillow like she pays rent 🙄")).toBe("neutral");
+    expect(detectTone("These days would have been lonely without you to talk to.")).not.toBe("tense");
+  });
+
   it("reads pointed repetition as friction, a story of days in a row as neutral", () => {
     expect(detectTone("Prep is on track. Lunch is noted, as it was yesterday. And the day before. 🙂")).toBe(
       "tense",
