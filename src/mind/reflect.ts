@@ -88,7 +88,9 @@ const annotationInputSchema = z.object({
   topics: z
     .array(z.string().min(1).max(40))
     .max(6)
-    .describe("short subject labels, e.g. hydration, sleep, work"),
+    .describe(
+      "what it is about, in short labels: hydration, sleep, work, or its own words (book club); none for a greeting",
+    ),
   question: z.boolean().describe("whether it asks for an answer"),
   tone: toneSchema.describe(
     "between them and you, not their mood: tense = friction (curt, irritated, pointed, a complaint about you or the conversation), warm = affection or enthusiasm, neutral = the rest",

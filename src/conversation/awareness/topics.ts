@@ -661,21 +661,47 @@ const ASPECTS = new Set(
   ),
 );
 
+/** Labels that name what a message does rather than what it is about: no topic, as "morning!" has none. */
+const SPEECH_ACTS = new Set([
+  "greeting",
+  "greetings",
+  "goodnight",
+  "good night",
+  "goodbye",
+  "farewell",
+  "sign-off",
+  "thanks",
+  "gratitude",
+  "acknowledgement",
+  "acknowledgment",
+  "small talk",
+  "pleasantries",
+  "chitchat",
+  "chit-chat",
+]);
+
+/** A label of only these words ("morning", "good morning", "friday night") says when, not what. */
+const WHEN = new Set(
+  `good early late morning mornings afternoon evening night nights day days week weekend today tonight
+  tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday`.split(/\s+/),
+);
+
 /**
  * Maps any label (lexicon, noun phrase, or reflection's free text) onto the label the code
  * would give, so an annotated message and a read one meet. A label becomes a lexicon subject
  * only when it IS that subject ("Water intake" is hydration; "books" is not learning): every
  * word of it belongs to one subject, or only says which side of it. Anything else stays as
- * written, lowered, its last word singular. Null for what is no topic (an old stem label).
+ * written, lowered, its last word singular. Null for what is no topic: an old stem label, a greeting, a time of day.
  */
 export function canonicalTopic(label: string): string | null {
   const cleaned = label
     .trim()
     .toLowerCase()
     .replace(/^(?:the|a|an|my|your|our|their|his|her)\s+/, "");
-  if (cleaned === "" || cleaned.startsWith(LEGACY_PREFIX)) return null;
+  if (cleaned === "" || cleaned.startsWith(LEGACY_PREFIX) || SPEECH_ACTS.has(cleaned)) return null;
   if (domains.has(cleaned)) return cleaned;
   const tokens = tokenize(cleaned);
+  if (tokens.every((t) => WHEN.has(t.surface))) return null;
   const consumed = tokens.map(() => false);
   const subjects = unique(lexiconHits(cleaned, tokens, consumed).map((h) => h.topic));
   const rest = tokens.filter((t, i) => !consumed[i] && !ASPECTS.has(t.surface) && !STOPWORDS.has(t.surface));

@@ -230,6 +230,16 @@ describe("topic domains and canonical labels", () => {
     expect(canonicalTopic("Moltbook")).toBe("moltbook");
     expect(canonicalTopic("other:registr")).toBeNull();
   });
+
+  it("drops reflection labels that say when or what a message does, not what it is about", () => {
+    expect(canonicalTopic("morning")).toBeNull();
+    expect(canonicalTopic("Good morning")).toBeNull();
+    expect(canonicalTopic("friday night")).toBeNull();
+    expect(canonicalTopic("greeting")).toBeNull();
+    expect(canonicalTopic("small talk")).toBeNull();
+    expect(canonicalTopic("morning routine")).toBe("morning routine");
+    expect(canonicalTopic("night shift")).toBe("work");
+  });
 });
 
 describe("messageTopics", () => {
