@@ -1638,6 +1638,8 @@ describe("Telegram manners: a reaction instead of a message", () => {
     expect(formatAwarenessForPrompt(reacted, "heartbeat")).toContain(
       "You have not written since their last message; you reacted 👍 to it",
     );
+    expect(formatAwarenessForPrompt(reacted, "heartbeat")).toContain("Your last written message: 8:01 AM");
+    expect(formatAwarenessForPrompt(awareness(texts), "heartbeat")).toContain("Your last message: 10:00 AM");
     expect(awareness(texts).conversationState.unansweredCount).toBe(1);
 
     // 35 minutes on: past "recent conversation" (30), inside the minimum gap (45) only for a message.

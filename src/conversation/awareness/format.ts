@@ -90,8 +90,13 @@ function ownActivity(ctx: AwarenessContext, nowMs: number): string[] {
     for (const m of self.questionsLeftOpen) lines.push(`- ${stamp(m)}: ${quoteQuestion(m)}`);
   }
   if (self.lastMessageTime !== null && self.timeSinceLastMessage !== null) {
-    const when = localStamp(Date.parse(self.lastMessageTime), nowMs, ctx.timezone);
-    lines.push(`Your last message: ${when} (${formatDuration(self.timeSinceLastMessage)} ago)`);
+    const lastMs = Date.parse(self.lastMessageTime);
+    const when = localStamp(lastMs, nowMs, ctx.timezone);
+    // A reaction since is no message, but "Your last message: 8:20" beside "you reacted 👍 (1:40 PM)"
+    // read as hours of silence to a model by hand.
+    const reactedSince = (self.recentMessages ?? []).some((m) => isReaction(m) && Date.parse(m.ts) > lastMs);
+    const label = reactedSince ? "Your last written message" : "Your last message";
+    lines.push(`${label}: ${when} (${formatDuration(self.timeSinceLastMessage)} ago)`);
   }
   if (self.topicsMentioned.length > 0)
     lines.push(`Topics of your recent messages: ${topicList(self.topicsMentioned)}`);
