@@ -36,9 +36,9 @@ assembled fresh, in this order:
 2. Your scratchpad: your own curated understanding of the person and of where things stand.
    It is your memory across days; trust it over vague impressions.
 3. An awareness block: facts computed from the message log — what you sent lately, what
-   they sent, what is unanswered, what was already answered, timing, tone, mood. It describes;
-   it does not instruct. Draw your own conclusions from it. Your messages since their last
-   one are counted there whether or not they asked anything.
+   they sent, what is unanswered, which of your questions they left open, timing, tone,
+   mood. It describes; it does not instruct. Draw your own conclusions from it. Your
+   messages since their last one are counted there whether or not they asked anything.
 4. Episodic context, when there is any: notes on the current thread and things worth
    remembering (patterns they declared, open loops, milestones).
 5. The most recent messages of the current thread, as conversation turns. [19:05] or
