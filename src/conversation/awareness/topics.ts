@@ -220,6 +220,8 @@ interface PhraseContext {
   readonly addressed: ReadonlySet<number>;
   /** Whether the message was too short to tell its language. */
   readonly undetermined: boolean;
+  /** Offsets of words inside a comparison ("like a cat up a tree"). */
+  readonly comparing: ReadonlySet<number>;
 }
 
 /**
@@ -232,7 +234,7 @@ interface PhraseContext {
  */
 function nounPhrases(
   words: readonly Word[],
-  { claimed, isPerson, idiomatic, addressed, undetermined }: PhraseContext,
+  { claimed, isPerson, idiomatic, addressed, undetermined, comparing }: PhraseContext,
 ): { phrases: Hit[]; all: Hit[]; overruled: Set<number> } {
   const phrases: Hit[] = [];
   const overruled = new Set<number>();
@@ -252,7 +254,7 @@ function nounPhrases(
       isPartOf(words, start, run) ||
       isAdjectiveBeside(words, start, run) ||
       isNone(words, start, run) ||
-      run.some((w) => addressed.has(w.offset));
+      run.some((w) => addressed.has(w.offset) || comparing.has(w.offset));
     // A subject's word heading a compound of other nouns is not that subject: a "test run" is no
     // exercise, the "data slides" no work in general. An act in -ing only says which kind: "the
     // planning meeting" is a meeting.
@@ -411,10 +413,58 @@ function takesAnObject(words: readonly Word[], after: number): boolean {
   );
 }
 
-/** Whether the word at `offset` is only a comparison ("you sound like my mom", "slept like a baby"). */
-function comparedTo(words: readonly Word[], offset: number): boolean {
-  const index = words.findIndex((w) => w.offset === offset);
-  return words[prepositionBefore(words, index, MODIFIERS)]?.lower === "like";
+/**
+ * Words that can be the subject of the verb "like" in its base form: "I like tea", "kids like
+ * pizza". After anything else ("stuck behind it like a cat", "he like") the base form cannot agree
+ * with a subject, so the tagger's verb is the comparison.
+ */
+const LIKERS = new Set("i you u we they ya".split(" "));
+
+/**
+ * Whether "like" at `index` compares ("slept like a baby", "like she pays rent") rather than likes
+ * or counts roughly ("like 4 hrs").
+ */
+function comparesLike(words: readonly Word[], index: number): boolean {
+  const word = words[index];
+  if (word?.lower !== "like") return false;
+  // "like 4000 steps" is about 4000 steps.
+  const next = words[index + 1];
+  if (next !== undefined && (next.pos === "NUM" || /^\d/.test(next.text))) return false;
+  if (word.pos !== "VERB") return true;
+  const before = words[index - 1];
+  if (before === undefined) return false;
+  const plural = NOUNS.has(before.pos) && before.lemma !== before.lower;
+  return !(LIKERS.has(before.lower) || ["AUX", "PART"].includes(before.pos) || plural);
+}
+
+/**
+ * Whether "as" at `index` opens a comparison: after an adjective ("cool as a cucumber", "thick as
+ * my arm", "as loud as a drill"). Not "such as" (an example) nor "as" after a verb ("count as
+ * breakfast", "worked as a nurse"), where what follows is what the thing is.
+ */
+function comparesAs(words: readonly Word[], index: number): boolean {
+  const before = words[index - 1];
+  return words[index]?.lower === "as" && before?.pos === "ADJ" && before.lower !== "such";
+}
+
+/**
+ * Offsets of the words inside a comparison: from "like" or a comparing "as" to the end of its
+ * clause ("like a cat up a tree", "like they bill", "as a cucumber"). What a thing is compared to
+ * is a figure of speech, not what the message is about.
+ */
+function comparisons(words: readonly Word[]): Set<number> {
+  const inside = new Set<number>();
+  words.forEach((_, i) => {
+    if (!comparesLike(words, i) && !comparesAs(words, i)) return;
+    for (let j = i + 1; j < words.length && !endsComparison(words[j]); j += 1)
+      inside.add((words[j] as Word).offset);
+  });
+  return inside;
+}
+
+/** A comparison runs to the end of its clause: punctuation, an emoji, a conjunction. */
+function endsComparison(word: Word | undefined): boolean {
+  return endsClause(word) || word?.pos === "SCONJ";
 }
 
 /** The parts of speech between a preposition and the head of its object ("like a baby"). */
@@ -536,7 +586,9 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   const isPerson = (w: Word) =>
     PEOPLE.has(subjectAt.get(w.offset) ?? "") || (w.pos === "PROPN" && /^\p{Lu}/u.test(w.text));
   const addressed = addressedWords(words);
+  const comparing = comparisons(words);
   const { phrases, all, overruled } = nounPhrases(words, {
+    comparing,
     claimed,
     isPerson,
     idiomatic,
@@ -545,7 +597,7 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   });
   // A word compared once is compared wherever it comes back ("like a baby. a baby that sleeps").
   const stemAt = (offset: number) => tokens.find((t) => t.offset === offset)?.stem ?? String(offset);
-  const compared = new Set(subjects.filter((h) => comparedTo(words, h.offset)).map((h) => stemAt(h.offset)));
+  const compared = new Set(subjects.filter((h) => comparing.has(h.offset)).map((h) => stemAt(h.offset)));
   const said = subjects.filter(
     (hit) =>
       !overruled.has(hit.offset) &&
