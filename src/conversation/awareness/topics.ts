@@ -222,6 +222,8 @@ interface PhraseContext {
   readonly undetermined: boolean;
   /** Offsets of words inside a comparison ("like a cat up a tree"). */
   readonly comparing: ReadonlySet<number>;
+  /** Offsets of predicate nouns, which describe someone ("i was a jerk"). */
+  readonly describing: ReadonlySet<number>;
 }
 
 /**
@@ -234,7 +236,7 @@ interface PhraseContext {
  */
 function nounPhrases(
   words: readonly Word[],
-  { claimed, isPerson, idiomatic, addressed, undetermined, comparing }: PhraseContext,
+  { claimed, isPerson, idiomatic, addressed, undetermined, comparing, describing }: PhraseContext,
 ): { phrases: Hit[]; all: Hit[]; overruled: Set<number> } {
   const phrases: Hit[] = [];
   const overruled = new Set<number>();
@@ -254,7 +256,7 @@ function nounPhrases(
       isPartOf(words, start, run) ||
       isAdjectiveBeside(words, start, run) ||
       isNone(words, start, run) ||
-      run.some((w) => addressed.has(w.offset) || comparing.has(w.offset));
+      run.some((w) => addressed.has(w.offset) || comparing.has(w.offset) || describing.has(w.offset));
     // A subject's word heading a compound of other nouns is not that subject: a "test run" is no
     // exercise, the "data slides" no work in general. An act in -ing only says which kind: "the
     // planning meeting" is a meeting.
@@ -279,6 +281,44 @@ function nounPhrases(
   });
   close();
   return { phrases: phrases.slice(0, MAX_PHRASES), all: phrases, overruled };
+}
+
+/** Forms of "be" that link a subject to what it is, with the contractions chat writes as one word. */
+const COPULAS = new Set(
+  "is was am are were be been 's 'm 're i'm im you're youre he's she's we're they're".split(" "),
+);
+/** Subjects whose "is a …" names a thing rather than describes someone ("it's a migraine", "that's the interview"). */
+const THING_SUBJECTS = new Set("it this that there here what which".split(" "));
+
+/**
+ * Offsets of the words of a predicate noun: after a copula and an article, the noun phrase (and
+ * its "of" phrase) that says what someone is ("that man is a legend", "i was a jerk", "she's the
+ * brains of this operation"). It describes the subject and is no subject of its own. Not after
+ * "it", "that" or "there", whose "is a …" names the thing; not after a possessive ("she's my
+ * ride"), which says who someone is to them.
+ */
+function predicateNouns(words: readonly Word[]): Set<number> {
+  const found = new Set<number>();
+  words.forEach((word, i) => {
+    if (!COPULAS.has(word.lower) || (word.pos !== "AUX" && word.pos !== "PROPN" && word.pos !== "NOUN"))
+      return;
+    // A subject comes first; "when is the last train", "is the clausius inequality on it" ask about one.
+    const subject = words[i - 1];
+    const glued = word.pos !== "AUX";
+    if (!glued && (subject === undefined || !["NOUN", "PROPN", "PRON"].includes(subject.pos))) return;
+    if (THING_SUBJECTS.has(subject?.lower ?? "")) return;
+    let j = i + 1;
+    while (words[j]?.pos === "ADV" || words[j]?.lower === "been") j += 1;
+    if (!["a", "an", "the"].includes(words[j]?.lower ?? "")) return;
+    for (;;) {
+      j += 1;
+      while (["ADJ", "ADV", "DET", "PRON"].includes(words[j]?.pos ?? "")) j += 1;
+      if (!NOUNS.has(words[j]?.pos ?? "")) return;
+      for (; NOUNS.has(words[j]?.pos ?? ""); j += 1) found.add((words[j] as Word).offset);
+      if (words[j]?.lower !== "of") return;
+    }
+  });
+  return found;
 }
 
 /** Whether a word ends a clause: nothing after it, or punctuation, an emoji, a conjunction. */
@@ -587,8 +627,10 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
     PEOPLE.has(subjectAt.get(w.offset) ?? "") || (w.pos === "PROPN" && /^\p{Lu}/u.test(w.text));
   const addressed = addressedWords(words);
   const comparing = comparisons(words);
+  const describing = predicateNouns(words);
   const { phrases, all, overruled } = nounPhrases(words, {
     comparing,
+    describing,
     claimed,
     isPerson,
     idiomatic,
@@ -610,7 +652,9 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   const kept = raised.length + phrases.length > 0 ? raised : scene;
   const topics = unique(
     [...kept, ...phrases, ...eventsLeft(tokens, consumed, all)]
-      .filter((hit) => !isAddress(text, hit.offset))
+      .filter(
+        (hit) => !isAddress(text, hit.offset) && !describing.has(hit.offset) && !comparing.has(hit.offset),
+      )
       .sort((a, b) => a.offset - b.offset)
       .map((h) => h.topic),
   );
