@@ -694,9 +694,6 @@ function addressedWords(words: readonly Word[]): Set<number> {
   return found;
 }
 
-/** Forms of eating: whose eating it is decides whether it is their food. */
-const EATING = new Set(["eat", "eats", "ate", "eating", "eaten"]);
-
 /**
  * Whether a subject's word is not about the person's own subject: it only says which kind of
  * something else ("a chill one", "not a mum one"); a relative who is someone else's ("jas's mum")
@@ -720,13 +717,41 @@ function notTheirs(words: readonly Word[], hit: Hit, subjectAt: ReadonlyMap<numb
     const some = words[i]?.lower === "a" || words[i]?.lower === "an";
     if (some && ["that", "who", "which", "whose"].includes(next?.lower ?? "")) return true;
   }
-  if (hit.topic === "food" && EATING.has(word.lower)) {
-    let i = index - 1;
-    while (words[i]?.pos === "ADV") i -= 1;
-    const eater = words[i];
-    if (eater !== undefined && NOUNS.has(eater.pos)) return true;
-  }
+  if (HABITS.has(hit.topic) && ["VERB", "ADJ", "AUX"].includes(word.pos)) return !ownClause(words, index);
   return false;
+}
+
+/** Subjects a person keeps as their own habit: done or felt by someone else, they are not theirs. */
+const HABITS = new Set(["sleep", "food", "hydration", "movement", "rest"]);
+/** Subjects that make a habit the person's: themselves, or the companion asking after it ("did you sleep?"). */
+const OWN_SUBJECTS = new Set("i we you u ya i'm im".split(" "));
+
+/**
+ * Whether the verb or adjective at `index` is said of the person: its clause's subject is "I",
+ * "we" or "you", or it has none ("slept badly", "tired."). A third person, a name or a thing as
+ * the subject ("Pua's asleep", "she'll eat the malasadas", "the dog ate grass", "he was more
+ * awake", "the math works out") makes the habit someone else's. A verb joined by "and" shares the
+ * subject its clause began with ("He did four clues and fell asleep").
+ */
+function ownClause(words: readonly Word[], index: number): boolean {
+  let i = index - 1;
+  // "to bed", "wants to eat": an infinitive's subject is not beside it; leave it theirs.
+  while (["ADV", "AUX", "PART"].includes(words[i]?.pos ?? "") && words[i]?.lower !== "to") i -= 1;
+  if (words[i]?.lower === "to") return true;
+  if (words[i]?.pos === "CCONJ") {
+    i -= 1;
+    while (i >= 0 && !endsSentence(words[i])) i -= 1;
+    i += 1;
+    while (["ADV", "DET", "ADJ", "INTJ", "CCONJ"].includes(words[i]?.pos ?? "")) i += 1;
+  }
+  const subject = words[i];
+  if (subject === undefined || !["NOUN", "PROPN", "PRON"].includes(subject.pos)) return true;
+  return OWN_SUBJECTS.has(subject.lower);
+}
+
+/** Whether a word ends a sentence (or is where a new one starts after a comma splice). */
+function endsSentence(word: Word | undefined): boolean {
+  return word === undefined || word.pos === "PUNCT" || word.pos === "SYM";
 }
 
 /** The one word after a comma that ends the sentence calls the reader by a name ("Goodnight, friend."). */
