@@ -224,6 +224,8 @@ interface PhraseContext {
   readonly comparing: ReadonlySet<number>;
   /** Offsets of predicate nouns, which describe someone ("i was a jerk"). */
   readonly describing: ReadonlySet<number>;
+  /** Offsets of the lexicon's subjects in the message. */
+  readonly subjectOffsets: readonly number[];
 }
 
 /**
@@ -236,7 +238,16 @@ interface PhraseContext {
  */
 function nounPhrases(
   words: readonly Word[],
-  { claimed, isPerson, idiomatic, addressed, undetermined, comparing, describing }: PhraseContext,
+  {
+    claimed,
+    isPerson,
+    idiomatic,
+    addressed,
+    undetermined,
+    comparing,
+    describing,
+    subjectOffsets,
+  }: PhraseContext,
 ): { phrases: Hit[]; all: Hit[]; overruled: Set<number> } {
   const phrases: Hit[] = [];
   const overruled = new Set<number>();
@@ -256,6 +267,10 @@ function nounPhrases(
       isPartOf(words, start, run) ||
       isAdjectiveBeside(words, start, run) ||
       isNone(words, start, run) ||
+      placeAfterTopic(words, prepositionBefore(words, start, MODIFIERS), [
+        ...subjectOffsets,
+        ...phrases.map((p) => p.offset),
+      ]) ||
       run.some((w) => addressed.has(w.offset) || comparing.has(w.offset) || describing.has(w.offset));
     // A subject's word heading a compound of other nouns is not that subject: a "test run" is no
     // exercise, the "data slides" no work in general. An act in -ing only says which kind: "the
@@ -549,6 +564,24 @@ function setsTheScene(words: readonly Word[], offset: number): boolean {
   return at >= 0 && SCENE.has((words[at] as Word).lower) && !saysWhatAbout(words, at);
 }
 
+/** Prepositions of place and direction that locate what the clause has already named. */
+const PLACING = new Set(["in", "into"]);
+
+/**
+ * Whether the preposition at `at` ("in", "to", "from") only places a topic its clause has already
+ * named: "a pie from the garage", "found a wedding ring in the pipe", "a sandwich in the
+ * hospital", "2 litre Energade in the bakkie". Where nothing before it in the clause is a topic,
+ * the place may be what the message is about ("went to the phone shop"), so it is kept.
+ */
+function placeAfterTopic(words: readonly Word[], at: number, topicOffsets: readonly number[]): boolean {
+  const preposition = words[at];
+  if (preposition === undefined || !PLACING.has(preposition.lower)) return false;
+  let from = at - 1;
+  while (from >= 0 && !endsComparison(words[from])) from -= 1;
+  const clauseStart = words[from + 1]?.offset ?? 0;
+  return topicOffsets.some((offset) => offset >= clauseStart && offset < preposition.offset);
+}
+
 /** Nouns of telling, learning and effort: "on" after one says what about ("news on moltbook"). */
 const ABOUT_NOUNS = new Set(
   `news update updates progress work notes thoughts feedback advice tips info opinion opinions take
@@ -597,6 +630,10 @@ function isBareGerund(words: readonly Word[], index: number, phrase: readonly Wo
   );
 }
 
+function indexAt(words: readonly Word[], offset: number): number {
+  return words.findIndex((w) => w.offset === offset);
+}
+
 function partition<T>(values: readonly T[], test: (value: T) => boolean): [T[], T[]] {
   return [values.filter(test), values.filter((value) => !test(value))];
 }
@@ -631,6 +668,7 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   const { phrases, all, overruled } = nounPhrases(words, {
     comparing,
     describing,
+    subjectOffsets: subjects.map((h) => h.offset),
     claimed,
     isPerson,
     idiomatic,
@@ -647,7 +685,17 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
       !addressed.has(hit.offset) &&
       !notTheirs(words, hit, subjectAt),
   );
-  const [scene, raised] = partition(said, (hit) => !PEOPLE.has(hit.topic) && setsTheScene(words, hit.offset));
+  const topicOffsets = [...said.map((h) => h.offset), ...all.map((p) => p.offset)];
+  const placed = (hit: Hit) =>
+    placeAfterTopic(
+      words,
+      prepositionBefore(words, indexAt(words, hit.offset), MODIFIERS_AND_NOUNS),
+      topicOffsets,
+    );
+  const [scene, raised] = partition(
+    said.filter((hit) => PEOPLE.has(hit.topic) || !placed(hit)),
+    (hit) => !PEOPLE.has(hit.topic) && setsTheScene(words, hit.offset),
+  );
   // The scene is the topic only when nothing else in the message is ("long day at work").
   const kept = raised.length + phrases.length > 0 ? raised : scene;
   const topics = unique(
