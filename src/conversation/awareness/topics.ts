@@ -170,6 +170,17 @@ function singular(word: Word): string {
  * flowers"), nor "her", which also owns ("her side").
  */
 const SUBJECT_PRONOUNS = new Set("i you u we they he she".split(" "));
+/**
+ * Words a verb follows, not a thing: subject pronouns, indefinite ones ("if anything changes") and
+ * modals ("will facetime it", "can't sleep"). What the tagger calls a noun after one is its verb.
+ */
+const VERB_BEFORE = new Set([
+  ...SUBJECT_PRONOUNS,
+  ..."anything something everything nothing someone anyone everyone nobody somebody anybody".split(" "),
+  ..."will would can could should shall must might may 'll 'd won't can't couldn't wouldn't shouldn't".split(
+    " ",
+  ),
+]);
 const POSSESSIVES = new Set("my your his her our their".split(" "));
 const OBJECT_PRONOUNS = new Set("me him her us them".split(" "));
 
@@ -198,7 +209,7 @@ function topicalNoun(
   const object = next !== undefined && ["DET", "PRON", "NOUN", "PROPN"].includes(next.pos);
   const names = next !== undefined && NOUNS.has(next.pos) && !STOPWORDS.has(next.lower);
   if (word.lower.endsWith("ing") && object && !(determined && names)) return false;
-  if (previous !== undefined && SUBJECT_PRONOUNS.has(previous.lower)) return false;
+  if (previous !== undefined && VERB_BEFORE.has(previous.lower)) return false;
   return true;
 }
 
