@@ -303,6 +303,10 @@ function nounPhrases(
     if (!idiomatic.has(word.offset) && (heads || topicalNoun(word, words[i + 1], previous, undetermined))) {
       if (run.length === 0) start = i;
       run.push(word);
+    } else if (run.length > 0 && !idiomatic.has(word.offset) && headsCompound(words, start, run)) {
+      // "apple pay", "load shedding": the word the tagger read as a verb is the compound's head.
+      run.push(word);
+      close();
     } else close();
   });
   close();
@@ -345,6 +349,45 @@ function predicateNouns(words: readonly Word[]): Set<number> {
     }
   });
   return found;
+}
+
+/**
+ * Verbs whose object is followed by a bare verb ("let the dog eat", "made me laugh", "saw him
+ * fall"): after one, a noun before a verb in its base form is the verb's subject, not a compound.
+ */
+const BARE_INFINITIVE_VERBS = new Set(
+  "let lets make makes made help helps helped watch watched see saw hear heard have had".split(" "),
+);
+
+/** Particles that make a phrasal verb of the word before them ("going up", "shut down"). */
+const PARTICLES = new Set("up down out off away back over".split(" "));
+
+/**
+ * Whether the word after a run of nouns, which the tagger read as a verb, is the head of a
+ * compound the run begins ("apple pay", "load shedding", "the Halvorsen launch"), so that the
+ * compound is taken whole rather than its first noun alone. The signs are grammatical: a singular
+ * noun before a verb in its base form cannot be that verb's subject ("want apple pay"), unless a
+ * verb that takes a bare infinitive or an auxiliary comes first ("let the dog eat", "did the baby
+ * sleep"); a bare singular noun before an -ing word that takes no object is a compound ("load
+ * shedding at 8").
+ */
+function headsCompound(words: readonly Word[], start: number, run: readonly Word[]): boolean {
+  const last = run.at(-1);
+  const after = words[start + run.length];
+  if (last === undefined) return false;
+  if (after?.pos !== "VERB" || singular(last) !== last.lower || last.lower.endsWith("s")) return false;
+  let i = start - 1;
+  while (["DET", "ADJ", "PRON"].includes(words[i]?.pos ?? "") && !VERB_BEFORE.has(words[i]?.lower ?? ""))
+    i -= 1;
+  const governor = words[i];
+  if (governor?.pos === "AUX" || BARE_INFINITIVE_VERBS.has(governor?.lower ?? "")) return false;
+  if (after.lemma === after.lower && !/(?:ing|ed)$/.test(after.lower)) return true;
+  const bare = words[start - 1]?.pos !== "DET" && words[start - 1]?.pos !== "PRON";
+  // "rent going up": an -ing word with a particle or an object is a verb at work.
+  const then = words[start + run.length + 1];
+  const object =
+    ["DET", "PRON", "NOUN", "PROPN"].includes(then?.pos ?? "") || PARTICLES.has(then?.lower ?? "");
+  return after.lower.endsWith("ing") && bare && run.length === 1 && !object;
 }
 
 /** Whether a word ends a clause: nothing after it, or punctuation, an emoji, a conjunction. */
