@@ -826,7 +826,7 @@ function notTheirs(words: readonly Word[], hit: Hit, subjectAt: ReadonlyMap<numb
 /** Subjects a person keeps as their own habit: done or felt by someone else, they are not theirs. */
 const HABITS = new Set(["sleep", "food", "hydration", "movement", "rest"]);
 /** Subjects that make a habit the person's: themselves, or the companion asking after it ("did you sleep?"). */
-const OWN_SUBJECTS = new Set("i we you u ya i'm im".split(" "));
+const OWN_SUBJECTS = new Set("i we you u ya i'm im my our your ur".split(" "));
 
 /**
  * Whether the verb or adjective at `index` is said of the person: its clause's subject is "I",
