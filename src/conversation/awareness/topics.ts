@@ -170,6 +170,17 @@ function singular(word: Word): string {
  * flowers"), nor "her", which also owns ("her side").
  */
 const SUBJECT_PRONOUNS = new Set("i you u we they he she".split(" "));
+/**
+ * Words a verb follows, not a thing: subject pronouns, indefinite ones ("if anything changes") and
+ * modals ("will facetime it", "can't sleep"). What the tagger calls a noun after one is its verb.
+ */
+const VERB_BEFORE = new Set([
+  ...SUBJECT_PRONOUNS,
+  ..."anything something everything nothing someone anyone everyone nobody somebody anybody".split(" "),
+  ..."will would can could should shall must might may 'll 'd won't can't couldn't wouldn't shouldn't".split(
+    " ",
+  ),
+]);
 const POSSESSIVES = new Set("my your his her our their".split(" "));
 const OBJECT_PRONOUNS = new Set("me him her us them".split(" "));
 
@@ -198,7 +209,7 @@ function topicalNoun(
   const object = next !== undefined && ["DET", "PRON", "NOUN", "PROPN"].includes(next.pos);
   const names = next !== undefined && NOUNS.has(next.pos) && !STOPWORDS.has(next.lower);
   if (word.lower.endsWith("ing") && object && !(determined && names)) return false;
-  if (previous !== undefined && SUBJECT_PRONOUNS.has(previous.lower)) return false;
+  if (previous !== undefined && VERB_BEFORE.has(previous.lower)) return false;
   return true;
 }
 
@@ -220,6 +231,12 @@ interface PhraseContext {
   readonly addressed: ReadonlySet<number>;
   /** Whether the message was too short to tell its language. */
   readonly undetermined: boolean;
+  /** Offsets of words inside a comparison ("like a cat up a tree"). */
+  readonly comparing: ReadonlySet<number>;
+  /** Offsets of predicate nouns, which describe someone ("i was a jerk"). */
+  readonly describing: ReadonlySet<number>;
+  /** Offsets of the lexicon's subjects in the message. */
+  readonly subjectOffsets: readonly number[];
 }
 
 /**
@@ -232,7 +249,16 @@ interface PhraseContext {
  */
 function nounPhrases(
   words: readonly Word[],
-  { claimed, isPerson, idiomatic, addressed, undetermined }: PhraseContext,
+  {
+    claimed,
+    isPerson,
+    idiomatic,
+    addressed,
+    undetermined,
+    comparing,
+    describing,
+    subjectOffsets,
+  }: PhraseContext,
 ): { phrases: Hit[]; all: Hit[]; overruled: Set<number> } {
   const phrases: Hit[] = [];
   const overruled = new Set<number>();
@@ -252,7 +278,11 @@ function nounPhrases(
       isPartOf(words, start, run) ||
       isAdjectiveBeside(words, start, run) ||
       isNone(words, start, run) ||
-      run.some((w) => addressed.has(w.offset));
+      placeAfterTopic(words, prepositionBefore(words, start, MODIFIERS), [
+        ...subjectOffsets,
+        ...phrases.map((p) => p.offset),
+      ]) ||
+      run.some((w) => addressed.has(w.offset) || comparing.has(w.offset) || describing.has(w.offset));
     // A subject's word heading a compound of other nouns is not that subject: a "test run" is no
     // exercise, the "data slides" no work in general. An act in -ing only says which kind: "the
     // planning meeting" is a meeting.
@@ -273,10 +303,91 @@ function nounPhrases(
     if (!idiomatic.has(word.offset) && (heads || topicalNoun(word, words[i + 1], previous, undetermined))) {
       if (run.length === 0) start = i;
       run.push(word);
+    } else if (run.length > 0 && !idiomatic.has(word.offset) && headsCompound(words, start, run)) {
+      // "apple pay", "load shedding": the word the tagger read as a verb is the compound's head.
+      run.push(word);
+      close();
     } else close();
   });
   close();
   return { phrases: phrases.slice(0, MAX_PHRASES), all: phrases, overruled };
+}
+
+/** Forms of "be" that link a subject to what it is, with the contractions chat writes as one word. */
+const COPULAS = new Set(
+  "is was am are were be been 's 'm 're i'm im you're youre he's she's we're they're".split(" "),
+);
+/** Subjects whose "is a …" names a thing rather than describes someone ("it's a migraine", "that's the interview"). */
+const THING_SUBJECTS = new Set("it this that there here what which".split(" "));
+
+/**
+ * Offsets of the words of a predicate noun: after a copula and an article, the noun phrase (and
+ * its "of" phrase) that says what someone is ("that man is a legend", "i was a jerk", "she's the
+ * brains of this operation"). It describes the subject and is no subject of its own. Not after
+ * "it", "that" or "there", whose "is a …" names the thing; not after a possessive ("she's my
+ * ride"), which says who someone is to them.
+ */
+function predicateNouns(words: readonly Word[]): Set<number> {
+  const found = new Set<number>();
+  words.forEach((word, i) => {
+    if (!COPULAS.has(word.lower) || (word.pos !== "AUX" && word.pos !== "PROPN" && word.pos !== "NOUN"))
+      return;
+    // A subject comes first; "when is the last train", "is the clausius inequality on it" ask about one.
+    const subject = words[i - 1];
+    const glued = word.pos !== "AUX";
+    if (!glued && (subject === undefined || !["NOUN", "PROPN", "PRON"].includes(subject.pos))) return;
+    if (THING_SUBJECTS.has(subject?.lower ?? "")) return;
+    let j = i + 1;
+    while (words[j]?.pos === "ADV" || words[j]?.lower === "been") j += 1;
+    if (!["a", "an", "the"].includes(words[j]?.lower ?? "")) return;
+    for (;;) {
+      j += 1;
+      while (["ADJ", "ADV", "DET", "PRON"].includes(words[j]?.pos ?? "")) j += 1;
+      if (!NOUNS.has(words[j]?.pos ?? "")) return;
+      for (; NOUNS.has(words[j]?.pos ?? ""); j += 1) found.add((words[j] as Word).offset);
+      if (words[j]?.lower !== "of") return;
+    }
+  });
+  return found;
+}
+
+/**
+ * Verbs whose object is followed by a bare verb ("let the dog eat", "made me laugh", "saw him
+ * fall"): after one, a noun before a verb in its base form is the verb's subject, not a compound.
+ */
+const BARE_INFINITIVE_VERBS = new Set(
+  "let lets make makes made help helps helped watch watched see saw hear heard have had".split(" "),
+);
+
+/** Particles that make a phrasal verb of the word before them ("going up", "shut down"). */
+const PARTICLES = new Set("up down out off away back over".split(" "));
+
+/**
+ * Whether the word after a run of nouns, which the tagger read as a verb, is the head of a
+ * compound the run begins ("apple pay", "load shedding", "the Halvorsen launch"), so that the
+ * compound is taken whole rather than its first noun alone. The signs are grammatical: a singular
+ * noun before a verb in its base form cannot be that verb's subject ("want apple pay"), unless a
+ * verb that takes a bare infinitive or an auxiliary comes first ("let the dog eat", "did the baby
+ * sleep"); a bare singular noun before an -ing word that takes no object is a compound ("load
+ * shedding at 8").
+ */
+function headsCompound(words: readonly Word[], start: number, run: readonly Word[]): boolean {
+  const last = run.at(-1);
+  const after = words[start + run.length];
+  if (last === undefined) return false;
+  if (after?.pos !== "VERB" || singular(last) !== last.lower || last.lower.endsWith("s")) return false;
+  let i = start - 1;
+  while (["DET", "ADJ", "PRON"].includes(words[i]?.pos ?? "") && !VERB_BEFORE.has(words[i]?.lower ?? ""))
+    i -= 1;
+  const governor = words[i];
+  if (governor?.pos === "AUX" || BARE_INFINITIVE_VERBS.has(governor?.lower ?? "")) return false;
+  if (after.lemma === after.lower && !/(?:ing|ed)$/.test(after.lower)) return true;
+  const bare = words[start - 1]?.pos !== "DET" && words[start - 1]?.pos !== "PRON";
+  // "rent going up": an -ing word with a particle or an object is a verb at work.
+  const then = words[start + run.length + 1];
+  const object =
+    ["DET", "PRON", "NOUN", "PROPN"].includes(then?.pos ?? "") || PARTICLES.has(then?.lower ?? "");
+  return after.lower.endsWith("ing") && bare && run.length === 1 && !object;
 }
 
 /** Whether a word ends a clause: nothing after it, or punctuation, an emoji, a conjunction. */
@@ -411,10 +522,58 @@ function takesAnObject(words: readonly Word[], after: number): boolean {
   );
 }
 
-/** Whether the word at `offset` is only a comparison ("you sound like my mom", "slept like a baby"). */
-function comparedTo(words: readonly Word[], offset: number): boolean {
-  const index = words.findIndex((w) => w.offset === offset);
-  return words[prepositionBefore(words, index, MODIFIERS)]?.lower === "like";
+/**
+ * Words that can be the subject of the verb "like" in its base form: "I like tea", "kids like
+ * pizza". After anything else ("stuck behind it like a cat", "he like") the base form cannot agree
+ * with a subject, so the tagger's verb is the comparison.
+ */
+const LIKERS = new Set("i you u we they ya".split(" "));
+
+/**
+ * Whether "like" at `index` compares ("slept like a baby", "like she pays rent") rather than likes
+ * or counts roughly ("like 4 hrs").
+ */
+function comparesLike(words: readonly Word[], index: number): boolean {
+  const word = words[index];
+  if (word?.lower !== "like") return false;
+  // "like 4000 steps" is about 4000 steps.
+  const next = words[index + 1];
+  if (next !== undefined && (next.pos === "NUM" || /^\d/.test(next.text))) return false;
+  if (word.pos !== "VERB") return true;
+  const before = words[index - 1];
+  if (before === undefined) return false;
+  const plural = NOUNS.has(before.pos) && before.lemma !== before.lower;
+  return !(LIKERS.has(before.lower) || ["AUX", "PART"].includes(before.pos) || plural);
+}
+
+/**
+ * Whether "as" at `index` opens a comparison: after an adjective ("cool as a cucumber", "thick as
+ * my arm", "as loud as a drill"). Not "such as" (an example) nor "as" after a verb ("count as
+ * breakfast", "worked as a nurse"), where what follows is what the thing is.
+ */
+function comparesAs(words: readonly Word[], index: number): boolean {
+  const before = words[index - 1];
+  return words[index]?.lower === "as" && before?.pos === "ADJ" && before.lower !== "such";
+}
+
+/**
+ * Offsets of the words inside a comparison: from "like" or a comparing "as" to the end of its
+ * clause ("like a cat up a tree", "like they bill", "as a cucumber"). What a thing is compared to
+ * is a figure of speech, not what the message is about.
+ */
+function comparisons(words: readonly Word[]): Set<number> {
+  const inside = new Set<number>();
+  words.forEach((_, i) => {
+    if (!comparesLike(words, i) && !comparesAs(words, i)) return;
+    for (let j = i + 1; j < words.length && !endsComparison(words[j]); j += 1)
+      inside.add((words[j] as Word).offset);
+  });
+  return inside;
+}
+
+/** A comparison runs to the end of its clause: punctuation, an emoji, a conjunction. */
+function endsComparison(word: Word | undefined): boolean {
+  return endsClause(word) || word?.pos === "SCONJ";
 }
 
 /** The parts of speech between a preposition and the head of its object ("like a baby"). */
@@ -457,6 +616,24 @@ function setsTheScene(words: readonly Word[], offset: number): boolean {
   const index = words.findIndex((w) => w.offset === offset);
   const at = prepositionBefore(words, index, MODIFIERS_AND_NOUNS);
   return at >= 0 && SCENE.has((words[at] as Word).lower) && !saysWhatAbout(words, at);
+}
+
+/** Prepositions of place and direction that locate what the clause has already named. */
+const PLACING = new Set(["in", "into"]);
+
+/**
+ * Whether the preposition at `at` ("in", "to", "from") only places a topic its clause has already
+ * named: "a pie from the garage", "found a wedding ring in the pipe", "a sandwich in the
+ * hospital", "2 litre Energade in the bakkie". Where nothing before it in the clause is a topic,
+ * the place may be what the message is about ("went to the phone shop"), so it is kept.
+ */
+function placeAfterTopic(words: readonly Word[], at: number, topicOffsets: readonly number[]): boolean {
+  const preposition = words[at];
+  if (preposition === undefined || !PLACING.has(preposition.lower)) return false;
+  let from = at - 1;
+  while (from >= 0 && !endsComparison(words[from])) from -= 1;
+  const clauseStart = words[from + 1]?.offset ?? 0;
+  return topicOffsets.some((offset) => offset >= clauseStart && offset < preposition.offset);
 }
 
 /** Nouns of telling, learning and effort: "on" after one says what about ("news on moltbook"). */
@@ -507,6 +684,10 @@ function isBareGerund(words: readonly Word[], index: number, phrase: readonly Wo
   );
 }
 
+function indexAt(words: readonly Word[], offset: number): number {
+  return words.findIndex((w) => w.offset === offset);
+}
+
 function partition<T>(values: readonly T[], test: (value: T) => boolean): [T[], T[]] {
   return [values.filter(test), values.filter((value) => !test(value))];
 }
@@ -536,7 +717,12 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   const isPerson = (w: Word) =>
     PEOPLE.has(subjectAt.get(w.offset) ?? "") || (w.pos === "PROPN" && /^\p{Lu}/u.test(w.text));
   const addressed = addressedWords(words);
+  const comparing = comparisons(words);
+  const describing = predicateNouns(words);
   const { phrases, all, overruled } = nounPhrases(words, {
+    comparing,
+    describing,
+    subjectOffsets: subjects.map((h) => h.offset),
     claimed,
     isPerson,
     idiomatic,
@@ -545,7 +731,7 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   });
   // A word compared once is compared wherever it comes back ("like a baby. a baby that sleeps").
   const stemAt = (offset: number) => tokens.find((t) => t.offset === offset)?.stem ?? String(offset);
-  const compared = new Set(subjects.filter((h) => comparedTo(words, h.offset)).map((h) => stemAt(h.offset)));
+  const compared = new Set(subjects.filter((h) => comparing.has(h.offset)).map((h) => stemAt(h.offset)));
   const said = subjects.filter(
     (hit) =>
       !overruled.has(hit.offset) &&
@@ -553,12 +739,24 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
       !addressed.has(hit.offset) &&
       !notTheirs(words, hit, subjectAt),
   );
-  const [scene, raised] = partition(said, (hit) => !PEOPLE.has(hit.topic) && setsTheScene(words, hit.offset));
+  const topicOffsets = [...said.map((h) => h.offset), ...all.map((p) => p.offset)];
+  const placed = (hit: Hit) =>
+    placeAfterTopic(
+      words,
+      prepositionBefore(words, indexAt(words, hit.offset), MODIFIERS_AND_NOUNS),
+      topicOffsets,
+    );
+  const [scene, raised] = partition(
+    said.filter((hit) => PEOPLE.has(hit.topic) || !placed(hit)),
+    (hit) => !PEOPLE.has(hit.topic) && setsTheScene(words, hit.offset),
+  );
   // The scene is the topic only when nothing else in the message is ("long day at work").
   const kept = raised.length + phrases.length > 0 ? raised : scene;
   const topics = unique(
     [...kept, ...phrases, ...eventsLeft(tokens, consumed, all)]
-      .filter((hit) => !isAddress(text, hit.offset))
+      .filter(
+        (hit) => !isAddress(text, hit.offset) && !describing.has(hit.offset) && !comparing.has(hit.offset),
+      )
       .sort((a, b) => a.offset - b.offset)
       .map((h) => h.topic),
   );
@@ -598,9 +796,6 @@ function addressedWords(words: readonly Word[]): Set<number> {
   return found;
 }
 
-/** Forms of eating: whose eating it is decides whether it is their food. */
-const EATING = new Set(["eat", "eats", "ate", "eating", "eaten"]);
-
 /**
  * Whether a subject's word is not about the person's own subject: it only says which kind of
  * something else ("a chill one", "not a mum one"); a relative who is someone else's ("jas's mum")
@@ -624,13 +819,41 @@ function notTheirs(words: readonly Word[], hit: Hit, subjectAt: ReadonlyMap<numb
     const some = words[i]?.lower === "a" || words[i]?.lower === "an";
     if (some && ["that", "who", "which", "whose"].includes(next?.lower ?? "")) return true;
   }
-  if (hit.topic === "food" && EATING.has(word.lower)) {
-    let i = index - 1;
-    while (words[i]?.pos === "ADV") i -= 1;
-    const eater = words[i];
-    if (eater !== undefined && NOUNS.has(eater.pos)) return true;
-  }
+  if (HABITS.has(hit.topic) && ["VERB", "ADJ", "AUX"].includes(word.pos)) return !ownClause(words, index);
   return false;
+}
+
+/** Subjects a person keeps as their own habit: done or felt by someone else, they are not theirs. */
+const HABITS = new Set(["sleep", "food", "hydration", "movement", "rest"]);
+/** Subjects that make a habit the person's: themselves, or the companion asking after it ("did you sleep?"). */
+const OWN_SUBJECTS = new Set("i we you u ya i'm im my our your ur".split(" "));
+
+/**
+ * Whether the verb or adjective at `index` is said of the person: its clause's subject is "I",
+ * "we" or "you", or it has none ("slept badly", "tired."). A third person, a name or a thing as
+ * the subject ("Pua's asleep", "she'll eat the malasadas", "the dog ate grass", "he was more
+ * awake", "the math works out") makes the habit someone else's. A verb joined by "and" shares the
+ * subject its clause began with ("He did four clues and fell asleep").
+ */
+function ownClause(words: readonly Word[], index: number): boolean {
+  let i = index - 1;
+  // "to bed", "wants to eat": an infinitive's subject is not beside it; leave it theirs.
+  while (["ADV", "AUX", "PART"].includes(words[i]?.pos ?? "") && words[i]?.lower !== "to") i -= 1;
+  if (words[i]?.lower === "to") return true;
+  if (words[i]?.pos === "CCONJ") {
+    i -= 1;
+    while (i >= 0 && !endsSentence(words[i])) i -= 1;
+    i += 1;
+    while (["ADV", "DET", "ADJ", "INTJ", "CCONJ"].includes(words[i]?.pos ?? "")) i += 1;
+  }
+  const subject = words[i];
+  if (subject === undefined || !["NOUN", "PROPN", "PRON"].includes(subject.pos)) return true;
+  return OWN_SUBJECTS.has(subject.lower);
+}
+
+/** Whether a word ends a sentence (or is where a new one starts after a comma splice). */
+function endsSentence(word: Word | undefined): boolean {
+  return word === undefined || word.pos === "PUNCT" || word.pos === "SYM";
 }
 
 /** The one word after a comma that ends the sentence calls the reader by a name ("Goodnight, friend."). */

@@ -43,7 +43,7 @@ describe("the awareness-truth corpus, tuning part", () => {
   it("tells topics at the floors, counting a claim nobody judged as wrong", () => {
     expect(tuning.topics.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.topicPrecision);
     expect(tuning.topics.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.topicRecall);
-    // Where they reached: recall 0.844.
+    // Where they reached: recall 0.841.
     expect(tuning.topics.recall).toBeGreaterThanOrEqual(0.84);
   });
 
@@ -68,8 +68,8 @@ describe("the awareness-truth corpus, held-out part (figures reached, not tuned 
     expect(f.questions.recall).toBeGreaterThanOrEqual(0.94);
     expect(f.tense.precision).toBeGreaterThanOrEqual(0.96);
     expect(f.tense.recall).toBeGreaterThanOrEqual(0.96);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.84);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.76);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.88);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.77);
     expect(f.shifts.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.shiftPrecision);
     expect(f.mood.precision).toBeGreaterThanOrEqual(0.6);
     expect(f.followUpsHeld).toEqual([]);
@@ -82,7 +82,8 @@ describe("the awareness-truth corpus, held-out-2 part (written blind after the r
   it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
     expect(f.notTheirWords).toEqual([]);
     expect(f.foreignTopics).toBe(0);
-    expect(f.unjudged).toEqual([]);
+    // Claims made first in session 22, counted wrong until judged blind.
+    expect(f.unjudged).toEqual(["h2-01-28|musician", "h2-02-03|pipe", "h2-02-10|gran"]);
   });
 
   it("holds what it reached: questions and friction at the floors, topics far below them", () => {
@@ -90,8 +91,8 @@ describe("the awareness-truth corpus, held-out-2 part (written blind after the r
     expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
     expect(f.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.66);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.58);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.75);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.61);
     expect(f.followUpsHeld).toEqual([]);
     expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
   });
