@@ -101,7 +101,7 @@ function loadJudgements(): Map<string, boolean> {
   return new Map(judgements.map((j) => [`${j.id}|${j.label}`, j.true]));
 }
 
-/** The corpus part by name: `tuning` or `held-out`. */
+/** The corpus part by name (see {@link TruthPart}). */
 export function loadTruthCorpus(part: TruthPart): TruthCorpus {
   const path = fileURLToPath(new URL(`../test/fixtures/awareness-truth/${part}.json`, import.meta.url));
   return corpusSchema.parse(JSON.parse(readFileSync(path, "utf8")));
@@ -110,9 +110,10 @@ export function loadTruthCorpus(part: TruthPart): TruthCorpus {
 /**
  * The corpus's parts: `tuning` (rules were written from it), `held-out` (kept unread while tuning;
  * two of its cases were read after its last blind measurement, see docs/awareness.md) and
- * `held-out-2` (written blind in session 21 after the rules, measured once).
+ * `held-out-2` (written blind in session 21 after the rules, measured once) and `held-out-3` (written
+ * blind in session 22 after that session's rules, measured once).
  */
-export type TruthPart = "tuning" | "held-out" | "held-out-2";
+export type TruthPart = "tuning" | "held-out" | "held-out-2" | "held-out-3";
 
 /** A precision/recall pair with its counts, so a figure can be read with its support. */
 interface Score {
@@ -439,5 +440,6 @@ export async function runAwarenessTruthBench(): Promise<BenchRow[]> {
     ...rows("tuning", measureTruth(loadTruthCorpus("tuning"))),
     ...rows("held-out", measureTruth(loadTruthCorpus("held-out"))),
     ...rows("held-out-2", measureTruth(loadTruthCorpus("held-out-2"))),
+    ...rows("held-out-3", measureTruth(loadTruthCorpus("held-out-3"))),
   ];
 }

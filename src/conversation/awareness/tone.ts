@@ -278,7 +278,12 @@ export function detectTone(text: string, language: string = DEFAULT_LANGUAGE): T
     RETORTS.some((r) => r.test(spelled.trim()))
   )
     return "tense";
-  if (EVERY_TIME.test(text) && (ADDRESSED.test(text) || /\b(?:ask|question|check)/i.test(text)))
+  // "thanks for checking in every night this week" is gratitude for the same thing.
+  if (
+    EVERY_TIME.test(text) &&
+    !/\bthank/i.test(text) &&
+    (ADDRESSED.test(text) || /\b(?:ask|question|check)/i.test(text))
+  )
     return "tense";
   const aimed = text
     .split(/[.!?\n]+/)

@@ -1009,11 +1009,13 @@ const SUBJECTS = new Set("you u ya we i it they he she that this there your ever
 const REQUESTS =
   /(?:^|[.!?]\s*|\b(?:please|pls|can you|could you|do)\s+)(?:tell me|let me know)\b|\bcurious (?:how|what|whether|if)\b/i;
 
+/** Questions put to oneself ("why did I wear the silk blouse", "who even am I"): nobody is asked. */
+const ASKS_ONESELF = /^(?:why (?:did|do|am|would) i|who (?:even )?am i|what was i thinking)\b/i;
+
 function asksBySyntax(sentence: string): boolean {
-  const [first = "", second = ""] = sentence
-    .trim()
-    .toLowerCase()
-    .split(/[\s,]+/);
+  const trimmed = sentence.trim();
+  if (ASKS_ONESELF.test(trimmed)) return false;
+  const [first = "", second = ""] = trimmed.toLowerCase().split(/[\s,]+/);
   if (WH_OPENERS.has(first)) return second !== "a" && second !== "an";
   return AUXILIARY_OPENERS.has(first) && SUBJECTS.has(second);
 }
@@ -1029,15 +1031,21 @@ export function isQuestion(text: string, by: Message["role"], language: string =
   // The person's friction asks nothing ("do you have to open with that every day?", "happy?").
   if (by === "user" && english && detectTone(text, language) === "tense") return false;
   // "?!" exclaims ("Foundation on the sleeve?!"); "?" after a hedge doubts ("went fine i think??").
+  // A lead-in answered at once ("Honestly? Relieved.", "Guess what? Got it") asks nothing.
   const marks = text
     .replace(/\?+!+|!+\?+/g, "!")
-    .replace(/\b(?:i think|i guess|i hope|maybe|probably)\s*\?+/gi, ".");
+    .replace(/\b(?:i think|i guess|i hope|maybe|probably)\s*\?+/gi, ".")
+    .replace(
+      /^\s*(?:honestly|seriously|truthfully|frankly|guess what|you know what)\s*\?+\s*(?=\p{L})/iu,
+      "",
+    );
   if (/[?\u00bf\uff1f]/.test(marks)) return true;
   if (!english) return false;
   if (REQUESTS.test(text)) return true;
+  // "lol" and "haha" close a clause as a full stop would: "toast in the car lol does that count".
   return text
     .replace(/[\u2018\u2019]/g, "'")
-    .split(/[.!\n]+/)
+    .split(/[.!\n]+|\b(?:lol|lmao|haha)\b/i)
     .some(asksBySyntax);
 }
 

@@ -85,6 +85,11 @@ describe("detectTone", () => {
     expect(detectTone("my knee keeps waking me up")).toBe("neutral");
   });
 
+  it("reads thanks for checking in every night as warm, not as being asked every day", () => {
+    expect(detectTone("4 days off 🥳 honestly thanks for checking in every night this week")).toBe("warm");
+    expect(detectTone("you check in every single day and it's exhausting")).toBe("tense");
+  });
+
   it("reads an eye-roll at someone else, or a sentence of thanks, as no friction", () => {
     expect(detectTone("yes mum 🙄")).toBe("tense");
     expect(detectTone("home. the cat is on my pillow like she pays rent 🙄")).toBe("neutral");

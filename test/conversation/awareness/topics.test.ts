@@ -299,6 +299,12 @@ describe("isQuestion", () => {
     ["What a day.", false],
     ["Two glasses so far", false],
     ["Do the dishes later", false],
+    ["toast in the car lol does that count", true],
+    ["10 mins. hands are sweating. why did I wear the silk blouse", false],
+    ["up at 5 for 12k with the running club. who even am I 🙃", false],
+    ["why do you think that is", true],
+    ["Honestly? Relieved. At least now there's a plan.", false],
+    ["Honestly?", true],
   ])("%s → %s", (text, expected) => {
     expect(isQuestion(text, "user")).toBe(expected);
   });
