@@ -82,8 +82,7 @@ describe("the awareness-truth corpus, held-out-2 part (written blind after the r
   it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
     expect(f.notTheirWords).toEqual([]);
     expect(f.foreignTopics).toBe(0);
-    // Claims made first in session 22, counted wrong until judged blind.
-    expect(f.unjudged).toEqual(["h2-01-28|musician", "h2-02-03|pipe", "h2-02-10|gran"]);
+    expect(f.unjudged).toEqual([]);
   });
 
   it("holds what it reached: questions and friction at the floors, topics far below them", () => {
@@ -91,10 +90,35 @@ describe("the awareness-truth corpus, held-out-2 part (written blind after the r
     expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
     expect(f.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.75);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.77);
     expect(f.topics.recall).toBeGreaterThanOrEqual(0.61);
     expect(f.followUpsHeld).toEqual([]);
     expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
+  });
+});
+
+/**
+ * Written and labelled blind in session 22 after that session's rules and measured once before any
+ * change: topics 0.746 / 0.626 (judged), questions 0.900 / 0.957, tense 0.833 / 0.556 (9 tense
+ * messages), follow-ups held 0 of 3, habit re-asks held 2 of 3. The ratchets below are the figures
+ * reached since.
+ */
+describe("the awareness-truth corpus, held-out-3 part (written blind after session 22's rules; figures reached)", () => {
+  const f: TruthFigures = measureTruth(loadTruthCorpus("held-out-3"));
+  it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
+    expect(f.notTheirWords).toEqual([]);
+    expect(f.foreignTopics).toBe(0);
+    expect(f.unjudged).toEqual([]);
+  });
+
+  it("holds what it reached: questions at the floor, topics and friction below them", () => {
+    expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
+    expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
+    expect(f.tense.precision).toBeGreaterThanOrEqual(1);
+    expect(f.tense.recall).toBeGreaterThanOrEqual(0.55);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.74);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.62);
+    expect(f.followUpsHeld).toEqual([]);
   });
 });
 
