@@ -85,6 +85,16 @@ describe("detectTone", () => {
     expect(detectTone("my knee keeps waking me up")).toBe("neutral");
   });
 
+  it("reads a lifetime's practice, mock praise of advice and 'I said so, didn't I' as friction", () => {
+    expect(detectTone("Had a ham sandwich at noon. I've been feeding myself for 66 years, you know.")).toBe(
+      "tense",
+    );
+    expect(detectTone("wow. groundbreaking advice. thanks.")).toBe("tense");
+    expect(detectTone("I said goodnight at 10 didn't I. I slept.")).toBe("tense");
+    expect(detectTone("I've been running for 3 years now and still love it")).not.toBe("tense");
+    expect(detectTone("I said yes to the job!")).toBe("neutral");
+  });
+
   it("reads thanks for checking in every night as warm, not as being asked every day", () => {
     expect(detectTone("4 days off 🥳 honestly thanks for checking in every night this week")).toBe("warm");
     expect(detectTone("you check in every single day and it's exhausting")).toBe("tense");
