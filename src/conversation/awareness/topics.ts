@@ -272,7 +272,7 @@ function nounPhrases(
     const incidental =
       isCircumstance(words, start) ||
       isBareGerund(words, start + run.length - kept.length, kept) ||
-      isCounted(words, start) ||
+      isCounted(words, start, start + run.length) ||
       isPossessor(words, start + run.length) ||
       takesAnObject(words, start + run.length) ||
       isPartOf(words, start, run) ||
@@ -478,11 +478,18 @@ function hyphenatedStart(words: readonly Word[], index: number): string {
 }
 
 /** A counted noun is a measure ("80 pages left", "4 yrs", "3 miles"), not what the message is about. */
-function isCounted(words: readonly Word[], index: number): boolean {
+function isCounted(words: readonly Word[], index: number, after: number): boolean {
   const before = words[index - 1];
   // A clock time is when and an ordinal which, not how many ("the 0:14 train", "her 60th birthday").
   const count = before !== undefined && (before.pos === "NUM" || /^\d/.test(before.text));
-  return count && !/\d:\d\d|\d(?:st|nd|rd|th)$/i.test(before.text);
+  if (!count || /\d:\d\d|\d(?:st|nd|rd|th)$/i.test(before.text)) return false;
+  // Counted things that do something are the subject of their clause ("all 14 tomato plants
+  // survived", "1400 pipes singing"); "80 pages left", "the 16ft bourdon quit" are still measures.
+  if (/\p{L}/u.test(before.text) || !NOUNS.has(words[after - 1]?.pos ?? "")) return true;
+  let i = after;
+  while (words[i]?.lower === "both" || words[i]?.lower === "all") i += 1;
+  const verb = words[i];
+  return !(verb !== undefined && (verb.pos === "VERB" || verb.pos === "AUX") && verb.lower !== "left");
 }
 
 /** "Nadia's sister": the owner names whose the thing is; the thing is what the message is about. */

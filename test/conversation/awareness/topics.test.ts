@@ -212,6 +212,15 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
   });
 });
 
+describe("detectTopics: grammar that tells a thing talked about from a measure or a frame", () => {
+  it("counts a measure, but counted things that do something are the subject of their clause", () => {
+    expect(detectTopics("80 pages left and we meet wednesday")).toEqual([]);
+    expect(detectTopics("all 14 tomato plants survived!!!")).toEqual(["tomato plant"]);
+    expect(detectTopics("2019 and 2022 papers both had it")).toEqual(["paper"]);
+    expect(detectTopics("even the 16ft bourdon quit wheezing")).toEqual([]);
+  });
+});
+
 describe("topic domains and canonical labels", () => {
   it("maps every lexicon topic to a domain and fallback topics to other", () => {
     expect(topicDomain("hydration")).toBe("habits");
