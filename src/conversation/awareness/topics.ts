@@ -202,7 +202,8 @@ function topicalNoun(
   // A word drawn out ("hellooo", "sooo") is a sound, not a thing.
   if (/(\p{L})\1\1/u.test(word.lower)) return false;
   // A short word the English model does not know is chat shorthand ("af", "rps"), not a name.
-  if (!word.known && word.lower.length <= 3 && word.text === word.lower) return false;
+  // One that owns something or is something ("pua's here", "at jas's") is a name.
+  if (!word.known && word.lower.length <= 3 && word.text === word.lower && next?.lower !== "'s") return false;
   // A gerund with an object is a verb at work ("painting the hallway"), not a thing; after a
   // determiner it names which thing ("the invoicing system").
   const determined = previous?.pos === "DET" || (previous?.pos === "PRON" && POSSESSIVES.has(previous.lower));
@@ -497,8 +498,11 @@ function isPossessor(words: readonly Word[], after: number): boolean {
   const mark = words[after];
   const owned = words[after + 1];
   const possessive = mark !== undefined && (mark.lower === "'s" || mark.lower === "'") && mark.pos === "PART";
-  // "screen's a spiderweb" is "screen is": only a noun (or its adjective) after the mark is owned.
-  return possessive && owned !== undefined && ["NOUN", "PROPN", "ADJ"].includes(owned.pos);
+  // "screen's a spiderweb" is "screen is": only a noun (or its adjective) after the mark is owned;
+  // an adjective that ends its phrase says what the thing is ("Pua's asleep on my couch").
+  if (!possessive || owned === undefined) return false;
+  if (owned.pos === "ADJ") return NOUNS.has(words[after + 2]?.pos ?? "") || words[after + 2]?.pos === "ADJ";
+  return NOUNS.has(owned.pos);
 }
 
 /**

@@ -219,6 +219,16 @@ describe("detectTopics: grammar that tells a thing talked about from a measure o
     expect(detectTopics("2019 and 2022 papers both had it")).toEqual(["paper"]);
     expect(detectTopics("even the 16ft bourdon quit wheezing")).toEqual([]);
   });
+
+  it("reads 's before an adjective that ends its phrase as 'is', and a short unknown word that owns as a name", () => {
+    expect(detectTopics("the spaniel's grand, lost 3 teeth")).toEqual(["spaniel"]);
+    expect(detectTopics("blower's fine. don't ask")).toEqual(["blower"]);
+    expect(detectTopics("pua's here already")).toEqual(["pua"]);
+    expect(detectTopics("going to jas's later")).toEqual(["jas"]);
+    // An owner is still only whose the thing is, adjective or not.
+    expect(detectTopics("Nadia's new sister")).not.toContain("nadia");
+    expect(detectTopics("the af thing")).toEqual([]);
+  });
 });
 
 describe("topic domains and canonical labels", () => {
