@@ -150,12 +150,12 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
   it("does not make someone else's relative, eating or kind of thing theirs", () => {
     expect(detectTopics("jo's mum drove us home after the party")).toEqual(["home", "party"]);
     expect(detectTopics("a family that yelled at the nurse all night")).toEqual([]);
-    expect(detectTopics("the dog ate my sandwich")).toEqual(["dog", "sandwich"]);
+    expect(detectTopics("the dog ate my slipper")).toEqual(["dog", "slipper"]);
     expect(detectTopics("my printer ate the page")).toEqual(["printer", "page"]);
     expect(detectTopics("ok but a chill one")).toEqual([]);
     expect(detectTopics("slept like a baby. a baby that sleeps")).toEqual(["sleep"]);
     // Their own eating and their own relatives still are.
-    expect(detectTopics("ate a sandwich on the walk home")).toEqual(["food", "sandwich"]);
+    expect(detectTopics("ate a bagel on the walk home")).toEqual(["food", "bagel"]);
     expect(detectTopics("my mom's sister is visiting")).toContain("family");
   });
 
@@ -209,6 +209,9 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
   it("knows a few more subject words", () => {
     expect(detectTopics("405 deadlift")).toEqual(["movement"]);
     expect(detectTopics("up early again")).toEqual(["sleep"]);
+    // Everyday meals are food however they are named.
+    expect(detectTopics("toast in the car lol")).toEqual(["food"]);
+    expect(detectTopics("Dev made pancakes 🥞")).toContain("food");
   });
 });
 
