@@ -211,6 +211,9 @@ function topicalNoun(
   const names = next !== undefined && NOUNS.has(next.pos) && !STOPWORDS.has(next.lower);
   if (word.lower.endsWith("ing") && object && !(determined && names)) return false;
   if (previous !== undefined && VERB_BEFORE.has(previous.lower)) return false;
+  // "home." "got home", "drove us home": bare, it says where they are or went, as "here" would;
+  // "my home", "a new home" name the place.
+  if (word.lower === "home" && !determined && previous?.pos !== "ADJ") return false;
   return true;
 }
 

@@ -148,7 +148,7 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
   });
 
   it("does not make someone else's relative, eating or kind of thing theirs", () => {
-    expect(detectTopics("jo's mum drove us home after the party")).toEqual(["home", "party"]);
+    expect(detectTopics("jo's mum drove us home after the party")).toEqual(["party"]);
     expect(detectTopics("a family that yelled at the nurse all night")).toEqual([]);
     expect(detectTopics("the dog ate my slipper")).toEqual(["dog", "slipper"]);
     expect(detectTopics("my printer ate the page")).toEqual(["printer", "page"]);
@@ -231,6 +231,13 @@ describe("detectTopics: grammar that tells a thing talked about from a measure o
     // An owner is still only whose the thing is, adjective or not.
     expect(detectTopics("Nadia's new sister")).not.toContain("nadia");
     expect(detectTopics("the af thing")).toEqual([]);
+  });
+
+  it("reads a bare 'home' as where they are, and 'my home' as a place", () => {
+    expect(detectTopics("home. the bees swarmed")).toEqual(["bee"]);
+    expect(detectTopics("finally home")).toEqual([]);
+    expect(detectTopics("my home insurance went up")).toEqual(["home insurance"]);
+    expect(detectTopics("we found a new home")).toEqual(["home"]);
   });
 });
 
