@@ -731,6 +731,7 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   const isPerson = (w: Word) =>
     PEOPLE.has(subjectAt.get(w.offset) ?? "") || (w.pos === "PROPN" && /^\p{Lu}/u.test(w.text));
   const addressed = addressedWords(words);
+  const spokenTo = vocatives(words, isPerson);
   const comparing = comparisons(words);
   const describing = predicateNouns(words);
   const { phrases, all, overruled } = nounPhrases(words, {
@@ -769,7 +770,11 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   const topics = unique(
     [...kept, ...phrases, ...eventsLeft(tokens, consumed, all)]
       .filter(
-        (hit) => !isAddress(text, hit.offset) && !describing.has(hit.offset) && !comparing.has(hit.offset),
+        (hit) =>
+          !isAddress(text, hit.offset) &&
+          !spokenTo.has(hit.offset) &&
+          !describing.has(hit.offset) &&
+          !comparing.has(hit.offset),
       )
       .sort((a, b) => a.offset - b.offset)
       .map((h) => h.topic),
@@ -870,9 +875,35 @@ function endsSentence(word: Word | undefined): boolean {
   return word === undefined || word.pos === "PUNCT" || word.pos === "SYM";
 }
 
-/** The one word after a comma that ends the sentence calls the reader by a name ("Goodnight, friend."). */
+/**
+ * The one word after a comma that ends the sentence calls the reader by a name ("Goodnight,
+ * friend.", "Thank you, pet ❤️"): an emoji may close the sentence as a full stop would.
+ */
 function isAddress(text: string, offset: number): boolean {
-  return /,\s*$/.test(text.slice(0, offset)) && /^[\p{L}'-]+\s*(?:[.!?\u2026]|$)/u.test(text.slice(offset));
+  return (
+    /,\s*$/.test(text.slice(0, offset)) &&
+    /^[\p{L}'-]+\s*(?:[.!?\u2026]|\p{Extended_Pictographic}|$)/u.test(text.slice(offset))
+  );
+}
+
+/** Answers, thanks and greetings a form of address may follow without a comma ("yes mum", "thanks Dana"). */
+const ADDRESS_AFTER = new Set("yes yeah yep yup no nope thanks thx ta night morning bye hi hey hiya".split(" "));
+
+/**
+ * Offsets of the words that call the reader something right after an answer, thanks or a
+ * greeting ("yes mum 🙄", "and yes mum, I have my bottle", "thank you Dana!"): a person named
+ * alone there is spoken to, not talked about.
+ */
+function vocatives(words: readonly Word[], isPerson: (word: Word) => boolean): Set<number> {
+  const found = new Set<number>();
+  words.forEach((word, i) => {
+    const before = words[i - 1];
+    const thanked = before?.lower === "you" && words[i - 2]?.lower === "thank";
+    if (!ADDRESS_AFTER.has(before?.lower ?? "") && !thanked) return;
+    const after = words[i + 1];
+    if (isPerson(word) && (endsClause(after) || after?.lower === "x")) found.add(word.offset);
+  });
+  return found;
 }
 
 /**

@@ -239,6 +239,16 @@ describe("detectTopics: grammar that tells a thing talked about from a measure o
     expect(detectTopics("my home insurance went up")).toEqual(["home insurance"]);
     expect(detectTopics("we found a new home")).toEqual(["home"]);
   });
+
+  it("leaves out whom they speak to after an answer, thanks or a greeting, or after a comma before an emoji", () => {
+    expect(detectTopics("yes mum 🙄")).toEqual([]);
+    expect(detectTopics("and yes mum, I have my bottle")).toEqual(["hydration"]);
+    expect(detectTopics("thanks Dana!")).toEqual([]);
+    expect(detectTopics("Thank you, pet ❤️")).toEqual([]);
+    // A thing after "ok" or "no" is talked about; so is a person who is not alone there.
+    expect(detectTopics("ok rankine. explain it")).toEqual(["rankine"]);
+    expect(detectTopics("yes mum called")).toEqual(["family"]);
+  });
 });
 
 describe("topic domains and canonical labels", () => {
