@@ -197,7 +197,9 @@ function topicalNoun(
 ): boolean {
   if (!NOUNS.has(word.pos)) return false;
   if (!/^\p{L}[\p{L}'-]*$/u.test(word.text) || word.lower.length < 2) return false;
-  if (STOPWORDS.has(word.lower) || NOT_TOPICS.has(word.lower) || NOT_TOPICS.has(singular(word))) return false;
+  const one = singular(word);
+  if (STOPWORDS.has(word.lower) || STOPWORDS.has(one) || NOT_TOPICS.has(word.lower) || NOT_TOPICS.has(one))
+    return false;
   if ((undetermined && !word.known) || word.foreign) return false;
   // A word drawn out ("hellooo", "sooo") is a sound, not a thing.
   if (/(\p{L})\1\1/u.test(word.lower)) return false;

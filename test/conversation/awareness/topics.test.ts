@@ -249,6 +249,15 @@ describe("detectTopics: grammar that tells a thing talked about from a measure o
     expect(detectTopics("ok rankine. explain it")).toEqual(["rankine"]);
     expect(detectTopics("yes mum called")).toEqual(["family"]);
   });
+
+  it("names no time word in any number or spelling, no pronoun in chat spelling, no exclamation", () => {
+    expect(detectTopics("Stiff in the mornings")).toEqual([]);
+    expect(detectTopics("frost warning tonite so covering the tomatoes")).not.toContain("tonite");
+    expect(detectTopics("whether I can still curl next season")).toEqual([]);
+    expect(detectTopics("already wrote em down")).toEqual([]);
+    expect(detectTopics("god no. im doing the cake")).toEqual(["cake"]);
+    expect(detectTopics("Brid from next door is coming")).toEqual(["brid"]);
+  });
 });
 
 describe("topic domains and canonical labels", () => {
