@@ -24,6 +24,8 @@ interface Hit {
 
 const WORD = /[\p{L}\p{N}]+(?:'[\p{L}]+)*/gu;
 const VOLUME = /\b\d+(?:[.,]\d+)?\s?(?:ml|l|liters?|litres?|fl oz)\b/iu;
+/** A sum of money ("$640", "£340", "£££"): what something costs them. */
+const AMOUNT = /[$£€¥₹]\s?\d|[$£€]{3}/u;
 
 /** Stems per word: chat reuses a small vocabulary, so most words are stemmed once per process. */
 const stemCache = new Map<string, string>();
@@ -137,6 +139,8 @@ function lexiconHits(
   });
   const volume = VOLUME.exec(text);
   if (volume) hits.push({ topic: "hydration", offset: volume.index });
+  const amount = AMOUNT.exec(text);
+  if (amount) hits.push({ topic: "money", offset: amount.index });
   return hits;
 }
 

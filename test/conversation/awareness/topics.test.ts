@@ -212,6 +212,10 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
     // Everyday meals are food however they are named.
     expect(detectTopics("toast in the car lol")).toEqual(["food"]);
     expect(detectTopics("Dev made pancakes 🥞")).toContain("food");
+    // A sum of money is what something costs them.
+    expect(detectTopics("exhaust and a tyre, £340")).toContain("money");
+    expect(detectTopics("garage says $640 for a new core")).toContain("money");
+    expect(detectTopics("the 46A at half one")).not.toContain("money");
   });
 });
 
