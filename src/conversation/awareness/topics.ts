@@ -269,8 +269,9 @@ function nounPhrases(
     describing,
     subjectOffsets,
   }: PhraseContext,
-): { phrases: Hit[]; all: Hit[]; overruled: Set<number> } {
+): { phrases: Hit[]; all: Hit[]; overruled: Set<number>; scenes: Hit[] } {
   const phrases: Hit[] = [];
+  const scenes: Hit[] = [];
   const overruled = new Set<number>();
   let run: Word[] = [];
   let start = 0;
@@ -279,8 +280,8 @@ function nounPhrases(
     const kept = run.slice(-MAX_PHRASE_WORDS);
     const head = kept[kept.length - 1];
     const first = kept[0];
+    const circumstance = isCircumstance(words, start);
     const incidental =
-      isCircumstance(words, start) ||
       isBareGerund(words, start + run.length - kept.length, kept) ||
       isCounted(words, start, start + run.length) ||
       isPossessor(words, start + run.length) ||
@@ -302,8 +303,11 @@ function nounPhrases(
       const foreignPhrase = !head.known && words[start + run.length - kept.length - 1]?.foreign === true;
       const written = [...kept.slice(0, -1).map((w) => w.lower), foreignPhrase ? head.lower : singular(head)];
       const label = `${hyphenatedStart(words, start + run.length - kept.length)}${written.join(" ")}`;
-      phrases.push({ topic: label, offset: first.offset });
-      if (claimed(head.offset)) overruled.add(head.offset);
+      if (circumstance) scenes.push({ topic: label, offset: first.offset });
+      else {
+        phrases.push({ topic: label, offset: first.offset });
+        if (claimed(head.offset)) overruled.add(head.offset);
+      }
     }
     run = [];
   };
@@ -320,7 +324,7 @@ function nounPhrases(
     } else close();
   });
   close();
-  return { phrases: phrases.slice(0, MAX_PHRASES), all: phrases, overruled };
+  return { phrases: phrases.slice(0, MAX_PHRASES), all: phrases, overruled, scenes: scenes.slice(0, MAX_PHRASES) };
 }
 
 /** Forms of "be" that link a subject to what it is, with the contractions chat writes as one word. */
@@ -740,7 +744,7 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   const spokenTo = vocatives(words, isPerson);
   const comparing = comparisons(words);
   const describing = predicateNouns(words);
-  const { phrases, all, overruled } = nounPhrases(words, {
+  const { phrases, all, overruled, scenes } = nounPhrases(words, {
     comparing,
     describing,
     subjectOffsets: subjects.map((h) => h.offset),
@@ -773,22 +777,27 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   );
   // The scene is the topic only when nothing else in the message is ("long day at work").
   const kept = raised.length + phrases.length > 0 ? raised : scene;
-  const topics = unique(
-    [...kept, ...phrases, ...eventsLeft(tokens, consumed, all)]
-      .filter(
-        (hit) =>
-          !isAddress(text, hit.offset) &&
-          !spokenTo.has(hit.offset) &&
-          !describing.has(hit.offset) &&
-          !comparing.has(hit.offset),
-      )
-      .sort((a, b) => a.offset - b.offset)
-      .map((h) => h.topic),
-  );
+  const shown = (hits: readonly Hit[]) =>
+    unique(
+      hits
+        .filter(
+          (hit) =>
+            !isAddress(text, hit.offset) &&
+            !spokenTo.has(hit.offset) &&
+            !describing.has(hit.offset) &&
+            !comparing.has(hit.offset),
+        )
+        .sort((a, b) => a.offset - b.offset)
+        .map((h) => h.topic),
+    );
+  const topics = shown([...kept, ...phrases, ...eventsLeft(tokens, consumed, all)]);
+  if (topics.length > 0) return topics;
   // How they feel is the subject when it is all the message tells ("pretty stressed out honestly"),
   // so an answer meets "how are you feeling?"; beside other news it is their mood, not the topic.
-  if (topics.length === 0 && detectMood(text, language) !== null) return ["mood"];
-  return topics;
+  if (detectMood(text, language) !== null) return ["mood"];
+  // Where they were, or what with, is what they tell when nothing else is ("was on the tram",
+  // "got it out with a drain rod").
+  return shown(scenes);
 }
 
 /** What people call the companion when they do not name it. */

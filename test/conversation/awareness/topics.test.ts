@@ -149,7 +149,7 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
 
   it("does not make someone else's relative, eating or kind of thing theirs", () => {
     expect(detectTopics("jo's mum drove us home after the party")).toEqual(["party"]);
-    expect(detectTopics("a family that yelled at the nurse all night")).toEqual([]);
+    expect(detectTopics("a family that yelled at the nurse all night")).not.toContain("family");
     expect(detectTopics("the dog ate my slipper")).toEqual(["dog", "slipper"]);
     expect(detectTopics("my printer ate the page")).toEqual(["printer", "page"]);
     expect(detectTopics("ok but a chill one")).toEqual([]);
@@ -157,6 +157,13 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
     // Their own eating and their own relatives still are.
     expect(detectTopics("ate a bagel on the walk home")).toEqual(["food", "bagel"]);
     expect(detectTopics("my mom's sister is visiting")).toContain("family");
+  });
+
+  it("names the scene when nothing else is there, and not before how they feel", () => {
+    expect(detectTopics("was on the tram with someone's elbow in my face")).toEqual(["tram"]);
+    expect(detectTopics("got it out with a drain rod and a lot of swearing")).toEqual(["drain rod"]);
+    expect(detectTopics("going to lie on the floor for an hour now, i'm wrecked")).toEqual(["mood"]);
+    expect(detectTopics("ate a bagel on the walk back")).not.toContain("walk");
   });
 
   it("reads 'on' as a scene unless it says what about", () => {
