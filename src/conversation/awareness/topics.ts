@@ -201,6 +201,8 @@ function topicalNoun(
 ): boolean {
   if (!NOUNS.has(word.pos)) return false;
   if (!/^\p{L}[\p{L}'-]*$/u.test(word.text) || word.lower.length < 2) return false;
+  // A verb's clitic ("cc'd", "she'll") makes no noun of the word it is glued to.
+  if (/'(?:d|ll|ve|re|m)$/.test(word.lower)) return false;
   const one = singular(word);
   if (STOPWORDS.has(word.lower) || STOPWORDS.has(one) || NOT_TOPICS.has(word.lower) || NOT_TOPICS.has(one))
     return false;

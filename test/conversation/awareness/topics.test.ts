@@ -164,6 +164,8 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
     expect(detectTopics("got it out with a drain rod and a lot of swearing")).toEqual(["drain rod"]);
     expect(detectTopics("going to lie on the floor for an hour now, i'm wrecked")).toEqual(["mood"]);
     expect(detectTopics("ate a bagel on the walk back")).not.toContain("walk");
+    // A verb's clitic makes no noun of its word.
+    expect(detectTopics("tomorrow. with my HOD cc'd")).toEqual(["hod"]);
   });
 
   it("reads 'on' as a scene unless it says what about", () => {
