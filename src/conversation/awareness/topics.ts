@@ -313,10 +313,17 @@ function nounPhrases(
     }
     run = [];
   };
+  // A word said again for emphasis is the same word: "the bees swarmed. SWARMED." has no noun in it.
+  const said = new Set(words.filter((w) => ["VERB", "ADJ", "ADV"].includes(w.pos)).map((w) => w.lower));
   words.forEach((word, i) => {
     const previous = words[i - 1];
     const heads = run.length > 0 && NOUNS.has(word.pos) && COMPOUND_HEADS.has(word.lower);
-    if (!idiomatic.has(word.offset) && (heads || topicalNoun(word, words[i + 1], previous, undetermined))) {
+    const repeated = said.has(word.lower) && !word.known;
+    if (
+      !idiomatic.has(word.offset) &&
+      !repeated &&
+      (heads || topicalNoun(word, words[i + 1], previous, undetermined))
+    ) {
       if (run.length === 0) start = i;
       run.push(word);
     } else if (run.length > 0 && !idiomatic.has(word.offset) && headsCompound(words, start, run)) {

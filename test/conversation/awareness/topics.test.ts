@@ -166,6 +166,8 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
     expect(detectTopics("ate a bagel on the walk back")).not.toContain("walk");
     // A verb's clitic makes no noun of its word.
     expect(detectTopics("tomorrow. with my HOD cc'd")).toEqual(["hod"]);
+    // Nor a verb said again in capitals for emphasis.
+    expect(detectTopics("the bees swarmed. SWARMED.")).toEqual(["bee"]);
   });
 
   it("reads 'on' as a scene unless it says what about", () => {
