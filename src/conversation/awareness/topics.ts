@@ -333,7 +333,12 @@ function nounPhrases(
     } else close();
   });
   close();
-  return { phrases: phrases.slice(0, MAX_PHRASES), all: phrases, overruled, scenes: scenes.slice(0, MAX_PHRASES) };
+  return {
+    phrases: phrases.slice(0, MAX_PHRASES),
+    all: phrases,
+    overruled,
+    scenes: scenes.slice(0, MAX_PHRASES),
+  };
 }
 
 /** Forms of "be" that link a subject to what it is, with the contractions chat writes as one word. */
@@ -911,7 +916,9 @@ function isAddress(text: string, offset: number): boolean {
 }
 
 /** Answers, thanks and greetings a form of address may follow without a comma ("yes mum", "thanks Dana"). */
-const ADDRESS_AFTER = new Set("yes yeah yep yup no nope thanks thx ta night morning bye hi hey hiya".split(" "));
+const ADDRESS_AFTER = new Set(
+  "yes yeah yep yup no nope thanks thx ta night morning bye hi hey hiya".split(" "),
+);
 
 /**
  * Offsets of the words that call the reader something right after an answer, thanks or a
