@@ -105,6 +105,21 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
       "sugar",
       "carbs",
       "omad",
+      "toast",
+      "sandwich",
+      "pancake",
+      "soup",
+      "pasta",
+      "pizza",
+      "burger",
+      "noodles",
+      "cereal",
+      "porridge",
+      "oatmeal",
+      "takeaway",
+      "rice",
+      "bread",
+      "eggs",
     ],
     exact: ["ate", "fasting", "fasted"],
     phrases: [
@@ -496,6 +511,8 @@ export const IDIOMS: readonly string[] = [
   "set off the alarm",
   "set off an alarm",
   "set the alarm off",
+  // Where someone lives or is, said as a place adverb: "from next door", "back next door".
+  "next door",
 ];
 
 /**
@@ -541,5 +558,7 @@ export const NOT_TOPICS: ReadonlySet<string> = new Set(
   jeez oye yolo face chest stomach brain leg legs elbow hand hands head eyes arm arms shoulder neck
   word words lowkey highkey fr ha hah lol lmfao hasnt wasnt isnt doesnt didnt couldnt shouldnt
   wouldnt arent werent aint havent mon tue tues thu thur thurs fri feb apr jul aug sept oct nov dec
-  aloha ciao hola salut servus`.split(/\s+/),
+  aloha ciao hola salut servus tonite tonight's nite em season seasons spring summer autumn winter god`.split(
+    /\s+/,
+  ),
 );

@@ -24,6 +24,8 @@ interface Hit {
 
 const WORD = /[\p{L}\p{N}]+(?:'[\p{L}]+)*/gu;
 const VOLUME = /\b\d+(?:[.,]\d+)?\s?(?:ml|l|liters?|litres?|fl oz)\b/iu;
+/** A sum of money ("$640", "£340", "£££"): what something costs them. */
+const AMOUNT = /[$£€¥₹]\s?\d|[$£€]{3}/u;
 
 /** Stems per word: chat reuses a small vocabulary, so most words are stemmed once per process. */
 const stemCache = new Map<string, string>();
@@ -137,6 +139,8 @@ function lexiconHits(
   });
   const volume = VOLUME.exec(text);
   if (volume) hits.push({ topic: "hydration", offset: volume.index });
+  const amount = AMOUNT.exec(text);
+  if (amount) hits.push({ topic: "money", offset: amount.index });
   return hits;
 }
 
@@ -197,12 +201,17 @@ function topicalNoun(
 ): boolean {
   if (!NOUNS.has(word.pos)) return false;
   if (!/^\p{L}[\p{L}'-]*$/u.test(word.text) || word.lower.length < 2) return false;
-  if (STOPWORDS.has(word.lower) || NOT_TOPICS.has(word.lower) || NOT_TOPICS.has(singular(word))) return false;
+  // A verb's clitic ("cc'd", "she'll") makes no noun of the word it is glued to.
+  if (/'(?:d|ll|ve|re|m)$/.test(word.lower)) return false;
+  const one = singular(word);
+  if (STOPWORDS.has(word.lower) || STOPWORDS.has(one) || NOT_TOPICS.has(word.lower) || NOT_TOPICS.has(one))
+    return false;
   if ((undetermined && !word.known) || word.foreign) return false;
   // A word drawn out ("hellooo", "sooo") is a sound, not a thing.
   if (/(\p{L})\1\1/u.test(word.lower)) return false;
   // A short word the English model does not know is chat shorthand ("af", "rps"), not a name.
-  if (!word.known && word.lower.length <= 3 && word.text === word.lower) return false;
+  // One that owns something or is something ("pua's here", "at jas's") is a name.
+  if (!word.known && word.lower.length <= 3 && word.text === word.lower && next?.lower !== "'s") return false;
   // A gerund with an object is a verb at work ("painting the hallway"), not a thing; after a
   // determiner it names which thing ("the invoicing system").
   const determined = previous?.pos === "DET" || (previous?.pos === "PRON" && POSSESSIVES.has(previous.lower));
@@ -210,6 +219,9 @@ function topicalNoun(
   const names = next !== undefined && NOUNS.has(next.pos) && !STOPWORDS.has(next.lower);
   if (word.lower.endsWith("ing") && object && !(determined && names)) return false;
   if (previous !== undefined && VERB_BEFORE.has(previous.lower)) return false;
+  // "home." "got home", "drove us home": bare, it says where they are or went, as "here" would;
+  // "my home", "a new home" name the place.
+  if (word.lower === "home" && !determined && previous?.pos !== "ADJ") return false;
   return true;
 }
 
@@ -259,8 +271,9 @@ function nounPhrases(
     describing,
     subjectOffsets,
   }: PhraseContext,
-): { phrases: Hit[]; all: Hit[]; overruled: Set<number> } {
+): { phrases: Hit[]; all: Hit[]; overruled: Set<number>; scenes: Hit[] } {
   const phrases: Hit[] = [];
+  const scenes: Hit[] = [];
   const overruled = new Set<number>();
   let run: Word[] = [];
   let start = 0;
@@ -269,10 +282,10 @@ function nounPhrases(
     const kept = run.slice(-MAX_PHRASE_WORDS);
     const head = kept[kept.length - 1];
     const first = kept[0];
+    const circumstance = isCircumstance(words, start);
     const incidental =
-      isCircumstance(words, start) ||
       isBareGerund(words, start + run.length - kept.length, kept) ||
-      isCounted(words, start) ||
+      isCounted(words, start, start + run.length) ||
       isPossessor(words, start + run.length) ||
       takesAnObject(words, start + run.length) ||
       isPartOf(words, start, run) ||
@@ -292,15 +305,25 @@ function nounPhrases(
       const foreignPhrase = !head.known && words[start + run.length - kept.length - 1]?.foreign === true;
       const written = [...kept.slice(0, -1).map((w) => w.lower), foreignPhrase ? head.lower : singular(head)];
       const label = `${hyphenatedStart(words, start + run.length - kept.length)}${written.join(" ")}`;
-      phrases.push({ topic: label, offset: first.offset });
-      if (claimed(head.offset)) overruled.add(head.offset);
+      if (circumstance) scenes.push({ topic: label, offset: first.offset });
+      else {
+        phrases.push({ topic: label, offset: first.offset });
+        if (claimed(head.offset)) overruled.add(head.offset);
+      }
     }
     run = [];
   };
+  // A word said again for emphasis is the same word: "the bees swarmed. SWARMED." has no noun in it.
+  const said = new Set(words.filter((w) => ["VERB", "ADJ", "ADV"].includes(w.pos)).map((w) => w.lower));
   words.forEach((word, i) => {
     const previous = words[i - 1];
     const heads = run.length > 0 && NOUNS.has(word.pos) && COMPOUND_HEADS.has(word.lower);
-    if (!idiomatic.has(word.offset) && (heads || topicalNoun(word, words[i + 1], previous, undetermined))) {
+    const repeated = said.has(word.lower) && !word.known;
+    if (
+      !idiomatic.has(word.offset) &&
+      !repeated &&
+      (heads || topicalNoun(word, words[i + 1], previous, undetermined))
+    ) {
       if (run.length === 0) start = i;
       run.push(word);
     } else if (run.length > 0 && !idiomatic.has(word.offset) && headsCompound(words, start, run)) {
@@ -310,7 +333,12 @@ function nounPhrases(
     } else close();
   });
   close();
-  return { phrases: phrases.slice(0, MAX_PHRASES), all: phrases, overruled };
+  return {
+    phrases: phrases.slice(0, MAX_PHRASES),
+    all: phrases,
+    overruled,
+    scenes: scenes.slice(0, MAX_PHRASES),
+  };
 }
 
 /** Forms of "be" that link a subject to what it is, with the contractions chat writes as one word. */
@@ -478,11 +506,18 @@ function hyphenatedStart(words: readonly Word[], index: number): string {
 }
 
 /** A counted noun is a measure ("80 pages left", "4 yrs", "3 miles"), not what the message is about. */
-function isCounted(words: readonly Word[], index: number): boolean {
+function isCounted(words: readonly Word[], index: number, after: number): boolean {
   const before = words[index - 1];
   // A clock time is when and an ordinal which, not how many ("the 0:14 train", "her 60th birthday").
   const count = before !== undefined && (before.pos === "NUM" || /^\d/.test(before.text));
-  return count && !/\d:\d\d|\d(?:st|nd|rd|th)$/i.test(before.text);
+  if (!count || /\d:\d\d|\d(?:st|nd|rd|th)$/i.test(before.text)) return false;
+  // Counted things that do something are the subject of their clause ("all 14 tomato plants
+  // survived", "1400 pipes singing"); "80 pages left", "the 16ft bourdon quit" are still measures.
+  if (/\p{L}/u.test(before.text) || !NOUNS.has(words[after - 1]?.pos ?? "")) return true;
+  let i = after;
+  while (words[i]?.lower === "both" || words[i]?.lower === "all") i += 1;
+  const verb = words[i];
+  return !(verb !== undefined && (verb.pos === "VERB" || verb.pos === "AUX") && verb.lower !== "left");
 }
 
 /** "Nadia's sister": the owner names whose the thing is; the thing is what the message is about. */
@@ -490,8 +525,11 @@ function isPossessor(words: readonly Word[], after: number): boolean {
   const mark = words[after];
   const owned = words[after + 1];
   const possessive = mark !== undefined && (mark.lower === "'s" || mark.lower === "'") && mark.pos === "PART";
-  // "screen's a spiderweb" is "screen is": only a noun (or its adjective) after the mark is owned.
-  return possessive && owned !== undefined && ["NOUN", "PROPN", "ADJ"].includes(owned.pos);
+  // "screen's a spiderweb" is "screen is": only a noun (or its adjective) after the mark is owned;
+  // an adjective that ends its phrase says what the thing is ("Pua's asleep on my couch").
+  if (!possessive || owned === undefined) return false;
+  if (owned.pos === "ADJ") return NOUNS.has(words[after + 2]?.pos ?? "") || words[after + 2]?.pos === "ADJ";
+  return NOUNS.has(owned.pos);
 }
 
 /**
@@ -717,9 +755,10 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   const isPerson = (w: Word) =>
     PEOPLE.has(subjectAt.get(w.offset) ?? "") || (w.pos === "PROPN" && /^\p{Lu}/u.test(w.text));
   const addressed = addressedWords(words);
+  const spokenTo = vocatives(words, isPerson);
   const comparing = comparisons(words);
   const describing = predicateNouns(words);
-  const { phrases, all, overruled } = nounPhrases(words, {
+  const { phrases, all, overruled, scenes } = nounPhrases(words, {
     comparing,
     describing,
     subjectOffsets: subjects.map((h) => h.offset),
@@ -752,18 +791,27 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
   );
   // The scene is the topic only when nothing else in the message is ("long day at work").
   const kept = raised.length + phrases.length > 0 ? raised : scene;
-  const topics = unique(
-    [...kept, ...phrases, ...eventsLeft(tokens, consumed, all)]
-      .filter(
-        (hit) => !isAddress(text, hit.offset) && !describing.has(hit.offset) && !comparing.has(hit.offset),
-      )
-      .sort((a, b) => a.offset - b.offset)
-      .map((h) => h.topic),
-  );
+  const shown = (hits: readonly Hit[]) =>
+    unique(
+      hits
+        .filter(
+          (hit) =>
+            !isAddress(text, hit.offset) &&
+            !spokenTo.has(hit.offset) &&
+            !describing.has(hit.offset) &&
+            !comparing.has(hit.offset),
+        )
+        .sort((a, b) => a.offset - b.offset)
+        .map((h) => h.topic),
+    );
+  const topics = shown([...kept, ...phrases, ...eventsLeft(tokens, consumed, all)]);
+  if (topics.length > 0) return topics;
   // How they feel is the subject when it is all the message tells ("pretty stressed out honestly"),
   // so an answer meets "how are you feeling?"; beside other news it is their mood, not the topic.
-  if (topics.length === 0 && detectMood(text, language) !== null) return ["mood"];
-  return topics;
+  if (detectMood(text, language) !== null) return ["mood"];
+  // Where they were, or what with, is what they tell when nothing else is ("was on the tram",
+  // "got it out with a drain rod").
+  return shown(scenes);
 }
 
 /** What people call the companion when they do not name it. */
@@ -856,9 +904,37 @@ function endsSentence(word: Word | undefined): boolean {
   return word === undefined || word.pos === "PUNCT" || word.pos === "SYM";
 }
 
-/** The one word after a comma that ends the sentence calls the reader by a name ("Goodnight, friend."). */
+/**
+ * The one word after a comma that ends the sentence calls the reader by a name ("Goodnight,
+ * friend.", "Thank you, pet ❤️"): an emoji may close the sentence as a full stop would.
+ */
 function isAddress(text: string, offset: number): boolean {
-  return /,\s*$/.test(text.slice(0, offset)) && /^[\p{L}'-]+\s*(?:[.!?\u2026]|$)/u.test(text.slice(offset));
+  return (
+    /,\s*$/.test(text.slice(0, offset)) &&
+    /^[\p{L}'-]+\s*(?:[.!?\u2026]|\p{Extended_Pictographic}|$)/u.test(text.slice(offset))
+  );
+}
+
+/** Answers, thanks and greetings a form of address may follow without a comma ("yes mum", "thanks Dana"). */
+const ADDRESS_AFTER = new Set(
+  "yes yeah yep yup no nope thanks thx ta night morning bye hi hey hiya".split(" "),
+);
+
+/**
+ * Offsets of the words that call the reader something right after an answer, thanks or a
+ * greeting ("yes mum 🙄", "and yes mum, I have my bottle", "thank you Dana!"): a person named
+ * alone there is spoken to, not talked about.
+ */
+function vocatives(words: readonly Word[], isPerson: (word: Word) => boolean): Set<number> {
+  const found = new Set<number>();
+  words.forEach((word, i) => {
+    const before = words[i - 1];
+    const thanked = before?.lower === "you" && words[i - 2]?.lower === "thank";
+    if (!ADDRESS_AFTER.has(before?.lower ?? "") && !thanked) return;
+    const after = words[i + 1];
+    if (isPerson(word) && (endsClause(after) || after?.lower === "x")) found.add(word.offset);
+  });
+  return found;
 }
 
 /**

@@ -43,8 +43,16 @@ describe("the awareness-truth corpus, tuning part", () => {
   it("tells topics at the floors, counting a claim nobody judged as wrong", () => {
     expect(tuning.topics.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.topicPrecision);
     expect(tuning.topics.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.topicRecall);
-    // Where they reached: recall 0.841.
-    expect(tuning.topics.recall).toBeGreaterThanOrEqual(0.84);
+    // Where they reached: recall 0.862.
+    expect(tuning.topics.recall).toBeGreaterThanOrEqual(0.86);
+    // Claims made first late in session 22, counted wrong until judged blind.
+    expect(tuning.unjudged).toEqual([
+      "t04-08|dana",
+      "t07-20|wellness tip",
+      "t08-04|money",
+      "t08-25|money",
+      "t08-26|money",
+    ]);
   });
 
   it("calls a change of subject only when it is one, at the floor", () => {
@@ -68,8 +76,8 @@ describe("the awareness-truth corpus, held-out part (figures reached, not tuned 
     expect(f.questions.recall).toBeGreaterThanOrEqual(0.94);
     expect(f.tense.precision).toBeGreaterThanOrEqual(0.96);
     expect(f.tense.recall).toBeGreaterThanOrEqual(0.96);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.88);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.77);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.92);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.81);
     expect(f.shifts.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.shiftPrecision);
     expect(f.mood.precision).toBeGreaterThanOrEqual(0.6);
     expect(f.followUpsHeld).toEqual([]);
@@ -82,7 +90,8 @@ describe("the awareness-truth corpus, held-out-2 part (written blind after the r
   it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
     expect(f.notTheirWords).toEqual([]);
     expect(f.foreignTopics).toBe(0);
-    expect(f.unjudged).toEqual([]);
+    // Claims made first late in session 22, counted wrong until judged blind.
+    expect(f.unjudged).toEqual(["h2-01-11|garage", "h2-02-36|sewer"]);
   });
 
   it("holds what it reached: questions and friction at the floors, topics far below them", () => {
@@ -90,8 +99,8 @@ describe("the awareness-truth corpus, held-out-2 part (written blind after the r
     expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
     expect(f.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.77);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.61);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.79);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.69);
     expect(f.followUpsHeld).toEqual([]);
     expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
   });
@@ -108,7 +117,8 @@ describe("the awareness-truth corpus, held-out-3 part (written blind after sessi
   it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
     expect(f.notTheirWords).toEqual([]);
     expect(f.foreignTopics).toBe(0);
-    expect(f.unjudged).toEqual([]);
+    // Claims made first late in session 22, counted wrong until judged blind.
+    expect(f.unjudged).toEqual(["h3-01-32|money", "h3-02-05|assiniboine", "h3-02-10|perogies"]);
   });
 
   it("holds what it reached: questions at the floor, topics and friction below them", () => {
@@ -116,8 +126,8 @@ describe("the awareness-truth corpus, held-out-3 part (written blind after sessi
     expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.tense.precision).toBeGreaterThanOrEqual(1);
     expect(f.tense.recall).toBeGreaterThanOrEqual(0.55);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.74);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.62);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.77);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.68);
     expect(f.followUpsHeld).toEqual([]);
   });
 });
