@@ -119,11 +119,11 @@ const HABIT_WORDS: Readonly<Record<string, RegExp>> = {
     /\b(?:water|hydrat\w*|drank|agua|água|wasser|eau|acqua|botella|bouteille|flasche|bottiglia|garrafa|bebido|getrunken|bu|bois|bevuto)\b/iu,
   sleep:
     /\b(?:sleep\w*|slept|good ?night|bed|dorm\w*|sueño|schlaf\w*|geschlafen|sommeil|sonno|sono|buenas noches|gute nacht|bonne nuit)\b/iu,
-  food: /\b(?:lunch|breakfast|dinner|ate|eaten|comido|comí|almuerzo|desayuno|cena|gegessen|essen|mittag\w*|frühstück|abendessen|mangé|déjeuner|dîner|pranzo|colazione|almoço|jantar)\b/iu,
+  food: /\b(?:lunch|breakfast|dinner|ate|eaten|comido|comí|comer|almuerzo|desayuno|cena|gegessen|essen|mittag\w*|frühstück|abendessen|mangé|manger|repas|déjeuner|dîner|pranzo|colazione|mangiare|mangiato|almoço|jantar)\b/iu,
   movement:
     /\b(?:gym|walk\w*|run|ran|workout|steps|caminar|camin\w+|paseo|gimnasio|correr|spazier\w*|gelaufen|joggen|training|promenade|marche|couru|palestra|corsa|caminhada|academia)\b/iu,
   medication:
-    /\b(?:meds|medication|medicine|pills?|vitamins?|supplements?|insulin|inhaler|médocs?|médicaments?|medicamentos?|pastillas?|tabletten|medikamente?|remédios?)\b/iu,
+    /\b(?:meds|medication|medicine|pills?|tablets?|vitamins?|supplements?|insulin|inhaler|médocs?|médicaments?|comprimés?|medicamentos?|pastillas?|tabletten|medikamente?|remédios?)\b/iu,
   // How they feel is asked like a habit ("how's your mood today?"), and answered by any feeling.
   mood: /\b(?:mood|feel(?:ing|s)?|scared|excited|anxious|nervous|stressed|happy|sad|worried|upset|angry|frustrated|overwhelmed|calm|relieved|proud|lonely|down|low|ánimo|estado de ánimo|stimmung|humeur|umore|humor)\b/iu,
 };
@@ -148,9 +148,9 @@ function asksStatus(decidedTopic: string, topics: readonly string[]): boolean {
 /** A topic named with a definite article or a possessive points at one thing, not an ongoing subject. */
 const ONE_THING = /^\s*(?:the|your|that|this|his|her|their|my)\s/i;
 
-/** Words of intention without a report: "will drink more later" says nothing about today yet. */
+/** Words of intention without a report: "will drink more later" ("mangio dopo le 3") says nothing about today yet. */
 const INTENTION =
-  /\b(?:will|'ll|gonna|going to|plan(?:ning)? to|need to|have to|should|must|want to|wanna|later)\b/i;
+  /\b(?:will|'ll|gonna|going to|plan(?:ning)? to|need to|have to|should|must|want to|wanna|later|más tarde|luego|después|später|nachher|plus tard|tout à l'heure|più tardi|dopo|mais tarde|depois)\b/iu;
 const REPORT =
   /\b(?:did|done|had|have had|already|finished|sorted|drank|ate|slept|went|walked|ran|took|taken|got|been|was|were|skipped|missed|forgot|nailed|passed|over)\b/i;
 
@@ -234,13 +234,35 @@ function statusAnswer(
     const m = log[i];
     if (m === undefined || Date.parse(m.ts) < from) break;
     if (m.role !== "user") continue;
-    if (about(m) && !isQuestion(m.text, m.role) && reportsStatus(m, nowMs))
+    if (statesAbout(m, about) && reportsStatus(m, nowMs))
       return { message: m, why: (topic) => `said how ${topic} stands today` };
     const asked = log.slice(0, i).findLast((e) => e.role === "assistant");
-    if (asked !== undefined && about(asked) && messageIsQuestion(asked) && answers(m, asked, log))
+    // "naw. will drink some after school" answers the ask with a plan: it holds only as a plan does.
+    if (
+      asked !== undefined &&
+      about(asked) &&
+      messageIsQuestion(asked) &&
+      answers(m, asked, log) &&
+      reportsStatus(m, nowMs)
+    )
       return { message: m, why: (topic) => `answered about ${topic} when asked` };
   }
   return null;
+}
+
+/**
+ * Whether a message of the person's states something about the subject, in a clause that asks
+ * nothing: "already on my second bottle of water today, proud of me?" states; "should I drink
+ * more water?" does not.
+ */
+function statesAbout(message: Message, about: (m: Message) => boolean): boolean {
+  if (!about(message)) return false;
+  if (!isQuestion(message.text, message.role)) return true;
+  const clauses = message.text.match(/[^.!?\n,;]+[.!?\n,;]*/g) ?? [];
+  return clauses.some((sentence) => {
+    const part: Message = { ...message, text: sentence, annotations: undefined };
+    return !isQuestion(sentence, message.role) && about(part);
+  });
 }
 
 /**

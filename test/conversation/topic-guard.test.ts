@@ -132,6 +132,36 @@ describe("guardTopic", () => {
     expect(verdict("water", later, 2 * 60).allow).toBe(true);
   });
 
+  it("holds a habit whose status came in a message that also asks something", () => {
+    const log = [at(0, "user", "already on my second bottle of water today, proud of me?")];
+    expect(verdict("water", log, 3 * 60)).toMatchObject({ allow: false, answerId: log[0]?.id });
+    const asking = [at(0, "user", "should I drink more water?")];
+    expect(verdict("water", asking, 3 * 60).allow).toBe(true);
+  });
+
+  it("knows tablets and meals by the words people use for them", () => {
+    const tablets = [at(0, "user", "Morning tablets taken with my porridge, as always.")];
+    expect(verdict("morning tablets", tablets, 2 * 60).allow).toBe(false);
+    const french = [
+      at(0, "assistant", "Tu as pu manger un morceau ?"),
+      at(35, "user", "Oui, un jambon-beurre entre deux clientes."),
+    ];
+    expect(verdict("le repas de midi", french, 2 * 60).allow).toBe(false);
+  });
+
+  it("takes an answer that only promises as a plan, which holds for a while and then lapses", () => {
+    const log = [
+      at(0, "assistant", "Had any water today?"),
+      at(2, "user", "naw. will drink some after school i promise"),
+    ];
+    expect(verdict("water", log, 60).allow).toBe(false);
+    expect(verdict("water", log, 4 * 60).allow).toBe(true);
+    const italian = [
+      at(0, "user", "Oggi niente pranzo, troppi clienti. Mangio qualcosa dopo le 3 quando chiudo"),
+    ];
+    expect(verdict("pranzo", italian, 4 * 60).allow).toBe(true);
+  });
+
   it("ignores messages after the moment it judges", () => {
     const log = [at(0, "user", "Off to work"), at(600, "user", "drank so much water today")];
     expect(verdict("water", log, 60).allow).toBe(true);

@@ -45,14 +45,8 @@ describe("the awareness-truth corpus, tuning part", () => {
     expect(tuning.topics.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.topicRecall);
     // Where they reached: recall 0.862.
     expect(tuning.topics.recall).toBeGreaterThanOrEqual(0.86);
-    // Claims made first late in session 22, counted wrong until judged blind.
-    expect(tuning.unjudged).toEqual([
-      "t04-08|dana",
-      "t07-20|wellness tip",
-      "t08-04|money",
-      "t08-25|money",
-      "t08-26|money",
-    ]);
+    expect(tuning.topics.precision).toBeGreaterThanOrEqual(0.96);
+    expect(tuning.unjudged).toEqual([]);
   });
 
   it("calls a change of subject only when it is one, at the floor", () => {
@@ -90,8 +84,7 @@ describe("the awareness-truth corpus, held-out-2 part (written blind after the r
   it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
     expect(f.notTheirWords).toEqual([]);
     expect(f.foreignTopics).toBe(0);
-    // Claims made first late in session 22, counted wrong until judged blind.
-    expect(f.unjudged).toEqual(["h2-01-11|garage", "h2-02-36|sewer"]);
+    expect(f.unjudged).toEqual([]);
   });
 
   it("holds what it reached: questions and friction at the floors, topics far below them", () => {
@@ -117,18 +110,43 @@ describe("the awareness-truth corpus, held-out-3 part (written blind after sessi
   it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
     expect(f.notTheirWords).toEqual([]);
     expect(f.foreignTopics).toBe(0);
-    // Claims made first late in session 22, counted wrong until judged blind.
-    expect(f.unjudged).toEqual(["h3-01-32|money", "h3-02-05|assiniboine", "h3-02-10|perogies"]);
+    expect(f.unjudged).toEqual([]);
   });
 
   it("holds what it reached: questions at the floor, topics and friction below them", () => {
     expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.tense.precision).toBeGreaterThanOrEqual(1);
-    expect(f.tense.recall).toBeGreaterThanOrEqual(0.55);
+    expect(f.tense.recall).toBeGreaterThanOrEqual(0.88);
     expect(f.topics.precision).toBeGreaterThanOrEqual(0.77);
     expect(f.topics.recall).toBeGreaterThanOrEqual(0.68);
     expect(f.followUpsHeld).toEqual([]);
+  });
+});
+
+/**
+ * Written and labelled blind in session 22 after the second round of that session's topic rules,
+ * and measured once before any change: topics 0.714 / 0.699 (judged; 0.578 by labels alone),
+ * questions 0.983 / 0.983, tense 1.000 / 0.538 (13 tense messages), follow-ups held 0 of 4,
+ * habit re-asks held 1 of 4. The ratchets below are the figures reached since.
+ */
+describe("the awareness-truth corpus, held-out-4 part (written blind after session 22's second rules; figures reached)", () => {
+  const f: TruthFigures = measureTruth(loadTruthCorpus("held-out-4"));
+  it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
+    expect(f.notTheirWords).toEqual([]);
+    expect(f.foreignTopics).toBe(0);
+    expect(f.unjudged).toEqual([]);
+  });
+
+  it("holds what it reached: questions and the guard at the floors, topics and friction below them", () => {
+    expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
+    expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
+    expect(f.tense.precision).toBeGreaterThanOrEqual(1);
+    expect(f.tense.recall).toBeGreaterThanOrEqual(0.53);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.71);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.69);
+    expect(f.followUpsHeld).toEqual([]);
+    expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
   });
 });
 
