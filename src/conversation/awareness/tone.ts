@@ -129,19 +129,19 @@ const TENSE_PHRASES =
  * never have remembered lunch!!" is sincere as often as not, and a warm emoji makes it so.
  */
 const SARCASM =
-  /\b(?:(?:i'?d|i would|i) never (?:have |'ve )?(?:thought (?:of|to|about)|remembered)(?: to)? (?:eat(?:ing)?|dinner|lunch|breakfast|food|drink(?:ing)?|water|sleep(?:ing)?|bed|breath(?:e|ing))\b[^.!?]*\b(?:on my own|by myself)|(?:wonderful|lovely|great|nice|kind|thoughtful|sweet|good) of you to (?:circle back|bring (?:it|that|this) up again|remind me again)|thanks?(?: you)?,? captain obvious|(?:groundbreaking|revolutionary|life-?changing|mind-?blowing|earth-?shattering) (?:advice|tip|idea|suggestion|insight))\b/i;
+  /\b(?:(?:i'?d|i would|i) never (?:have |'ve )?(?:thought (?:of|to|about)|remembered)(?: to)? (?:eat(?:ing)?|dinner|lunch|breakfast|food|drink(?:ing)?|water|sleep(?:ing)?|bed|breath(?:e|ing))\b[^.!?]*\b(?:on my own|by myself)|(?:wonderful|lovely|great|nice|kind|thoughtful|sweet|good) of you to (?:circle back|bring (?:it|that|this) up again|remind me again)|thanks?(?: you)?,? captain obvious|(?:groundbreaking|revolutionary|life-?changing|mind-?blowing|earth-?shattering) (?:advice|tip|idea|suggestion|insight)|wow,? (?:groundbreaking|revolutionary|life-?changing|mind-?blowing|earth-?shattering))\b/i;
 /**
  * Pointed repetition: this was answered before, and before that. Counting alone is no edge ("for
  * the 2nd time ever", "how many times do I water the basil?"): it must be the telling repeated.
  */
 const POINTED_REPETITION =
-  /\b(?:as (?:it was|i said|i did|i told you|you said|you asked|you reminded me) (?:yesterday|last (?:night|time|week)|this morning|earlier|before)|you (?:already )?asked(?: me)?(?: about \w+)? (?:this morning|yesterday|earlier|already|before)|i (?:said|told you)\b[^.!?]*,? didn'?t i|for the (?:hundredth|millionth|umpteenth|nth) time|how many times (?:do|must|have|will) (?:i|you) (?:have to |need to |gotta )?(?:tell|say|explain|repeat|answer|ask|remind))\b/i;
+  /\b(?:as (?:it was|i said|i did|i told you|you said|you asked|you reminded me) (?:yesterday|last (?:night|time|week)|this morning|earlier|before)|you (?:already )?asked(?: me)?(?: about \w+)? (?:this morning|yesterday|earlier|already|before)|i (?:said|told you)\b[^.!?]*,? didn'?t i|i (?:literally |just |already )?told you (?:this morning|yesterday|earlier|last night|at \w+)|for the (?:hundredth|millionth|umpteenth|nth) time|how many times (?:do|must|have|will) (?:i|you) (?:have to |need to |gotta )?(?:tell|say|explain|repeat|answer|ask|remind))\b/i;
 /** Retorts that answer back: a rebuff in one word, a person's age against the advice, a rhetorical tag, the companion's words quoted to deny them. */
 const RETORTS = [
   // "sleep? lol. don't.": "don't" as the whole last sentence.
   /(?:^|[.!?]\s*)(?:please |just )?don'?t(?: even| start)?[.!]*\s*$/i,
   // "I've been feeding myself for 66 years, you know": a lifetime's practice against the advice.
-  /\bi(?:'ve| have) been \w+ing (?:myself|my own \w+) (?:for|since) (?:\d+|\w+) (?:years|decades)\b|\bi(?:'ve| have) been \w+ing\b[^.!?]* (?:years|decades),? you know\b/i,
+  /\bi(?:'ve| have)(?: been)? \w+(?:ed|ing) (?:myself|my own \w+) (?:for|since) (?:\d+|\w+) (?:years|decades)\b|\bi(?:'ve| have) been \w+ing\b[^.!?]* (?:years|decades),? you know\b/i,
   // "im 52 not 5", "I'm a grown adult, not a child".
   /\bi'?m (?:\d+|a grown(?:[- ]up| (?:wo)?man| adult)?),? not (?:\d+|a (?:child|kid|baby|toddler))\b/i,
   // "if i knew i wouldn't be stressed would i": a negative conditional with a tag thrown back.
@@ -182,6 +182,9 @@ const HOLD_OFF = [
   /\bi know (?:how to|what i'?m doing)\b[^.!?]*,\s*thanks?\b/i,
   /\bcan i (?:\w+ )?\w+ now\s*\?*\s*$/i,
   /\bread the room\b/i,
+  /\b(?:i would|i'd|may i) ask (?:you )?(?:not to|to stop)\b/i,
+  // Calling the companion a parent: "aye ok mum", "yes mother".
+  /^(?:(?:yes|yeah|ok|okay|alright|aye|fine|sure)[,.]? )+(?:mum|mom|mam|mother|dad|father)\s*(?:[.!,\p{Extended_Pictographic}]|$)/iu,
 ];
 
 const EMOTICONS: readonly [RegExp, string][] = [
@@ -260,7 +263,7 @@ const SPOKEN_TO_SOMEONE_ELSE =
 
 /** Words that put the companion or the conversation itself in the sentence. */
 const ADDRESSED =
-  /\b(?:you|your|you'?re|u|ur|this app|these (?:messages|check-?ins|questions)|the check-?ins)\b/i;
+  /\b(?:you|your|you'?re|u|ur|this app|this application|these (?:messages|check-?ins|questions)|the check-?ins)\b/i;
 
 /**
  * The tone of one message between the person and the companion. Tense is friction: a curt reply

@@ -1083,7 +1083,7 @@ const AUXILIARY_OPENERS = new Set(
 const SUBJECTS = new Set("you u ya we i it they he she that this there your everything anything".split(" "));
 /** A request to be told ("tell me how it went"), not a report of being told ("I'm glad you tell me"). */
 const REQUESTS =
-  /(?:^|[.!?]\s*|\b(?:please|pls|can you|could you|do)\s+)(?:tell me|let me know)\b|\bcurious (?:how|what|whether|if)\b/i;
+  /(?:^|[.!?\p{Extended_Pictographic}]\s*|\b(?:please|pls|can you|could you|do)\s+)(?:tell me|let me know)\b|\bcurious (?:how|what|whether|if)\b/iu;
 
 /** Questions put to oneself ("why did I wear the silk blouse", "who even am I"): nobody is asked. */
 const ASKS_ONESELF = /^(?:why (?:did|do|am|would) i|who (?:even )?am i|what was i thinking)\b/i;
@@ -1111,6 +1111,11 @@ export function isQuestion(text: string, by: Message["role"], language: string =
   const marks = text
     .replace(/\?+!+|!+\?+/g, "!")
     .replace(/\b(?:i think|i guess|i hope|maybe|probably)\s*\?+/gi, ".")
+    // A figure given as a guess ("like 6?", "Maybe 4? I'll survive.") answers rather than asks.
+    .replace(
+      /(?:^|[.!?]\s*)(?:like|about|around|maybe|prob|probably) ~?\d+(?:[.,:]\d+)?\s*\w{0,5}\s*\?+/gi,
+      ".",
+    )
     .replace(
       /^\s*(?:honestly|seriously|truthfully|frankly|guess what|you know what)\s*\?+\s*(?=\p{L})/iu,
       "",

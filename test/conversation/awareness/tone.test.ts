@@ -93,6 +93,17 @@ describe("detectTone", () => {
     expect(detectTone("I said goodnight at 10 didn't I. I slept.")).toBe("tense");
     expect(detectTone("I've been running for 3 years now and still love it")).not.toBe("tense");
     expect(detectTone("I said yes to the job!")).toBe("neutral");
+    expect(
+      detectTone(
+        "I have managed my own medication for fifteen years, and I would ask you not to enquire after them twice a day.",
+      ),
+    ).toBe("tense");
+    expect(detectTone("I literally told you this morning I was going to bed. I slept. the end.")).toBe(
+      "tense",
+    );
+    expect(detectTone("oh wow groundbreaking. never thought of that")).toBe("tense");
+    expect(detectTone("aye ok mum")).toBe("tense");
+    expect(detectTone("ok mum is picking me up at 5")).toBe("neutral");
   });
 
   it("reads thanks for checking in every night as warm, not as being asked every day", () => {

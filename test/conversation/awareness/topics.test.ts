@@ -368,6 +368,9 @@ describe("isQuestion", () => {
     ["why do you think that is", true],
     ["Honestly? Relieved. At least now there's a plan.", false],
     ["Honestly?", true],
+    ["Love that 😄 Tell me how it goes when you hear.", true],
+    ["like 6? the school called at 9 tho so more like 4 + 2", false],
+    ["Maybe a nap around 8?", true],
   ])("%s → %s", (text, expected) => {
     expect(isQuestion(text, "user")).toBe(expected);
   });
