@@ -98,6 +98,7 @@ export async function composeTurnPrompt(
     // The full awareness block shows the prior context; the episodic section shows the rest.
     memory: awarenessFormat === "full" ? withoutPriorContext(ranked, prior) : ranked,
     log,
+    logIsWhole: !(await deps.log.hasArchived()),
     threads: mind.threads,
     flushedThrough: mind.flushedThrough,
     pending,

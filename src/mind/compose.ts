@@ -75,6 +75,8 @@ export interface ComposeInput {
   memory: readonly MemoryItem[];
   /** Recent log, oldest first, enough to fill the working window; pending messages may be in it. */
   log: readonly Message[];
+  /** Whether `log` is the whole history (nothing archived before it), so its first message began the conversation. */
+  logIsWhole?: boolean;
   threads: Threads;
   flushedThrough?: FlushMark | undefined;
   /** Reply: the person's messages being answered, oldest first. */
@@ -165,6 +167,8 @@ const TURN_GAP_MINUTES = 30;
 const MIN_TEXT_ROOM = 100;
 
 const EARLIER_NOT_SHOWN = "(earlier messages are not shown; see your scratchpad and notes)";
+/** When the companion wrote first: the API wants a user turn first, and there is nothing earlier to point to. */
+const CONVERSATION_BEGINS = "(the conversation begins with your message below)";
 
 /** Builds the request and its section sizes. Throws when the ceiling cannot hold the fixed parts, naming the setting and the smallest value that works. */
 export function composePrompt(input: ComposeInput): ComposedPrompt {
@@ -198,7 +202,10 @@ export function composePrompt(input: ComposeInput): ComposedPrompt {
   const turns = toTurns(window.kept, stamps, fitted.shown);
   turns.push({ role: "user", content: newInput.blocks });
   const messages = mergeSameRole(turns);
-  if (messages[0]?.role === "assistant") messages.unshift({ role: "user", content: EARLIER_NOT_SHOWN });
+  if (messages[0]?.role === "assistant") {
+    const nothingBefore = input.logIsWhole === true && unshown === undefined;
+    messages.unshift({ role: "user", content: nothingBefore ? CONVERSATION_BEGINS : EARLIER_NOT_SHOWN });
+  }
 
   const parts: Anthropic.TextBlockParam[] = [...input.prefix.system];
   if (scratchpad.text) parts.push({ type: "text", text: `# Your scratchpad\n\n${scratchpad.text}` });

@@ -467,6 +467,14 @@ export class MessageLog {
     return this.#queue.run(async () => (await this.#loadArchiveTail()).lastUser);
   }
 
+  /**
+   * Whether any message lies in archive/, older than the window: a prompt that shows the window's
+   * first message can then say truthfully that nothing came before it.
+   */
+  hasArchived(): Promise<boolean> {
+    return this.#queue.run(async () => (await this.#loadArchiveTail()).last !== null);
+  }
+
   /** The messages kept in memory (the recent window), oldest first. */
   recent(): Message[] {
     return [...this.#low.data.messages];

@@ -504,6 +504,25 @@ describe("composePrompt: when messages were sent", () => {
     expect(shown.join("\n")).not.toMatch(SENT_TIME_AT_HEAD);
   });
 
+  it("says the conversation begins with the companion's message only when nothing came before it", () => {
+    const log = [
+      sentAt("a", "assistant", "Hello! I'm here whenever you want to talk.", "2026-03-05T09:07", zone),
+      sentAt("b", "user", "hi!", "2026-03-05T09:20", zone),
+    ];
+    const whole = composePrompt(
+      input({ log, zone, now: instant("2026-03-05T11:30", zone), kind: "heartbeat", logIsWhole: true }),
+    );
+    expect(textOf(whole.params.messages[0] as Anthropic.MessageParam)).toBe(
+      "(the conversation begins with your message below)",
+    );
+    const archivedBefore = composePrompt(
+      input({ log, zone, now: instant("2026-03-05T11:30", zone), kind: "heartbeat" }),
+    );
+    expect(textOf(archivedBefore.params.messages[0] as Anthropic.MessageParam)).toContain(
+      "earlier messages are not shown",
+    );
+  });
+
   it("does not repeat a time the first part of a turn follows on from", () => {
     const log = [
       sentAt("a", "assistant", "How's the water intake going today?", "2026-03-05T09:07", zone),

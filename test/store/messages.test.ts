@@ -331,6 +331,14 @@ describe("growth: the window and the archive", () => {
     expect(february.messages).toHaveLength(56);
   });
 
+  it("says whether anything lies in the archive, before the window's first message", async () => {
+    const fresh = await openLog(await tempDataDir(), new SettableClock("2026-01-01T09:00:00.000Z"));
+    await fresh.append(user("first ever"));
+    expect(await fresh.hasArchived()).toBe(false);
+    const { log } = await seventyDays(await tempDataDir());
+    expect(await log.hasArchived()).toBe(true);
+  });
+
   it("reads back one continuous, time-sorted log across archive and window, also after reopening", async () => {
     const dataDir = await tempDataDir();
     const { log, ids, clock } = await seventyDays(dataDir);
