@@ -141,10 +141,12 @@ function topicFlow(
 ): {
   topic: string | null;
   topics: readonly string[];
+  at: { role: Message["role"]; ts: string } | null;
   current: AwarenessContext["conversationState"]["currentDomain"];
   shift: Shift | null;
 } {
   const last = window.findLast((e) => messageTopics(e.message, language).length > 0);
+  const at = last ? { role: last.message.role, ts: last.message.ts } : null;
   const topics = last ? messageTopics(last.message, language) : [];
   const topic = topics[0] ?? null;
   const current = topic === null ? null : topicDomain(topic);
@@ -171,9 +173,9 @@ function topicFlow(
     const from = [...before.subjects][0];
     const to = [...here.subjects][0];
     if (from !== undefined && to !== undefined)
-      return { topic, topics, current, shift: { from, to, ms: here.e.ms } };
+      return { topic, topics, at, current, shift: { from, to, ms: here.e.ms } };
   }
-  return { topic, topics, current, shift: announcedShift(window, language) };
+  return { topic, topics, at, current, shift: announcedShift(window, language) };
 }
 
 /** Words with which people say they are changing the subject themselves. */
@@ -351,6 +353,7 @@ export function buildAwarenessContext(
           : null,
       currentTopic: flow.topic,
       currentTopics: [...flow.topics],
+      currentTopicAt: flow.at,
       conversationMinutes: conversationMinutes(entries, nowMs, settings.activeMinutes),
       language,
     },

@@ -57,6 +57,11 @@ export const awarenessContextSchema = z.object({
     currentTopic: z.string().nullable().optional(),
     /** Every topic of that message, in order: "sleep" and "hydration" came together, and one alone would be arbitrary. */
     currentTopics: z.array(z.string()),
+    /** Whose that message was and when, so a latest topic is not read as the newest message's. */
+    currentTopicAt: z
+      .object({ role: z.enum(["user", "assistant"]), ts: z.string() })
+      .nullable()
+      .optional(),
     /** Minutes since the current stretch of conversation began (gaps of at most activeMinutes); null when none is going on. */
     conversationMinutes: minutes.nullable().optional(),
     /** The language the person writes in lately (ISO 639-1); code reads topics and tone only in English. */

@@ -40,11 +40,18 @@ function topicList(topics: readonly string[]): string {
   return topics.map(topicName).join(", ");
 }
 
-/** "Latest topic: work", or every topic of the latest message when it had several ("Latest topics: sleep, hydration"). */
-function latestTopic(ctx: AwarenessContext): string | null {
-  const topics = ctx.conversationState.currentTopics;
+/**
+ * "Latest topic: work", or every topic of the latest message when it had several ("Latest topics:
+ * sleep, hydration"). When later messages had none, it says whose message it was and when: a model
+ * by hand read a bare "Latest topic: hydration" as the topic of a newer "All fine".
+ */
+function latestTopic(ctx: AwarenessContext, newest: Message | undefined, nowMs: number): string | null {
+  const { currentTopics: topics, currentTopicAt: at } = ctx.conversationState;
   if (topics.length === 0) return null;
-  return `${topics.length > 1 ? "Latest topics" : "Latest topic"}: ${topicList(topics)}`;
+  const label = `${topics.length > 1 ? "Latest topics" : "Latest topic"}: ${topicList(topics)}`;
+  if (!at || newest === undefined || Date.parse(at.ts) >= Date.parse(newest.ts)) return label;
+  const whose = at.role === "user" ? "their" : "your";
+  return `${label} (${whose} message at ${localStamp(Date.parse(at.ts), nowMs, ctx.timezone)})`;
 }
 
 function header(ctx: AwarenessContext, nowMs: number): string {
@@ -177,7 +184,7 @@ function slimBlock(ctx: AwarenessContext, nowMs: number): string[] {
   if (conversationMinutes !== null && conversationMinutes !== undefined) {
     lines.push(`Time in conversation: ${formatDuration(conversationMinutes)}`);
   }
-  const latest = latestTopic(ctx);
+  const latest = latestTopic(ctx, recent.at(-1), nowMs);
   if (latest) lines.push(latest);
   if (ctx.user.mood) lines.push(`Their mood in their last message: ${ctx.user.mood}`);
   return ctx.observations.length > 0 ? [...lines, ...observations(ctx)] : lines;
