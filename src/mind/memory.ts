@@ -56,7 +56,9 @@ export const memoryOpSchema = z.object({
     .describe("add a new item; close an open loop; supersede an item with a corrected one"),
   kind: memoryKindSchema
     .optional()
-    .describe("add: pattern (a declared habit or rule), open_loop (started, not finished), milestone"),
+    .describe(
+      "add: pattern (a habit or rule they declared themselves, not one you inferred), open_loop (started, not finished), milestone",
+    ),
   text: z
     .string()
     .min(1)
