@@ -917,22 +917,51 @@ function isAddress(text: string, offset: number): boolean {
 
 /** Answers, thanks and greetings a form of address may follow without a comma ("yes mum", "thanks Dana"). */
 const ADDRESS_AFTER = new Set(
-  "yes yeah yep yup no nope thanks thx ta night morning bye hi hey hiya".split(" "),
+  "yes yeah yep yup no nope ok okay thanks thx ta night morning bye hi hey hiya".split(" "),
 );
+/** Answers and thanks: the one noun right after one, closing the clause, is whom they answer ("yes madam 🫡"); after "ok" only a person is ("ok rankine." names the next thing). */
+const ANSWERS = new Set("yes yeah yep yup no nope thanks thx ta".split(" "));
+/** Greetings whose noun after them is whom they greet ("Good morning sugar!", "hey team"). */
+const GREETINGS = new Set("hi hey hiya bye".split(" "));
+/** Times of day that greet after "good" ("Good morning sugar!"); alone, "morning coffee" names a coffee. */
+const GOOD_TIMES = new Set("morning night evening afternoon".split(" "));
+/** Words that speak to the reader: a noun set off by a comma before one calls them something ("honey, you don't need to"). */
+const SECOND_PERSON = new Set("you u ur your ya".split(" "));
+
+/** Whether a word closes what comes before it: the end of a clause, a kiss ("x") or an emoji. */
+function closesAddress(word: Word | undefined): boolean {
+  return endsClause(word) || word?.lower === "x" || /^\p{Extended_Pictographic}/u.test(word?.text ?? "");
+}
 
 /**
- * Offsets of the words that call the reader something right after an answer, thanks or a
- * greeting ("yes mum 🙄", "and yes mum, I have my bottle", "thank you Dana!"): a person named
- * alone there is spoken to, not talked about.
+ * Offsets of the words that call the reader something, or exclaim, rather than name what the
+ * message is about: a person named alone right after an answer, thanks or a greeting ("yes mum 🙄",
+ * "and yes mum, I have my bottle", "thank you Dana!"); any one noun that closes its clause right
+ * after an answer word that is no determiner, or a greeting ("yes madam 🫡", "Yes ma'am,", "Good
+ * morning sugar!"; "no milk 😭" says there is none); a noun that opens a sentence before "yes" or
+ * "no" ("Lord yes."); and a bare noun that opens a sentence, set off by a comma before "you" ("Though
+ * honey, you don't need to ask").
  */
 function vocatives(words: readonly Word[], isPerson: (word: Word) => boolean): Set<number> {
   const found = new Set<number>();
   words.forEach((word, i) => {
+    if (!NOUNS.has(word.pos)) return;
     const before = words[i - 1];
-    const thanked = before?.lower === "you" && words[i - 2]?.lower === "thank";
-    if (!ADDRESS_AFTER.has(before?.lower ?? "") && !thanked) return;
     const after = words[i + 1];
-    if (isPerson(word) && (endsClause(after) || after?.lower === "x")) found.add(word.offset);
+    const thanked = before?.lower === "you" && words[i - 2]?.lower === "thank";
+    if ((ADDRESS_AFTER.has(before?.lower ?? "") || thanked) && isPerson(word) && closesAddress(after))
+      found.add(word.offset);
+    const answered = ANSWERS.has(before?.lower ?? "") && before?.pos !== "DET";
+    const greeted =
+      GREETINGS.has(before?.lower ?? "") ||
+      (GOOD_TIMES.has(before?.lower ?? "") && words[i - 2]?.lower === "good");
+    if ((answered || thanked || greeted) && closesAddress(after)) found.add(word.offset);
+    const opens = (k: number) => endsSentence(words[k]) || k < 0;
+    if (opens(i - 1) && ANSWERS.has(after?.lower ?? "") && after?.pos !== "DET" && closesAddress(words[i + 2]))
+      found.add(word.offset);
+    const lead = ["INTJ", "CCONJ", "SCONJ"].includes(before?.pos ?? "") ? i - 2 : i - 1;
+    if (opens(lead) && after?.text === "," && SECOND_PERSON.has(words[i + 2]?.lower ?? ""))
+      found.add(word.offset);
   });
   return found;
 }

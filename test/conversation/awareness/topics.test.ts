@@ -275,6 +275,21 @@ describe("detectTopics: grammar that tells a thing talked about from a measure o
   });
 });
 
+describe("detectTopics: round 3 grammar", () => {
+  it("leaves out any one noun spoken to after an answer or a greeting, an oath before yes, a name set off before 'you'", () => {
+    expect(detectTopics("yes madam 🫡")).toEqual([]);
+    expect(detectTopics("Yes ma'am, heading to the appointment now.")).toEqual(["appointment"]);
+    expect(detectTopics("Good morning sugar! the dog is fine")).toEqual(["dog"]);
+    expect(detectTopics("Lord yes. Both my boys came")).not.toContain("lord");
+    expect(detectTopics("Though honey, you don't need to ask me, I have the jug")).toEqual(["jug"]);
+    expect(detectTopics("aye ok mum")).toEqual([]);
+    // "no" as a determiner says there is none; "morning" without "good" names which coffee.
+    expect(detectTopics("no milk 😭")).toEqual(["milk"]);
+    expect(detectTopics("morning coffee ☕")).toEqual(["coffee"]);
+    expect(detectTopics("ok rankine. explain it")).toEqual(["rankine"]);
+  });
+});
+
 describe("topic domains and canonical labels", () => {
   it("maps every lexicon topic to a domain and fallback topics to other", () => {
     expect(topicDomain("hydration")).toBe("habits");
