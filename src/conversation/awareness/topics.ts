@@ -319,6 +319,12 @@ function nounPhrases(
     const previous = words[i - 1];
     const heads = run.length > 0 && NOUNS.has(word.pos) && COMPOUND_HEADS.has(word.lower);
     const repeated = said.has(word.lower) && !word.known;
+    if (run.length > 0 && opensRelativeClause(words, i, isPerson)) {
+      // "the pill organiser Graeme bought me": the name is the subject of a clause about the
+      // thing, not part of its name, and only says who gave or left it.
+      close();
+      return;
+    }
     if (
       !idiomatic.has(word.offset) &&
       !repeated &&
@@ -339,6 +345,23 @@ function nounPhrases(
     overruled,
     scenes: scenes.slice(0, MAX_PHRASES),
   };
+}
+
+/**
+ * Whether the name at `index`, right after a noun, opens a clause about that noun rather than
+ * going on with its name: a name followed by its verb ("the pill organiser Graeme bought me", "a
+ * chicken carcass Earl left on the counter"). After a person it is their name ("my son Graeme
+ * installed it", "my flatmate Wanjiru").
+ */
+function opensRelativeClause(
+  words: readonly Word[],
+  index: number,
+  isPerson: (word: Word) => boolean,
+): boolean {
+  const name = words[index];
+  const noun = words[index - 1];
+  if (name?.pos !== "PROPN" || noun?.pos !== "NOUN" || isPerson(noun)) return false;
+  return words[index + 1]?.pos === "VERB";
 }
 
 /** Forms of "be" that link a subject to what it is, with the contractions chat writes as one word. */
@@ -957,7 +980,12 @@ function vocatives(words: readonly Word[], isPerson: (word: Word) => boolean): S
       (GOOD_TIMES.has(before?.lower ?? "") && words[i - 2]?.lower === "good");
     if ((answered || thanked || greeted) && closesAddress(after)) found.add(word.offset);
     const opens = (k: number) => endsSentence(words[k]) || k < 0;
-    if (opens(i - 1) && ANSWERS.has(after?.lower ?? "") && after?.pos !== "DET" && closesAddress(words[i + 2]))
+    if (
+      opens(i - 1) &&
+      ANSWERS.has(after?.lower ?? "") &&
+      after?.pos !== "DET" &&
+      closesAddress(words[i + 2])
+    )
       found.add(word.offset);
     const lead = ["INTJ", "CCONJ", "SCONJ"].includes(before?.pos ?? "") ? i - 2 : i - 1;
     if (opens(lead) && after?.text === "," && SECOND_PERSON.has(words[i + 2]?.lower ?? ""))

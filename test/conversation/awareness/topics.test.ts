@@ -288,6 +288,16 @@ describe("detectTopics: round 3 grammar", () => {
     expect(detectTopics("morning coffee ☕")).toEqual(["coffee"]);
     expect(detectTopics("ok rankine. explain it")).toEqual(["rankine"]);
   });
+
+  it("ends a noun run where a name opens a clause about the noun, unless the noun is a person", () => {
+    expect(detectTopics("The pill organiser Graeme bought me has the days on it")).toContain(
+      "pill organiser",
+    );
+    expect(detectTopics("The pill organiser Graeme bought me")).not.toContain("graeme");
+    expect(detectTopics("ate half a chicken carcass Earl left on the counter")).toContain("carcass");
+    expect(detectTopics("ate half a chicken carcass Earl left on the counter")).not.toContain("carcass earl");
+    expect(detectTopics("My son Graeme installed it")).toContain("son graeme");
+  });
 });
 
 describe("topic domains and canonical labels", () => {
