@@ -890,8 +890,26 @@ function notTheirs(words: readonly Word[], hit: Hit, subjectAt: ReadonlyMap<numb
     const some = words[i]?.lower === "a" || words[i]?.lower === "an";
     if (some && ["that", "who", "which", "whose"].includes(next?.lower ?? "")) return true;
   }
-  if (HABITS.has(hit.topic) && ["VERB", "ADJ", "AUX"].includes(word.pos)) return !ownClause(words, index);
-  return false;
+  if (!HABITS.has(hit.topic)) return false;
+  if (["VERB", "ADJ", "AUX"].includes(word.pos)) return !ownClause(words, index);
+  if (!NOUNS.has(word.pos)) return false;
+  // A habit a noun names after a preposition or a copula is that of the clause's subject: "he's
+  // begging for breakfast", "she's more chill than me". What someone makes or gives is still
+  // the person's ("Dev made pancakes").
+  let i = index - 1;
+  let preposition = false;
+  while (
+    ["DET", "NUM", "ADJ", "ADV", "ADP"].includes(words[i]?.pos ?? "") ||
+    POSSESSIVES.has(words[i]?.lower ?? "")
+  ) {
+    if (words[i]?.pos === "ADP") preposition = true;
+    i -= 1;
+  }
+  const verb = words[i];
+  if (verb === undefined || !(verb.pos === "AUX" || (verb.pos === "VERB" && preposition))) return false;
+  // Someone named or pointed to ("he", "Dev"); "today is for pizza" is when, not who.
+  const subject = clauseSubject(words, i);
+  return (subject?.pos === "PRON" || subject?.pos === "PROPN") && !OWN_SUBJECTS.has(subject.lower);
 }
 
 /** Subjects a person keeps as their own habit: done or felt by someone else, they are not theirs. */
@@ -907,19 +925,27 @@ const OWN_SUBJECTS = new Set("i we you u ya i'm im my our your ur".split(" "));
  * subject its clause began with ("He did four clues and fell asleep").
  */
 function ownClause(words: readonly Word[], index: number): boolean {
+  const subject = clauseSubject(words, index);
+  if (subject === undefined || !["NOUN", "PROPN", "PRON"].includes(subject.pos)) return true;
+  return OWN_SUBJECTS.has(subject.lower);
+}
+
+/**
+ * The word before the verb or adjective at `index` that may be its subject: back over adverbs and
+ * auxiliaries, or to the start of the clause a verb after "and" shares. None for an infinitive
+ * ("to bed", "wants to eat"), whose subject is not beside it.
+ */
+function clauseSubject(words: readonly Word[], index: number): Word | undefined {
   let i = index - 1;
-  // "to bed", "wants to eat": an infinitive's subject is not beside it; leave it theirs.
   while (["ADV", "AUX", "PART"].includes(words[i]?.pos ?? "") && words[i]?.lower !== "to") i -= 1;
-  if (words[i]?.lower === "to") return true;
+  if (words[i]?.lower === "to") return undefined;
   if (words[i]?.pos === "CCONJ") {
     i -= 1;
     while (i >= 0 && !endsSentence(words[i])) i -= 1;
     i += 1;
     while (["ADV", "DET", "ADJ", "INTJ", "CCONJ"].includes(words[i]?.pos ?? "")) i += 1;
   }
-  const subject = words[i];
-  if (subject === undefined || !["NOUN", "PROPN", "PRON"].includes(subject.pos)) return true;
-  return OWN_SUBJECTS.has(subject.lower);
+  return words[i];
 }
 
 /** Whether a word ends a sentence (or is where a new one starts after a comma splice). */

@@ -298,6 +298,14 @@ describe("detectTopics: round 3 grammar", () => {
     expect(detectTopics("ate half a chicken carcass Earl left on the counter")).not.toContain("carcass earl");
     expect(detectTopics("My son Graeme installed it")).toContain("son graeme");
   });
+
+  it("reads a habit named by a noun after a preposition or a copula as its clause subject's", () => {
+    expect(detectTopics("he's begging for breakfast like nothing happened")).toEqual([]);
+    expect(detectTopics("she's more chill than me")).toEqual([]);
+    // What someone makes for them, and what they themselves wait for, stays theirs.
+    expect(detectTopics("Dev made pancakes")).toContain("food");
+    expect(detectTopics("i'm begging for breakfast")).toEqual(["food"]);
+  });
 });
 
 describe("topic domains and canonical labels", () => {
