@@ -291,6 +291,7 @@ function nounPhrases(
       isPartOf(words, start, run) ||
       isAdjectiveBeside(words, start, run) ||
       isNone(words, start, run) ||
+      onlyReports(words, start, run) ||
       placeAfterTopic(words, prepositionBefore(words, start, MODIFIERS), [
         ...subjectOffsets,
         ...phrases.map((p) => p.offset),
@@ -469,6 +470,24 @@ function misreadVerb(
   return (
     run.length === 2 && plural(before) && !plural(head) && endsClause(words[start - 1]) && endsClause(after)
   );
+}
+
+/** Verbs that report what someone said or thinks: the clause after one is the news. */
+const REPORTING = new Set(["says", "said"]);
+
+/**
+ * "Lorraine says I should tell you", "appa says it's routine", "Dr. Patel says my blood pressure
+ * is low": a person named bare, as the source of a clause of news, is not what the message is
+ * about; the news is. Someone said who they are to the person stays ("my sister Anjali says she can
+ * lend me"), and so does a thing that reports ("forecast says 68").
+ */
+function onlyReports(words: readonly Word[], start: number, run: readonly Word[]): boolean {
+  const named = run.every((w) => w.pos === "PROPN" || !w.known || /^\p{Lu}\p{Ll}/u.test(w.text));
+  const bare = !["DET", "PRON", "NOUN", "ADJ"].includes(words[start - 1]?.pos ?? "");
+  const verb = words[start + run.length];
+  const then = words[start + run.length + 1];
+  const clause = ["PRON", "DET", "NOUN", "PROPN", "SCONJ", "AUX"].includes(then?.pos ?? "");
+  return named && bare && REPORTING.has(verb?.lower ?? "") && clause;
 }
 
 /**

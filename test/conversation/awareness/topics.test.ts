@@ -306,6 +306,17 @@ describe("detectTopics: round 3 grammar", () => {
     expect(detectTopics("Dev made pancakes")).toContain("food");
     expect(detectTopics("i'm begging for breakfast")).toEqual(["food"]);
   });
+
+  it("leaves out a person named bare as the source of news, but not who they are to the person", () => {
+    expect(detectTopics("Lorraine says I should tell you about my hip appointment")).toEqual([
+      "hip appointment",
+    ]);
+    expect(detectTopics("appa says it's routine")).toEqual([]);
+    expect(detectTopics("Dr. Patel says my blood pressure is a little low")).not.toContain("patel");
+    expect(detectTopics("my sister Anjali says she can lend me the money")).toContain("sister anjali");
+    expect(detectTopics("forecast says 68 and sunny")).toContain("forecast");
+    expect(detectTopics("hemi reckons if i pass fri he'll stop")).toContain("hemi");
+  });
 });
 
 describe("topic domains and canonical labels", () => {
