@@ -317,6 +317,11 @@ describe("detectTopics: round 3 grammar", () => {
     expect(detectTopics("forecast says 68 and sunny")).toContain("forecast");
     expect(detectTopics("hemi reckons if i pass fri he'll stop")).toContain("hemi");
   });
+
+  it("names no oath and knows the plural of wife", () => {
+    expect(detectTopics("EKG was normal, thank the Lord.")).toEqual(["ekg"]);
+    expect(detectTopics("Both my boys and their wives came")).toContain("family");
+  });
 });
 
 describe("topic domains and canonical labels", () => {
