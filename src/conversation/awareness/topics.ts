@@ -333,6 +333,8 @@ function nounPhrases(
     ) {
       if (run.length === 0) start = i;
       run.push(word);
+    } else if (run.length > 0 && splitsCompound(words, i, undetermined) && !idiomatic.has(word.offset)) {
+      run.push(word);
     } else if (run.length > 0 && !idiomatic.has(word.offset) && headsCompound(words, start, run)) {
       // "apple pay", "load shedding": the word the tagger read as a verb is the compound's head.
       run.push(word);
@@ -363,6 +365,20 @@ function opensRelativeClause(
   const noun = words[index - 1];
   if (name?.pos !== "PROPN" || noun?.pos !== "NOUN" || isPerson(noun)) return false;
   return words[index + 1]?.pos === "VERB";
+}
+
+/**
+ * Whether the word at `index`, which the tagger read as an adjective between two nouns, is a
+ * noun of their compound ("his science fair poster"): an adjective comes before a noun phrase,
+ * not inside one.
+ */
+function splitsCompound(words: readonly Word[], index: number, undetermined: boolean): boolean {
+  const next = words[index + 1];
+  return (
+    words[index]?.pos === "ADJ" &&
+    next !== undefined &&
+    topicalNoun(next, words[index + 2], words[index], undetermined)
+  );
 }
 
 /** Forms of "be" that link a subject to what it is, with the contractions chat writes as one word. */

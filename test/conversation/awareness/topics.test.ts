@@ -318,6 +318,11 @@ describe("detectTopics: round 3 grammar", () => {
     expect(detectTopics("hemi reckons if i pass fri he'll stop")).toContain("hemi");
   });
 
+  it("takes an adjective the tagger read between two nouns into their compound", () => {
+    expect(detectTopics("yeah he forgot his science fair poster")).toEqual(["science fair poster"]);
+    expect(detectTopics("the big red bus")).toEqual(["bus"]);
+  });
+
   it("names no oath and knows the plural of wife", () => {
     expect(detectTopics("EKG was normal, thank the Lord.")).toEqual(["ekg"]);
     expect(detectTopics("Both my boys and their wives came")).toContain("family");
