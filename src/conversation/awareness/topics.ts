@@ -24,6 +24,13 @@ interface Hit {
 
 const WORD = /[\p{L}\p{N}]+(?:'[\p{L}]+)*/gu;
 const VOLUME = /\b\d+(?:[.,]\d+)?\s?(?:ml|l|liters?|litres?|fl oz)\b/iu;
+/**
+ * A sentence that is only a number of hours ("6h", "like 4 hrs.", "badly. 4 hours."): chat's answer
+ * to how they slept, as a volume is hydration. Hours inside a sentence ("lands in 9 hours", "2 hours
+ * now") say how long something else takes.
+ */
+const HOURS_SLEPT =
+  /(?:^|[.,!?\n]\s*)(?:like|about|around|maybe|only|prob|probably|~)?\s*\d+(?:[.,]\d+)?\s?(?:h|hr|hrs|hour|hours)(?:ish)?\s*(?:$|[.,!?\n])/iu;
 /** A sum of money ("$640", "£340", "£££"): what something costs them. */
 const AMOUNT = /[$£€¥₹]\s?\d|[$£€]{3}/u;
 
@@ -139,6 +146,8 @@ function lexiconHits(
   });
   const volume = VOLUME.exec(text);
   if (volume) hits.push({ topic: "hydration", offset: volume.index });
+  const hours = HOURS_SLEPT.exec(text);
+  if (hours) hits.push({ topic: "sleep", offset: hours.index });
   const amount = AMOUNT.exec(text);
   if (amount) hits.push({ topic: "money", offset: amount.index });
   return hits;

@@ -323,6 +323,14 @@ describe("detectTopics: round 3 grammar", () => {
     expect(detectTopics("the big red bus")).toEqual(["bus"]);
   });
 
+  it("reads a sentence that is only a number of hours as how they slept", () => {
+    expect(detectTopics("better. 6h")).toEqual(["sleep"]);
+    expect(detectTopics("badly. 4 hours. don't start")).toEqual(["sleep"]);
+    expect(detectTopics("like 5 hrs. practice test was 690 tho")).toContain("sleep");
+    expect(detectTopics("my mom lands in 9 hours")).not.toContain("sleep");
+    expect(detectTopics("the sandbox is down. 2 hours now.")).not.toContain("sleep");
+  });
+
   it("names no oath and knows the plural of wife", () => {
     expect(detectTopics("EKG was normal, thank the Lord.")).toEqual(["ekg"]);
     expect(detectTopics("Both my boys and their wives came")).toContain("family");
