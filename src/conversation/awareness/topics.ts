@@ -24,6 +24,13 @@ interface Hit {
 
 const WORD = /[\p{L}\p{N}]+(?:'[\p{L}]+)*/gu;
 const VOLUME = /\b\d+(?:[.,]\d+)?\s?(?:ml|l|liters?|litres?|fl oz)\b/iu;
+/**
+ * A sentence that is only a number of hours ("6h", "like 4 hrs.", "badly. 4 hours."): chat's answer
+ * to how they slept, as a volume is hydration. Hours inside a sentence ("lands in 9 hours", "2 hours
+ * now") say how long something else takes.
+ */
+const HOURS_SLEPT =
+  /(?:^|[.,!?\n]\s*)(?:like|about|around|maybe|only|prob|probably|~)?\s*\d+(?:[.,]\d+)?\s?(?:h|hr|hrs|hour|hours)(?:ish)?\s*(?:$|[.,!?\n])/iu;
 /** A sum of money ("$640", "£340", "£££"): what something costs them. */
 const AMOUNT = /[$£€¥₹]\s?\d|[$£€]{3}/u;
 
@@ -139,6 +146,8 @@ function lexiconHits(
   });
   const volume = VOLUME.exec(text);
   if (volume) hits.push({ topic: "hydration", offset: volume.index });
+  const hours = HOURS_SLEPT.exec(text);
+  if (hours) hits.push({ topic: "sleep", offset: hours.index });
   const amount = AMOUNT.exec(text);
   if (amount) hits.push({ topic: "money", offset: amount.index });
   return hits;
@@ -291,6 +300,7 @@ function nounPhrases(
       isPartOf(words, start, run) ||
       isAdjectiveBeside(words, start, run) ||
       isNone(words, start, run) ||
+      onlyReports(words, start, run) ||
       placeAfterTopic(words, prepositionBefore(words, start, MODIFIERS), [
         ...subjectOffsets,
         ...phrases.map((p) => p.offset),
@@ -319,12 +329,20 @@ function nounPhrases(
     const previous = words[i - 1];
     const heads = run.length > 0 && NOUNS.has(word.pos) && COMPOUND_HEADS.has(word.lower);
     const repeated = said.has(word.lower) && !word.known;
+    if (run.length > 0 && opensRelativeClause(words, i, isPerson)) {
+      // "the pill organiser Graeme bought me": the name is the subject of a clause about the
+      // thing, not part of its name, and only says who gave or left it.
+      close();
+      return;
+    }
     if (
       !idiomatic.has(word.offset) &&
       !repeated &&
       (heads || topicalNoun(word, words[i + 1], previous, undetermined))
     ) {
       if (run.length === 0) start = i;
+      run.push(word);
+    } else if (run.length > 0 && splitsCompound(words, i, undetermined) && !idiomatic.has(word.offset)) {
       run.push(word);
     } else if (run.length > 0 && !idiomatic.has(word.offset) && headsCompound(words, start, run)) {
       // "apple pay", "load shedding": the word the tagger read as a verb is the compound's head.
@@ -339,6 +357,37 @@ function nounPhrases(
     overruled,
     scenes: scenes.slice(0, MAX_PHRASES),
   };
+}
+
+/**
+ * Whether the name at `index`, right after a noun, opens a clause about that noun rather than
+ * going on with its name: a name followed by its verb ("the pill organiser Graeme bought me", "a
+ * chicken carcass Earl left on the counter"). After a person it is their name ("my son Graeme
+ * installed it", "my flatmate Wanjiru").
+ */
+function opensRelativeClause(
+  words: readonly Word[],
+  index: number,
+  isPerson: (word: Word) => boolean,
+): boolean {
+  const name = words[index];
+  const noun = words[index - 1];
+  if (name?.pos !== "PROPN" || noun?.pos !== "NOUN" || isPerson(noun)) return false;
+  return words[index + 1]?.pos === "VERB";
+}
+
+/**
+ * Whether the word at `index`, which the tagger read as an adjective between two nouns, is a
+ * noun of their compound ("his science fair poster"): an adjective comes before a noun phrase,
+ * not inside one.
+ */
+function splitsCompound(words: readonly Word[], index: number, undetermined: boolean): boolean {
+  const next = words[index + 1];
+  return (
+    words[index]?.pos === "ADJ" &&
+    next !== undefined &&
+    topicalNoun(next, words[index + 2], words[index], undetermined)
+  );
 }
 
 /** Forms of "be" that link a subject to what it is, with the contractions chat writes as one word. */
@@ -446,6 +495,24 @@ function misreadVerb(
   return (
     run.length === 2 && plural(before) && !plural(head) && endsClause(words[start - 1]) && endsClause(after)
   );
+}
+
+/** Verbs that report what someone said or thinks: the clause after one is the news. */
+const REPORTING = new Set(["says", "said"]);
+
+/**
+ * "Lorraine says I should tell you", "appa says it's routine", "Dr. Patel says my blood pressure
+ * is low": a person named bare, as the source of a clause of news, is not what the message is
+ * about; the news is. Someone said who they are to the person stays ("my sister Anjali says she can
+ * lend me"), and so does a thing that reports ("forecast says 68").
+ */
+function onlyReports(words: readonly Word[], start: number, run: readonly Word[]): boolean {
+  const named = run.every((w) => w.pos === "PROPN" || !w.known || /^\p{Lu}\p{Ll}/u.test(w.text));
+  const bare = !["DET", "PRON", "NOUN", "ADJ"].includes(words[start - 1]?.pos ?? "");
+  const verb = words[start + run.length];
+  const then = words[start + run.length + 1];
+  const clause = ["PRON", "DET", "NOUN", "PROPN", "SCONJ", "AUX"].includes(then?.pos ?? "");
+  return named && bare && REPORTING.has(verb?.lower ?? "") && clause;
 }
 
 /**
@@ -867,8 +934,26 @@ function notTheirs(words: readonly Word[], hit: Hit, subjectAt: ReadonlyMap<numb
     const some = words[i]?.lower === "a" || words[i]?.lower === "an";
     if (some && ["that", "who", "which", "whose"].includes(next?.lower ?? "")) return true;
   }
-  if (HABITS.has(hit.topic) && ["VERB", "ADJ", "AUX"].includes(word.pos)) return !ownClause(words, index);
-  return false;
+  if (!HABITS.has(hit.topic)) return false;
+  if (["VERB", "ADJ", "AUX"].includes(word.pos)) return !ownClause(words, index);
+  if (!NOUNS.has(word.pos)) return false;
+  // A habit a noun names after a preposition or a copula is that of the clause's subject: "he's
+  // begging for breakfast", "she's more chill than me". What someone makes or gives is still
+  // the person's ("Dev made pancakes").
+  let i = index - 1;
+  let preposition = false;
+  while (
+    ["DET", "NUM", "ADJ", "ADV", "ADP"].includes(words[i]?.pos ?? "") ||
+    POSSESSIVES.has(words[i]?.lower ?? "")
+  ) {
+    if (words[i]?.pos === "ADP") preposition = true;
+    i -= 1;
+  }
+  const verb = words[i];
+  if (verb === undefined || !(verb.pos === "AUX" || (verb.pos === "VERB" && preposition))) return false;
+  // Someone named or pointed to ("he", "Dev"); "today is for pizza" is when, not who.
+  const subject = clauseSubject(words, i);
+  return (subject?.pos === "PRON" || subject?.pos === "PROPN") && !OWN_SUBJECTS.has(subject.lower);
 }
 
 /** Subjects a person keeps as their own habit: done or felt by someone else, they are not theirs. */
@@ -884,19 +969,27 @@ const OWN_SUBJECTS = new Set("i we you u ya i'm im my our your ur".split(" "));
  * subject its clause began with ("He did four clues and fell asleep").
  */
 function ownClause(words: readonly Word[], index: number): boolean {
+  const subject = clauseSubject(words, index);
+  if (subject === undefined || !["NOUN", "PROPN", "PRON"].includes(subject.pos)) return true;
+  return OWN_SUBJECTS.has(subject.lower);
+}
+
+/**
+ * The word before the verb or adjective at `index` that may be its subject: back over adverbs and
+ * auxiliaries, or to the start of the clause a verb after "and" shares. None for an infinitive
+ * ("to bed", "wants to eat"), whose subject is not beside it.
+ */
+function clauseSubject(words: readonly Word[], index: number): Word | undefined {
   let i = index - 1;
-  // "to bed", "wants to eat": an infinitive's subject is not beside it; leave it theirs.
   while (["ADV", "AUX", "PART"].includes(words[i]?.pos ?? "") && words[i]?.lower !== "to") i -= 1;
-  if (words[i]?.lower === "to") return true;
+  if (words[i]?.lower === "to") return undefined;
   if (words[i]?.pos === "CCONJ") {
     i -= 1;
     while (i >= 0 && !endsSentence(words[i])) i -= 1;
     i += 1;
     while (["ADV", "DET", "ADJ", "INTJ", "CCONJ"].includes(words[i]?.pos ?? "")) i += 1;
   }
-  const subject = words[i];
-  if (subject === undefined || !["NOUN", "PROPN", "PRON"].includes(subject.pos)) return true;
-  return OWN_SUBJECTS.has(subject.lower);
+  return words[i];
 }
 
 /** Whether a word ends a sentence (or is where a new one starts after a comma splice). */
@@ -917,22 +1010,56 @@ function isAddress(text: string, offset: number): boolean {
 
 /** Answers, thanks and greetings a form of address may follow without a comma ("yes mum", "thanks Dana"). */
 const ADDRESS_AFTER = new Set(
-  "yes yeah yep yup no nope thanks thx ta night morning bye hi hey hiya".split(" "),
+  "yes yeah yep yup no nope ok okay thanks thx ta night morning bye hi hey hiya".split(" "),
 );
+/** Answers and thanks: the one noun right after one, closing the clause, is whom they answer ("yes madam 🫡"); after "ok" only a person is ("ok rankine." names the next thing). */
+const ANSWERS = new Set("yes yeah yep yup no nope thanks thx ta".split(" "));
+/** Greetings whose noun after them is whom they greet ("Good morning sugar!", "hey team"). */
+const GREETINGS = new Set("hi hey hiya bye".split(" "));
+/** Times of day that greet after "good" ("Good morning sugar!"); alone, "morning coffee" names a coffee. */
+const GOOD_TIMES = new Set("morning night evening afternoon".split(" "));
+/** Words that speak to the reader: a noun set off by a comma before one calls them something ("honey, you don't need to"). */
+const SECOND_PERSON = new Set("you u ur your ya".split(" "));
+
+/** Whether a word closes what comes before it: the end of a clause, a kiss ("x") or an emoji. */
+function closesAddress(word: Word | undefined): boolean {
+  return endsClause(word) || word?.lower === "x" || /^\p{Extended_Pictographic}/u.test(word?.text ?? "");
+}
 
 /**
- * Offsets of the words that call the reader something right after an answer, thanks or a
- * greeting ("yes mum 🙄", "and yes mum, I have my bottle", "thank you Dana!"): a person named
- * alone there is spoken to, not talked about.
+ * Offsets of the words that call the reader something, or exclaim, rather than name what the
+ * message is about: a person named alone right after an answer, thanks or a greeting ("yes mum 🙄",
+ * "and yes mum, I have my bottle", "thank you Dana!"); any one noun that closes its clause right
+ * after an answer word that is no determiner, or a greeting ("yes madam 🫡", "Yes ma'am,", "Good
+ * morning sugar!"; "no milk 😭" says there is none); a noun that opens a sentence before "yes" or
+ * "no" ("Lord yes."); and a bare noun that opens a sentence, set off by a comma before "you" ("Though
+ * honey, you don't need to ask").
  */
 function vocatives(words: readonly Word[], isPerson: (word: Word) => boolean): Set<number> {
   const found = new Set<number>();
   words.forEach((word, i) => {
+    if (!NOUNS.has(word.pos)) return;
     const before = words[i - 1];
-    const thanked = before?.lower === "you" && words[i - 2]?.lower === "thank";
-    if (!ADDRESS_AFTER.has(before?.lower ?? "") && !thanked) return;
     const after = words[i + 1];
-    if (isPerson(word) && (endsClause(after) || after?.lower === "x")) found.add(word.offset);
+    const thanked = before?.lower === "you" && words[i - 2]?.lower === "thank";
+    if ((ADDRESS_AFTER.has(before?.lower ?? "") || thanked) && isPerson(word) && closesAddress(after))
+      found.add(word.offset);
+    const answered = ANSWERS.has(before?.lower ?? "") && before?.pos !== "DET";
+    const greeted =
+      GREETINGS.has(before?.lower ?? "") ||
+      (GOOD_TIMES.has(before?.lower ?? "") && words[i - 2]?.lower === "good");
+    if ((answered || thanked || greeted) && closesAddress(after)) found.add(word.offset);
+    const opens = (k: number) => endsSentence(words[k]) || k < 0;
+    if (
+      opens(i - 1) &&
+      ANSWERS.has(after?.lower ?? "") &&
+      after?.pos !== "DET" &&
+      closesAddress(words[i + 2])
+    )
+      found.add(word.offset);
+    const lead = ["INTJ", "CCONJ", "SCONJ"].includes(before?.pos ?? "") ? i - 2 : i - 1;
+    if (opens(lead) && after?.text === "," && SECOND_PERSON.has(words[i + 2]?.lower ?? ""))
+      found.add(word.offset);
   });
   return found;
 }

@@ -275,6 +275,68 @@ describe("detectTopics: grammar that tells a thing talked about from a measure o
   });
 });
 
+describe("detectTopics: round 3 grammar", () => {
+  it("leaves out any one noun spoken to after an answer or a greeting, an oath before yes, a name set off before 'you'", () => {
+    expect(detectTopics("yes madam 🫡")).toEqual([]);
+    expect(detectTopics("Yes ma'am, heading to the appointment now.")).toEqual(["appointment"]);
+    expect(detectTopics("Good morning sugar! the dog is fine")).toEqual(["dog"]);
+    expect(detectTopics("Lord yes. Both my boys came")).not.toContain("lord");
+    expect(detectTopics("Though honey, you don't need to ask me, I have the jug")).toEqual(["jug"]);
+    expect(detectTopics("aye ok mum")).toEqual([]);
+    // "no" as a determiner says there is none; "morning" without "good" names which coffee.
+    expect(detectTopics("no milk 😭")).toEqual(["milk"]);
+    expect(detectTopics("morning coffee ☕")).toEqual(["coffee"]);
+    expect(detectTopics("ok rankine. explain it")).toEqual(["rankine"]);
+  });
+
+  it("ends a noun run where a name opens a clause about the noun, unless the noun is a person", () => {
+    expect(detectTopics("The pill organiser Graeme bought me has the days on it")).toContain(
+      "pill organiser",
+    );
+    expect(detectTopics("The pill organiser Graeme bought me")).not.toContain("graeme");
+    expect(detectTopics("ate half a chicken carcass Earl left on the counter")).toContain("carcass");
+    expect(detectTopics("ate half a chicken carcass Earl left on the counter")).not.toContain("carcass earl");
+    expect(detectTopics("My son Graeme installed it")).toContain("son graeme");
+  });
+
+  it("reads a habit named by a noun after a preposition or a copula as its clause subject's", () => {
+    expect(detectTopics("he's begging for breakfast like nothing happened")).toEqual([]);
+    expect(detectTopics("she's more chill than me")).toEqual([]);
+    // What someone makes for them, and what they themselves wait for, stays theirs.
+    expect(detectTopics("Dev made pancakes")).toContain("food");
+    expect(detectTopics("i'm begging for breakfast")).toEqual(["food"]);
+  });
+
+  it("leaves out a person named bare as the source of news, but not who they are to the person", () => {
+    expect(detectTopics("Lorraine says I should tell you about my hip appointment")).toEqual([
+      "hip appointment",
+    ]);
+    expect(detectTopics("appa says it's routine")).toEqual([]);
+    expect(detectTopics("Dr. Patel says my blood pressure is a little low")).not.toContain("patel");
+    expect(detectTopics("my sister Anjali says she can lend me the money")).toContain("sister anjali");
+    expect(detectTopics("forecast says 68 and sunny")).toContain("forecast");
+    expect(detectTopics("hemi reckons if i pass fri he'll stop")).toContain("hemi");
+  });
+
+  it("takes an adjective the tagger read between two nouns into their compound", () => {
+    expect(detectTopics("yeah he forgot his science fair poster")).toEqual(["science fair poster"]);
+    expect(detectTopics("the big red bus")).toEqual(["bus"]);
+  });
+
+  it("reads a sentence that is only a number of hours as how they slept", () => {
+    expect(detectTopics("better. 6h")).toEqual(["sleep"]);
+    expect(detectTopics("badly. 4 hours. don't start")).toEqual(["sleep"]);
+    expect(detectTopics("like 5 hrs. practice test was 690 tho")).toContain("sleep");
+    expect(detectTopics("my mom lands in 9 hours")).not.toContain("sleep");
+    expect(detectTopics("the sandbox is down. 2 hours now.")).not.toContain("sleep");
+  });
+
+  it("names no oath and knows the plural of wife", () => {
+    expect(detectTopics("EKG was normal, thank the Lord.")).toEqual(["ekg"]);
+    expect(detectTopics("Both my boys and their wives came")).toContain("family");
+  });
+});
+
 describe("topic domains and canonical labels", () => {
   it("maps every lexicon topic to a domain and fallback topics to other", () => {
     expect(topicDomain("hydration")).toBe("habits");

@@ -71,7 +71,7 @@ describe("the awareness-truth corpus, held-out part (figures reached, not tuned 
     expect(f.tense.precision).toBeGreaterThanOrEqual(0.96);
     expect(f.tense.recall).toBeGreaterThanOrEqual(0.96);
     expect(f.topics.precision).toBeGreaterThanOrEqual(0.92);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.81);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.82);
     expect(f.shifts.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.shiftPrecision);
     expect(f.mood.precision).toBeGreaterThanOrEqual(0.6);
     expect(f.followUpsHeld).toEqual([]);
@@ -92,7 +92,7 @@ describe("the awareness-truth corpus, held-out-2 part (written blind after the r
     expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
     expect(f.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.79);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.8);
     expect(f.topics.recall).toBeGreaterThanOrEqual(0.69);
     expect(f.followUpsHeld).toEqual([]);
     expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
@@ -110,7 +110,8 @@ describe("the awareness-truth corpus, held-out-3 part (written blind after sessi
   it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
     expect(f.notTheirWords).toEqual([]);
     expect(f.foreignTopics).toBe(0);
-    expect(f.unjudged).toEqual([]);
+    // Claims made first in session 22's third round, counted wrong until judged blind.
+    expect(f.unjudged).toEqual(["h3-02-22|fall", "h3-03-09|warrior"]);
   });
 
   it("holds what it reached: questions at the floor, topics and friction below them", () => {
@@ -118,8 +119,8 @@ describe("the awareness-truth corpus, held-out-3 part (written blind after sessi
     expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.tense.precision).toBeGreaterThanOrEqual(1);
     expect(f.tense.recall).toBeGreaterThanOrEqual(0.88);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.77);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.68);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.78);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.69);
     expect(f.followUpsHeld).toEqual([]);
   });
 });
@@ -135,7 +136,8 @@ describe("the awareness-truth corpus, held-out-4 part (written blind after sessi
   it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
     expect(f.notTheirWords).toEqual([]);
     expect(f.foreignTopics).toBe(0);
-    expect(f.unjudged).toEqual([]);
+    // Claims made first in session 22's third round, counted wrong until judged blind.
+    expect(f.unjudged).toEqual(["h4-02-19|valdosta"]);
   });
 
   it("holds what it reached: questions and the guard at the floors, topics and friction below them", () => {
@@ -143,8 +145,8 @@ describe("the awareness-truth corpus, held-out-4 part (written blind after sessi
     expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.tense.precision).toBeGreaterThanOrEqual(1);
     expect(f.tense.recall).toBeGreaterThanOrEqual(0.84);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.71);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.69);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.77);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.73);
     expect(f.followUpsHeld).toEqual([]);
     expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
   });
