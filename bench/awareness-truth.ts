@@ -110,11 +110,11 @@ export function loadTruthCorpus(part: TruthPart): TruthCorpus {
 /**
  * The corpus's parts: `tuning` (rules were written from it), `held-out` (kept unread while tuning;
  * two of its cases were read after its last blind measurement, see docs/awareness.md) and
- * `held-out-2` (written blind in session 21 after the rules, measured once), and `held-out-3` and
- * `held-out-4` (written blind in session 22, each after a round of that session's rules, measured
+ * `held-out-2` (written blind in session 21 after the rules, measured once), and `held-out-3` to
+ * `held-out-5` (written blind in session 22, each after a round of that session's rules, measured
  * once before any change).
  */
-export type TruthPart = "tuning" | "held-out" | "held-out-2" | "held-out-3" | "held-out-4";
+export type TruthPart = "tuning" | "held-out" | "held-out-2" | "held-out-3" | "held-out-4" | "held-out-5";
 
 /** A precision/recall pair with its counts, so a figure can be read with its support. */
 interface Score {
@@ -443,5 +443,6 @@ export async function runAwarenessTruthBench(): Promise<BenchRow[]> {
     ...rows("held-out-2", measureTruth(loadTruthCorpus("held-out-2"))),
     ...rows("held-out-3", measureTruth(loadTruthCorpus("held-out-3"))),
     ...rows("held-out-4", measureTruth(loadTruthCorpus("held-out-4"))),
+    ...rows("held-out-5", measureTruth(loadTruthCorpus("held-out-5"))),
   ];
 }

@@ -122,20 +122,20 @@ const FLAT_ACKS = new Set([
 
 /** Friction aimed at the companion or the conversation: being asked again, pestered, not listened to. */
 const TENSE_PHRASES =
-  /\b(?:stop (?:asking|texting|messaging|pinging|checking|nagging|it)|leave me alone|not now|i already (?:told|said|answered|did)|already told you|you already asked|you asked (?:that|this) already|enough with|back off|give me a break|get off my back|i said i'?m fine|quit (?:asking|it)|you keep (?:asking|saying|bugging|pinging|messaging)|why do you keep|do you ever stop|can you not|so many questions|(?:you'?re|you are|this is|that'?s|so) (?:annoying|useless|unhelpful|not helpful|pushy|nagging|creepy|exhausting)|you don'?t (?:listen|get it|understand)|you'?re not listening|that'?s not what i (?:said|asked)|i didn'?t ask|nobody asked|not helpful|not the point|chill with|relax with|jeez|ffs|stop with|let it go|drop it|mind your own|none of your business|not your business|again\?|seriously\?|can we not|do you have to|you sound like|i can manage|i'?m (?:an )?adult|(?:don'?t|no) need to (?:check|ask|remind)|stop doing|i know when|happy\?$|that'?s it\?|as i (?:already )?(?:mentioned|said)|per my (?:last|earlier|previous) message|before you ask|let me live|why do you (?:even )?care|you'?re (?:literally |basically |like )*my (?:mum|mom|mother|dad|parent)|not a (?:child|kid|baby)|i'?ll decide (?:that )?(?:myself|for myself))/i;
+  /\b(?:stop (?:asking|texting|messaging|pinging|checking|nagging|it)|leave me alone|not now|i already (?:told|said|answered|did)|already told you|you already asked|you asked (?:that|this) already|enough with|back off|give me a break|get off my back|i said i'?m fine|quit (?:asking|it)|you keep (?:asking|saying|bugging|pinging|messaging)|why do you keep|do you ever stop|can you not|so many questions|(?:you'?re|you are|this is|that'?s|so) (?:annoying|useless|unhelpful|not helpful|pushy|nagging|creepy|exhausting)|you don'?t (?:listen|get it|understand)|you'?re not listening|that'?s not what i (?:said|asked)|i didn'?t ask|nobody asked|not helpful|not the point|chill with|relax with|jeez|ffs|stop with|let it go|drop it|mind your own|none of your business|not your business|again\?|seriously\?|can we not|do you have to|you sound like|i can manage|i'?m (?:an )?adult|(?:don'?t|no) need to (?:check|ask|remind)|stop doing|i know when|happy\?$|that'?s it\?|as i (?:already )?(?:mentioned|said)|per my (?:last|earlier|previous) message|before you ask|let me live|why do you (?:even )?care|you'?re (?:literally |basically |like )*my (?:mum|mom|mother|dad|parent)|not a (?:child|kid|baby)|i'?ll decide (?:that )?(?:myself|for myself)|can you stop\b|before you start|(?:i )?don'?t need (?:a|the|another) lecture|i (?:do not|don'?t) appreciate)/i;
 /**
  * Mock thanks or praise for a reminder: nobody needs reminding to eat or sleep "on my own", and
  * "circling back" is a nag's phrase. Only these shapes: thanks for a reminder "without which I'd
  * never have remembered lunch!!" is sincere as often as not, and a warm emoji makes it so.
  */
 const SARCASM =
-  /\b(?:(?:i'?d|i would|i) never (?:have |'ve )?(?:thought (?:of|to|about)|remembered)(?: to)? (?:eat(?:ing)?|dinner|lunch|breakfast|food|drink(?:ing)?|water|sleep(?:ing)?|bed|breath(?:e|ing))\b[^.!?]*\b(?:on my own|by myself)|(?:wonderful|lovely|great|nice|kind|thoughtful|sweet|good) of you to (?:circle back|bring (?:it|that|this) up again|remind me again)|thanks?(?: you)?,? captain obvious|(?:groundbreaking|revolutionary|life-?changing|mind-?blowing|earth-?shattering) (?:advice|tip|idea|suggestion|insight)|wow,? (?:groundbreaking|revolutionary|life-?changing|mind-?blowing|earth-?shattering))\b/i;
+  /\b(?:(?:i'?d|i would|i) never (?:have |'ve )?(?:thought (?:of|to|about)|remembered)(?: to)? (?:eat(?:ing)?|dinner|lunch|breakfast|food|drink(?:ing)?|water|sleep(?:ing)?|bed|breath(?:e|ing))\b[^.!?]*\b(?:on my own|by myself)|(?:wonderful|lovely|great|nice|kind|thoughtful|sweet|good) of you to (?:circle back|bring (?:it|that|this) up again|remind me again)|thanks?(?: you)?,? captain obvious|(?:groundbreaking|revolutionary|life-?changing|mind-?blowing|earth-?shattering) (?:advice|tip|idea|suggestion|insight)|wow,? (?:groundbreaking|revolutionary|life-?changing|mind-?blowing|earth-?shattering)|oh great,? (?:the|this|that) [^.!?]*\b(?:bot|app|robot)\b)\b/i;
 /**
  * Pointed repetition: this was answered before, and before that. Counting alone is no edge ("for
  * the 2nd time ever", "how many times do I water the basil?"): it must be the telling repeated.
  */
 const POINTED_REPETITION =
-  /\b(?:as (?:it was|i said|i did|i told you|you said|you asked|you reminded me) (?:yesterday|last (?:night|time|week)|this morning|earlier|before)|you (?:already )?asked(?: me)?(?: about \w+)? (?:this morning|yesterday|earlier|already|before)|i (?:said|told you)\b[^.!?]*,? didn'?t i|i (?:literally |just |already )?told you (?:this morning|yesterday|earlier|last night|at \w+)|for the (?:hundredth|millionth|umpteenth|nth) time|how many times (?:do|must|have|will) (?:i|you) (?:have to |need to |gotta )?(?:tell|say|explain|repeat|answer|ask|remind))\b/i;
+  /\b(?:as (?:it was|i said|i did|i told you|you said|you asked|you reminded me) (?:yesterday|last (?:night|time|week)|this morning|earlier|before)|you (?:already )?asked(?: me)?(?: about \w+)? (?:this morning|yesterday|earlier|already|before)|i (?:said|told you)\b[^.!?]*,? didn'?t i|i (?:literally |just |already )?told you (?:this morning|yesterday|earlier|last night|at \w+|on \w+day)|for the (?:hundredth|millionth|umpteenth|nth) time|how many times (?:do|must|have|will) (?:i|you) (?:have to |need to |gotta )?(?:tell|say|explain|repeat|answer|ask|remind))\b/i;
 /** Retorts that answer back: a rebuff in one word, a person's age against the advice, a rhetorical tag, the companion's words quoted to deny them. */
 const RETORTS = [
   // "sleep? lol. don't.": "don't" as the whole last sentence.
@@ -175,7 +175,7 @@ function rollsEyesAtCompanion(text: string): boolean {
  * "don't laugh", "don't judge").
  */
 const HOLD_OFF = [
-  /(?:^|[.!?,;]\s*)(?:(?:please|pls|plz|just|and|but|so|oh)\s+)*(?:don'?t|do not)\s+(?!worry|stress|apologi[sz]e|be sorry|feel bad|forget|mind|hesitate|rush|laugh|judge|hate|tell|let me|ask\b(?!\s+\w))\w+/i,
+  /(?:^|[.!?,;]\s*)(?:(?:please|pls|plz|just|and|but|so|oh)\s+)*(?:don'?t|do not)\s+(?!worry|stress|apologi[sz]e|be sorry|feel bad|forget|mind|hesitate|rush|laugh|judge|hate|tell|let me|ask\b(?!\s+\w)|talk to me (?:until|before))\w+/i,
   /\byou (?:don'?t|do not) (?:have|need) to (?!worry|apologi[sz]e|be sorry|feel bad|thank|rush|reply|answer)\w+/i,
   /\b(?:can|could|would) you (?:please |pls )?(?:turn|switch|shut) (?:that|it|this|them|those)(?: \w+)? off\b/i,
   /\b(?:you|the app|this app) keeps? \w+ing me\b/i,
@@ -252,18 +252,22 @@ function isCurt(text: string): boolean {
 }
 
 /**
- * An apology mends friction; its negative words ("sorry I was a jerk") are not aimed at the
- * companion. Nor are a gratitude's ("lonely without you to talk to").
+ * An apology mends friction; its negative words ("sorry I was a jerk", "I was rude to you") are not
+ * aimed at the companion. Nor are a gratitude's ("lonely without you to talk to").
  */
-const APOLOGY = /\b(?:sorry|apologi[sz]e)\b|\bwithout (?:you|u)\b/i;
+const APOLOGY =
+  /\b(?:sorry|apologi[sz]e)\b|\bwithout (?:you|u)\b|\bi was (?:rude|short|snippy|harsh|mean|sharp|grumpy) (?:to|with) (?:you|u)\b/i;
 
-/** A "you" after someone else is named in the sentence speaks to them, not the companion ("shes 19 get ur own clothes"). */
+/**
+ * A "you" after someone else is named in the sentence speaks to them, not the companion ("shes 19
+ * get ur own clothes"), as does one after a name or title said to open it ("Madam, you told me size 12").
+ */
 const SPOKEN_TO_SOMEONE_ELSE =
-  /\b(?:she|he|they|she'?s|he'?s|they'?re|shes|hes|theyre)\b[^.!?]*\b(?:you|your|you'?re|u|ur)\b/i;
+  /\b(?:she|he|they|she'?s|he'?s|they'?re|shes|hes|theyre)\b[^.!?]*\b(?:you|your|you'?re|u|ur)\b|^\s*(?:madam|sir|ma'?am|mrs?\.? \w+|\p{Lu}\p{Ll}+),\s+(?:you|your)\b/iu;
 
 /** Words that put the companion or the conversation itself in the sentence. */
 const ADDRESSED =
-  /\b(?:you|your|you'?re|u|ur|this app|this application|these (?:messages|check-?ins|questions)|the check-?ins)\b/i;
+  /\b(?:you|your|you'?re|u|ur|this app|this application|this program|these (?:messages|check-?ins|questions)|the check-?ins)\b/i;
 
 /**
  * The tone of one message between the person and the companion. Tense is friction: a curt reply

@@ -1231,8 +1231,18 @@ function asksBySyntax(sentence: string): boolean {
  */
 export function isQuestion(text: string, by: Message["role"], language: string = DEFAULT_LANGUAGE): boolean {
   const english = englishReading(text, language) !== null;
-  // The person's friction asks nothing ("do you have to open with that every day?", "happy?").
-  if (by === "user" && english && detectTone(text, language) === "tense") return false;
+  // The person's friction asks nothing ("do you have to open with that every day?", "happy?"),
+  // unless a sentence of it asks on its own without friction ("I do not appreciate being woken
+  // on a Saturday. Is there a way to stop that?").
+  if (by === "user" && english && detectTone(text, language) === "tense") {
+    const sentences = text.match(/[^.!?\n]+[.!?]*/g) ?? [];
+    return (
+      sentences.length > 1 &&
+      sentences.some(
+        (s) => /\?\s*$/.test(s) && detectTone(s, language) !== "tense" && isQuestion(s, by, language),
+      )
+    );
+  }
   // "?!" exclaims ("Foundation on the sleeve?!"); "?" after a hedge doubts ("went fine i think??").
   // A lead-in answered at once ("Honestly? Relieved.", "Guess what? Got it") asks nothing.
   const marks = text

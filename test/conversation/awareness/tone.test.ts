@@ -104,6 +104,18 @@ describe("detectTone", () => {
     expect(detectTone("oh wow groundbreaking. never thought of that")).toBe("tense");
     expect(detectTone("aye ok mum")).toBe("tense");
     expect(detectTone("ok mum is picking me up at 5")).toBe("neutral");
+    expect(detectTone("Yes. Two glasses, same as I told you on Friday.")).toBe("tense");
+    expect(detectTone("This program woke me at 5:40. I do not appreciate being woken on a Saturday.")).toBe(
+      "tense",
+    );
+    expect(detectTone("walao can u stop. im going")).toBe("tense");
+    expect(detectTone("oh great, the water bot is back. yes.")).toBe("tense");
+    expect(detectTone("and before you start, no water, three coffees, I don't need the lecture")).toBe(
+      "tense",
+    );
+    expect(detectTone("Kelsey says I was rude to you earlier. She may be right.")).not.toBe("tense");
+    expect(detectTone("She said the sleeve is tight. Madam, you told me size 12 😑")).not.toBe("tense");
+    expect(detectTone("5am gym streak day 41. don't talk to me until I've had coffee")).not.toBe("tense");
   });
 
   it("reads thanks for checking in every night as warm, not as being asked every day", () => {

@@ -433,6 +433,8 @@ describe("isQuestion", () => {
     ["Love that 😄 Tell me how it goes when you hear.", true],
     ["like 6? the school called at 9 tho so more like 4 + 2", false],
     ["Maybe a nap around 8?", true],
+    ["This program woke me at 5:40. I do not appreciate it. Is there a way to stop that?", true],
+    ["why do you keep asking?", false],
   ])("%s → %s", (text, expected) => {
     expect(isQuestion(text, "user")).toBe(expected);
   });

@@ -110,8 +110,7 @@ describe("the awareness-truth corpus, held-out-3 part (written blind after sessi
   it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
     expect(f.notTheirWords).toEqual([]);
     expect(f.foreignTopics).toBe(0);
-    // Claims made first in session 22's third round, counted wrong until judged blind.
-    expect(f.unjudged).toEqual(["h3-02-22|fall", "h3-03-09|warrior"]);
+    expect(f.unjudged).toEqual([]);
   });
 
   it("holds what it reached: questions at the floor, topics and friction below them", () => {
@@ -136,8 +135,7 @@ describe("the awareness-truth corpus, held-out-4 part (written blind after sessi
   it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
     expect(f.notTheirWords).toEqual([]);
     expect(f.foreignTopics).toBe(0);
-    // Claims made first in session 22's third round, counted wrong until judged blind.
-    expect(f.unjudged).toEqual(["h4-02-19|valdosta"]);
+    expect(f.unjudged).toEqual([]);
   });
 
   it("holds what it reached: questions and the guard at the floors, topics and friction below them", () => {
@@ -149,6 +147,31 @@ describe("the awareness-truth corpus, held-out-4 part (written blind after sessi
     expect(f.topics.recall).toBeGreaterThanOrEqual(0.73);
     expect(f.followUpsHeld).toEqual([]);
     expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
+  });
+});
+
+/**
+ * Written and labelled blind in session 22 after the third round of that session's topic rules,
+ * and measured once before any change: topics 0.732 / 0.693 (judged; 0.546 by labels alone),
+ * questions 0.966 / 1.000, tense 0.636 / 0.583 (12 tense messages), follow-ups held 0 of 4,
+ * habit re-asks held 3 of 4. The ratchets below are the figures reached since.
+ */
+describe("the awareness-truth corpus, held-out-5 part (written blind after session 22's third rules; figures reached)", () => {
+  const f: TruthFigures = measureTruth(loadTruthCorpus("held-out-5"));
+  it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
+    expect(f.notTheirWords).toEqual([]);
+    expect(f.foreignTopics).toBe(0);
+    expect(f.unjudged).toEqual([]);
+  });
+
+  it("holds what it reached: questions and friction at the floors, topics below them", () => {
+    expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
+    expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
+    expect(f.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
+    expect(f.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
+    expect(f.topics.precision).toBeGreaterThanOrEqual(0.73);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(0.69);
+    expect(f.followUpsHeld).toEqual([]);
   });
 });
 
