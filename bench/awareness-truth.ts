@@ -3,12 +3,12 @@ import { fileURLToPath } from "node:url";
 import { DateTime } from "luxon";
 import { z } from "zod";
 import { buildAwarenessContext } from "../src/conversation/awareness/build.ts";
+import { isQuestion } from "../src/conversation/awareness/questions.ts";
 import { conversationLanguage } from "../src/conversation/awareness/reading.ts";
 import { detectMood, detectTone } from "../src/conversation/awareness/tone.ts";
 import {
   canonicalTopic,
   detectTopics,
-  isQuestion,
   knownTopics,
   topicSubject,
 } from "../src/conversation/awareness/topics.ts";

@@ -1,5 +1,5 @@
 import { type Message, messageTime } from "../core/message.ts";
-import { messageIsQuestion } from "./awareness/topics.ts";
+import { messageIsQuestion } from "./awareness/questions.ts";
 
 /** Fixed words the companion said from code (the model was away, check-ins stopped): said, but not an answer. */
 export function isNotice(message: Message): boolean {

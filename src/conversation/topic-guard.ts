@@ -6,17 +6,11 @@ import { formatDuration } from "../core/text.ts";
 import { asksSomething, unansweredAskedTopics } from "./awareness/build.ts";
 import type { AwarenessContext } from "./awareness/context.ts";
 import { STOPWORDS } from "./awareness/lexicon.ts";
+import { isQuestion, messageIsQuestion } from "./awareness/questions.ts";
 import { readText } from "./awareness/reading.ts";
 import { elapsedMinutes } from "./awareness/time.ts";
 import { detectTone } from "./awareness/tone.ts";
-import {
-  canonicalTopic,
-  detectTopics,
-  isQuestion,
-  knownTopics,
-  messageIsQuestion,
-  messageTopics,
-} from "./awareness/topics.ts";
+import { canonicalTopic, detectTopics, knownTopics, messageTopics } from "./awareness/topics.ts";
 
 /**
  * The check-in's topic, checked in code rather than hoped for in the prompt. A check-in is held

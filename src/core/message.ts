@@ -214,3 +214,12 @@ export function messageTime(message: Pick<Message, "ts">): number {
   parsedTimes.set(message, { ts: message.ts, ms });
   return ms;
 }
+
+/**
+ * What a reader sees of a message: its text, with a caption the text does not already hold (older
+ * logs kept some captions apart).
+ */
+export function messageText(message: Pick<Message, "text" | "media">): string {
+  const caption = message.media?.caption;
+  return caption && !message.text.includes(caption) ? `${message.text}\n${caption}` : message.text;
+}

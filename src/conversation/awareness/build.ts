@@ -3,17 +3,11 @@ import { formatDuration, plural } from "../../core/text.ts";
 import { isKnownZone } from "../../core/zones.ts";
 import { isAnswer, isMessageSent, OPEN_QUESTIONS_SHOWN } from "../pending-messages.ts";
 import type { AwarenessContext, AwarenessSettings, PriorMemory } from "./context.ts";
+import { messageIsQuestion, onlyWishesWell } from "./questions.ts";
 import { conversationLanguage, englishReading } from "./reading.ts";
 import { elapsedMinutes, inZone, isWeekend, localStamp, timeOfDay } from "./time.ts";
 import { exchangeTone, messageMood, messageTone } from "./tone.ts";
-import {
-  messageIsQuestion,
-  messageTopics,
-  onlyWishesWell,
-  topicDomain,
-  topicName,
-  topicSubject,
-} from "./topics.ts";
+import { messageTopics, topicDomain, topicName, topicSubject } from "./topics.ts";
 
 /** Silence longer than this leaves the assistant context-poor: it gets the full block. */
 const LONG_SILENCE_MINUTES = 120;
