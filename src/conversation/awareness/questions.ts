@@ -20,9 +20,19 @@ const AUXILIARY_OPENERS = new Set(
   doesn't won't haven't hasn't`.split(/\s+/),
 );
 const SUBJECTS = new Set("you u ya we i it they he she that this there your everything anything".split(" "));
-/** A request to be told ("tell me how it went"), not a report of being told ("I'm glad you tell me"). */
+/**
+ * Openers that ask about a thing named next ("is the clausius inequality gonna be on it"). Not
+ * do or have, which order ("Do the dishes", "Have a great day"), nor did, was or were, which chat
+ * opens statements with when it drops the "I" or "it" ("did the walk btw", "was the best day").
+ */
+const ASKS_ABOUT_A_THING = new Set("is are does will would can could should".split(" "));
+const DETERMINERS = new Set("the my his her our their a an".split(" "));
+/**
+ * A request to be told ("tell me how it went", "explain the 4 processes like i'm 5"), not a report
+ * of being told ("I'm glad you tell me").
+ */
 const REQUESTS =
-  /(?:^|[.!?\p{Extended_Pictographic}]\s*|\b(?:please|pls|can you|could you|do)\s+)(?:tell me|let me know)\b|\bcurious (?:how|what|whether|if)\b/iu;
+  /(?:^|[.!?\p{Extended_Pictographic}]\s*|\b(?:please|pls|can you|could you|do)\s+)(?:tell me|let me know)\b|(?:^|[.!?\p{Extended_Pictographic}]\s*)(?:ok |okay |so |now |pls |please )?(?:explain|describe|summari[sz]e|walk me through)\b|\bcurious (?:how|what|whether|if)\b/iu;
 
 /** Questions put to oneself ("why did I wear the silk blouse", "who even am I"): nobody is asked. */
 const ASKS_ONESELF = /^(?:why (?:did|do|am|would) i|who (?:even )?am i|what was i thinking)\b/i;
@@ -32,7 +42,10 @@ function asksBySyntax(sentence: string): boolean {
   if (ASKS_ONESELF.test(trimmed)) return false;
   const [first = "", second = ""] = trimmed.toLowerCase().split(/[\s,]+/);
   if (WH_OPENERS.has(first)) return second !== "a" && second !== "an";
-  return AUXILIARY_OPENERS.has(first) && SUBJECTS.has(second);
+  return (
+    (AUXILIARY_OPENERS.has(first) && SUBJECTS.has(second)) ||
+    (ASKS_ABOUT_A_THING.has(first) && DETERMINERS.has(second))
+  );
 }
 
 /**
@@ -72,10 +85,11 @@ export function isQuestion(text: string, by: Message["role"], language: string =
   if (/[?\u00bf\uff1f]/.test(marks)) return true;
   if (!english) return false;
   if (REQUESTS.test(text)) return true;
-  // "lol" and "haha" close a clause as a full stop would: "toast in the car lol does that count".
+  // "lol", "haha" and an emoji close a clause as a full stop would: "toast in the car lol does
+  // that count", "she thinks im buying one 😂 should i tell her".
   return text
     .replace(/[\u2018\u2019]/g, "'")
-    .split(/[.!\n]+|\b(?:lol|lmao|haha)\b/i)
+    .split(/[.!\n]+|\b(?:lol|lmao|haha)\b|\p{Extended_Pictographic}+/iu)
     .some(asksBySyntax);
 }
 

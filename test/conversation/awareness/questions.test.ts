@@ -52,6 +52,11 @@ describe("isQuestion", () => {
     ["Maybe a nap around 8?", true],
     ["This program woke me at 5:40. I do not appreciate it. Is there a way to stop that?", true],
     ["why do you keep asking?", false],
+    ["she thinks im buying one from tesco 😂 should i tell her or keep it a surprise", true],
+    ["ok rankine. explain the 4 processes like i'm 5", true],
+    ["ok question. is the clausius inequality gonna be on it or is that just derivation stuff", true],
+    ["did the walk btw. he insisted", false],
+    ["was the best day in ages", false],
   ])("%s → %s", (text, expected) => {
     expect(isQuestion(text, "user")).toBe(expected);
   });

@@ -67,7 +67,7 @@ describe("the awareness-truth corpus, held-out part (figures reached, not tuned 
 
   it("holds what it reached on questions, friction, topics, shifts and the guard", () => {
     expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
-    expect(f.questions.recall).toBeGreaterThanOrEqual(0.94);
+    expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.tense.precision).toBeGreaterThanOrEqual(0.96);
     expect(f.tense.recall).toBeGreaterThanOrEqual(0.96);
     expect(f.topics.precision).toBeGreaterThanOrEqual(0.92);
