@@ -122,7 +122,7 @@ const FLAT_ACKS = new Set([
 
 /** Friction aimed at the companion or the conversation: being asked again, pestered, not listened to. */
 const TENSE_PHRASES =
-  /\b(?:stop (?:asking|texting|messaging|pinging|checking|nagging|it)|leave me alone|not now|i already (?:told|said|answered|did)|already told you|you already asked|you asked (?:that|this) already|enough with|back off|give me a break|get off my back|i said i'?m fine|quit (?:asking|it)|you keep (?:asking|saying|bugging|pinging|messaging)|why do you keep|do you ever stop|can you not|so many questions|(?:you'?re|you are|this is|that'?s|so) (?:annoying|useless|unhelpful|not helpful|pushy|nagging|creepy|exhausting)|you don'?t (?:listen|get it|understand)|you'?re not listening|that'?s not what i (?:said|asked)|i didn'?t ask|nobody asked|not helpful|not the point|chill with|relax with|jeez|ffs|stop with|let it go|drop it|mind your own|none of your business|not your business|again\?|seriously\?|can we not|do you have to|you sound like|i can manage|i'?m (?:an )?adult|(?:don'?t|no) need to (?:check|ask|remind)|stop doing|i know when|happy\?$|that'?s it\?|as i (?:already )?(?:mentioned|said)|per my (?:last|earlier|previous) message|before you ask|let me live|why do you (?:even )?care|you'?re (?:literally |basically |like )*my (?:mum|mom|mother|dad|parent)|not a (?:child|kid|baby)|i'?ll decide (?:that )?(?:myself|for myself)|can you stop\b|before you start|(?:i )?don'?t need (?:a|the|another) lecture|i (?:do not|don'?t) appreciate)/i;
+  /\b(?:stop (?:asking|texting|messaging|pinging|checking|nagging|it)|leave me alone|not now|i already (?:told|said|answered|did)|already told you|you already asked|you asked (?:that|this) already|enough with|back off|give me a break|get off my back|i said i'?m fine|quit (?:asking|it)|you keep (?:asking|saying|bugging|pinging|messaging)|why do you keep|do you ever stop|can you not|so many questions|(?:you'?re|you are|this is|that'?s|so) (?:annoying|useless|unhelpful|not helpful|pushy|nagging|creepy|exhausting)|you don'?t (?:listen|get it|understand)|you'?re not listening|that'?s not what i (?:said|asked)|i didn'?t ask|nobody asked|not helpful|not the point|chill with|relax with|jeez|ffs|stop with|let it go|drop it|mind your own|none of your business|not your business|again\?|seriously\?|can we not|do you have to|you sound like|i can manage|i'?m (?:an )?adult|(?:don'?t|no) need to (?:check|ask|remind)|stop doing|i know when|happy\?$|that'?s it\?|as i (?:already )?(?:mentioned|said)|per my (?:last|earlier|previous) message|before you ask|let me live|why do you (?:even )?care|you'?re (?:literally |basically |like )*my (?:mum|mom|mother|dad|parent)|not a (?:child|kid|baby)|i'?ll decide (?:that )?(?:myself|for myself)|i (?:do not|don'?t) appreciate)/i;
 /**
  * Mock thanks or praise for a reminder: nobody needs reminding to eat or sleep "on my own", and
  * "circling back" is a nag's phrase. Only these shapes: thanks for a reminder "without which I'd
@@ -136,12 +136,18 @@ const SARCASM =
  */
 const POINTED_REPETITION =
   /\b(?:as (?:it was|i said|i did|i told you|you said|you asked|you reminded me) (?:yesterday|last (?:night|time|week)|this morning|earlier|before)|you (?:already )?asked(?: me)?(?: about \w+)? (?:this morning|yesterday|earlier|already|before)|i (?:said|told you)\b[^.!?]*,? didn'?t i|i (?:literally |just |already )?told you (?:this morning|yesterday|earlier|last night|at \w+|on \w+day)|for the (?:hundredth|millionth|umpteenth|nth) time|how many times (?:do|must|have|will) (?:i|you) (?:have to |need to |gotta )?(?:tell|say|explain|repeat|answer|ask|remind))\b/i;
-/** Retorts that answer back: a rebuff in one word, a person's age against the advice, a rhetorical tag, the companion's words quoted to deny them. */
+/**
+ * Retorts that answer back: a rebuff in one word, a lifetime's practice, the companion called a
+ * parent, a person's age against the advice, a rhetorical tag, the companion's words quoted to
+ * deny them.
+ */
 const RETORTS = [
   // "sleep? lol. don't.": "don't" as the whole last sentence.
   /(?:^|[.!?]\s*)(?:please |just )?don'?t(?: even| start)?[.!]*\s*$/i,
   // "I've been feeding myself for 66 years, you know": a lifetime's practice against the advice.
   /\bi(?:'ve| have)(?: been)? \w+(?:ed|ing) (?:myself|my own \w+) (?:for|since) (?:\d+|\w+) (?:years|decades)\b|\bi(?:'ve| have) been \w+ing\b[^.!?]* (?:years|decades),? you know\b/i,
+  // Calling the companion a parent: "aye ok mum", "yes mother".
+  /^(?:(?:yes|yeah|ok|okay|alright|aye|fine|sure)[,.]? )+(?:mum|mom|mam|mother|dad|father)\s*(?:[.!,\p{Extended_Pictographic}]|$)/iu,
   // "im 52 not 5", "I'm a grown adult, not a child".
   /\bi'?m (?:\d+|a grown(?:[- ]up| (?:wo)?man| adult)?),? not (?:\d+|a (?:child|kid|baby|toddler))\b/i,
   // "if i knew i wouldn't be stressed would i": a negative conditional with a tag thrown back.
@@ -170,7 +176,8 @@ function rollsEyesAtCompanion(text: string): boolean {
 
 /**
  * Telling the companion to hold off: "pls dont start with the water thing", "dont make a big deal
- * of it", "you don't need to manage me", "can you turn that off", "the app keeps buzzing me". A
+ * of it", "you don't need to manage me", "can you turn that off", "the app keeps buzzing me",
+ * "before you start, … I don't need the lecture". A
  * reassurance or a joke's warning is not friction ("don't worry", "you don't have to apologise",
  * "don't laugh", "don't judge").
  */
@@ -183,8 +190,7 @@ const HOLD_OFF = [
   /\bcan i (?:\w+ )?\w+ now\s*\?*\s*$/i,
   /\bread the room\b/i,
   /\b(?:i would|i'd|may i) ask (?:you )?(?:not to|to stop)\b/i,
-  // Calling the companion a parent: "aye ok mum", "yes mother".
-  /^(?:(?:yes|yeah|ok|okay|alright|aye|fine|sure)[,.]? )+(?:mum|mom|mam|mother|dad|father)\s*(?:[.!,\p{Extended_Pictographic}]|$)/iu,
+  /\bcan you stop\b|\bbefore you start\b|\bdon'?t need (?:a|the|another) lecture\b/i,
 ];
 
 const EMOTICONS: readonly [RegExp, string][] = [

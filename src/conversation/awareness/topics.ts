@@ -862,11 +862,7 @@ export function detectTopics(text: string, language: string = DEFAULT_LANGUAGE):
     unique(
       hits
         .filter(
-          (hit) =>
-            !isAddress(text, hit.offset) &&
-            !spokenTo.has(hit.offset) &&
-            !describing.has(hit.offset) &&
-            !comparing.has(hit.offset),
+          (hit) => !spokenTo.has(hit.offset) && !describing.has(hit.offset) && !comparing.has(hit.offset),
         )
         .sort((a, b) => a.offset - b.offset)
         .map((h) => h.topic),
@@ -997,17 +993,6 @@ function endsSentence(word: Word | undefined): boolean {
   return word === undefined || word.pos === "PUNCT" || word.pos === "SYM";
 }
 
-/**
- * The one word after a comma that ends the sentence calls the reader by a name ("Goodnight,
- * friend.", "Thank you, pet ❤️"): an emoji may close the sentence as a full stop would.
- */
-function isAddress(text: string, offset: number): boolean {
-  return (
-    /,\s*$/.test(text.slice(0, offset)) &&
-    /^[\p{L}'-]+\s*(?:[.!?\u2026]|\p{Extended_Pictographic}|$)/u.test(text.slice(offset))
-  );
-}
-
 /** Answers, thanks and greetings a form of address may follow without a comma ("yes mum", "thanks Dana"). */
 const ADDRESS_AFTER = new Set(
   "yes yeah yep yup no nope ok okay thanks thx ta night morning bye hi hey hiya".split(" "),
@@ -1021,6 +1006,11 @@ const GOOD_TIMES = new Set("morning night evening afternoon".split(" "));
 /** Words that speak to the reader: a noun set off by a comma before one calls them something ("honey, you don't need to"). */
 const SECOND_PERSON = new Set("you u ur your ya".split(" "));
 
+/** Whether a word ends its sentence: nothing after it, a full stop, or an emoji in its place. */
+function closesSentence(word: Word | undefined): boolean {
+  return word === undefined || /^(?:[.!?\u2026]|\p{Extended_Pictographic})/u.test(word.text);
+}
+
 /** Whether a word closes what comes before it: the end of a clause, a kiss ("x") or an emoji. */
 function closesAddress(word: Word | undefined): boolean {
   return endsClause(word) || word?.lower === "x" || /^\p{Extended_Pictographic}/u.test(word?.text ?? "");
@@ -1028,7 +1018,8 @@ function closesAddress(word: Word | undefined): boolean {
 
 /**
  * Offsets of the words that call the reader something, or exclaim, rather than name what the
- * message is about: a person named alone right after an answer, thanks or a greeting ("yes mum 🙄",
+ * message is about: the one word after a comma that ends the sentence ("Goodnight, friend.",
+ * "Thank you, pet ❤️"); a person named alone right after an answer, thanks or a greeting ("yes mum 🙄",
  * "and yes mum, I have my bottle", "thank you Dana!"); any one noun that closes its clause right
  * after an answer word that is no determiner, or a greeting ("yes madam 🫡", "Yes ma'am,", "Good
  * morning sugar!"; "no milk 😭" says there is none); a noun that opens a sentence before "yes" or
@@ -1038,8 +1029,13 @@ function closesAddress(word: Word | undefined): boolean {
 function vocatives(words: readonly Word[], isPerson: (word: Word) => boolean): Set<number> {
   const found = new Set<number>();
   words.forEach((word, i) => {
-    if (!NOUNS.has(word.pos)) return;
     const before = words[i - 1];
+    if (before?.text === "," && /^[\p{L}']+$/u.test(word.text)) {
+      let next = i + 1; // over the parts of a hyphenated word ("my scene-setting")
+      while (words[next]?.text === "-" && words[next + 1] !== undefined) next += 2;
+      if (closesSentence(words[next])) found.add(word.offset);
+    }
+    if (!NOUNS.has(word.pos)) return;
     const after = words[i + 1];
     const thanked = before?.lower === "you" && words[i - 2]?.lower === "thank";
     if ((ADDRESS_AFTER.has(before?.lower ?? "") || thanked) && isPerson(word) && closesAddress(after))
