@@ -177,9 +177,8 @@ function rollsEyesAtCompanion(text: string): boolean {
 /**
  * Telling the companion to hold off: "pls dont start with the water thing", "dont make a big deal
  * of it", "you don't need to manage me", "can you turn that off", "the app keeps buzzing me",
- * "before you start, … I don't need the lecture". A
- * reassurance or a joke's warning is not friction ("don't worry", "you don't have to apologise",
- * "don't laugh", "don't judge").
+ * "before you start, … I don't need the lecture". A reassurance or a joke's warning is not
+ * friction ("don't worry", "you don't have to apologise", "don't laugh", "don't judge").
  */
 const HOLD_OFF = [
   /(?:^|[.!?,;]\s*)(?:(?:please|pls|plz|just|and|but|so|oh)\s+)*(?:don'?t|do not)\s+(?!worry|stress|apologi[sz]e|be sorry|feel bad|forget|mind|hesitate|rush|laugh|judge|hate|tell|let me|ask\b(?!\s+\w)|talk to me (?:until|before))\w+/i,
