@@ -4,17 +4,17 @@ import {
   measureTruth,
   TRUTH_FLOORS,
   type TruthFigures,
+  type TruthPart,
 } from "../../../bench/awareness-truth.ts";
 
 /**
  * The awareness block's facts measured against the hand-labelled corpus, so CI holds what
  * `npm run bench -- --suite awareness-truth` reports. On the tuning part every floor the issue sets
- * is asserted. The held-out parts (kept unread while tuning; held-out-2 written after the rules)
- * miss several: for those the figures reached are asserted instead, so they can only go up.
+ * is asserted. The held-out parts miss several: for those the figures reached are asserted
+ * instead, so they can only go up.
  * docs/awareness.md names each gap.
  */
 const tuning = measureTruth(loadTruthCorpus("tuning"));
-const heldOut = measureTruth(loadTruthCorpus("held-out"));
 
 describe("the awareness-truth corpus, tuning part", () => {
   it("shows topics only in the person's words: no stem, no normalisation, none from another language", () => {
@@ -58,120 +58,56 @@ describe("the awareness-truth corpus, tuning part", () => {
   });
 });
 
-describe("the awareness-truth corpus, held-out part (figures reached, not tuned on)", () => {
-  const f: TruthFigures = heldOut;
-  it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
+/** What a held-out part has reached (precision, recall), asserted so it can only go up. */
+interface Reached {
+  readonly part: TruthPart;
+  readonly topics: readonly [number, number];
+  readonly tense: readonly [number, number];
+  readonly habitReasksHeld: number;
+}
+
+/**
+ * The held-out parts. held-out was kept unread while the first rules were tuned; the others were
+ * written blind, each after a round of rules, and measured once before any change. Those first
+ * figures (P / R) are the honest estimate for text nobody has read:
+ * - held-out-2 (session 21): topics 0.65 / 0.57, questions 0.95 / 0.98, tense 1.00 / 0.71, habit re-asks held 3 of 3;
+ * - held-out-3: topics 0.75 / 0.63, questions 0.90 / 0.96, tense 0.83 / 0.56, habit re-asks held 2 of 3;
+ * - held-out-4: topics 0.71 / 0.70, questions 0.98 / 0.98, tense 1.00 / 0.54, habit re-asks held 1 of 4;
+ * - held-out-5: topics 0.73 / 0.69, questions 0.97 / 1.00, tense 0.64 / 0.58, habit re-asks held 3 of 4;
+ * and no follow-up held on any. The figures below are those reached since.
+ */
+const HELD_OUT: readonly Reached[] = [
+  { part: "held-out", topics: [0.92, 0.82], tense: [0.96, 0.96], habitReasksHeld: 0.95 },
+  { part: "held-out-2", topics: [0.8, 0.69], tense: [0.9, 0.85], habitReasksHeld: 0.95 },
+  // Both misses of held-out-3 and -5 are a dog walk said as "out with Moose", "mit dem Wastl draußen".
+  { part: "held-out-3", topics: [0.78, 0.69], tense: [1, 0.88], habitReasksHeld: 0.66 },
+  { part: "held-out-4", topics: [0.77, 0.73], tense: [1, 0.84], habitReasksHeld: 0.95 },
+  { part: "held-out-5", topics: [0.73, 0.69], tense: [0.92, 1], habitReasksHeld: 0.75 },
+];
+
+describe.each(HELD_OUT)("the awareness-truth corpus, $part part (figures reached)", (reached) => {
+  const f: TruthFigures = measureTruth(loadTruthCorpus(reached.part));
+
+  it("shows no stem, no normalisation, no word-made topic of another language, no unjudged claim", () => {
     expect(f.notTheirWords).toEqual([]);
     expect(f.foreignTopics).toBe(0);
+    expect(f.unjudged).toEqual([]);
   });
 
-  it("holds what it reached on questions, friction, topics, shifts and the guard", () => {
+  it("tells questions at the floor both ways, calls no false change of subject, holds no follow-up", () => {
     expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
     expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
-    expect(f.tense.precision).toBeGreaterThanOrEqual(0.96);
-    expect(f.tense.recall).toBeGreaterThanOrEqual(0.96);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.92);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.82);
     expect(f.shifts.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.shiftPrecision);
+    expect(f.followUpsHeld).toEqual([]);
+  });
+
+  it("holds what it reached on topics, friction, habit re-asks and mood", () => {
+    expect(f.topics.precision).toBeGreaterThanOrEqual(reached.topics[0]);
+    expect(f.topics.recall).toBeGreaterThanOrEqual(reached.topics[1]);
+    expect(f.tense.precision).toBeGreaterThanOrEqual(reached.tense[0]);
+    expect(f.tense.recall).toBeGreaterThanOrEqual(reached.tense[1]);
+    expect(f.habitReasks.recall).toBeGreaterThanOrEqual(reached.habitReasksHeld);
     expect(f.mood.precision).toBeGreaterThanOrEqual(0.6);
-    expect(f.followUpsHeld).toEqual([]);
-    expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
-  });
-});
-
-describe("the awareness-truth corpus, held-out-2 part (written blind after the rules; figures reached)", () => {
-  const f: TruthFigures = measureTruth(loadTruthCorpus("held-out-2"));
-  it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
-    expect(f.notTheirWords).toEqual([]);
-    expect(f.foreignTopics).toBe(0);
-    expect(f.unjudged).toEqual([]);
-  });
-
-  it("holds what it reached: questions and friction at the floors, topics far below them", () => {
-    expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
-    expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
-    expect(f.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
-    expect(f.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.8);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.69);
-    expect(f.followUpsHeld).toEqual([]);
-    expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
-  });
-});
-
-/**
- * Written and labelled blind in session 22 after that session's rules and measured once before any
- * change: topics 0.746 / 0.626 (judged), questions 0.900 / 0.957, tense 0.833 / 0.556 (9 tense
- * messages), follow-ups held 0 of 3, habit re-asks held 2 of 3. The ratchets below are the figures
- * reached since.
- */
-describe("the awareness-truth corpus, held-out-3 part (written blind after session 22's rules; figures reached)", () => {
-  const f: TruthFigures = measureTruth(loadTruthCorpus("held-out-3"));
-  it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
-    expect(f.notTheirWords).toEqual([]);
-    expect(f.foreignTopics).toBe(0);
-    expect(f.unjudged).toEqual([]);
-  });
-
-  it("holds what it reached: questions at the floor, topics and friction below them", () => {
-    expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
-    expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
-    expect(f.tense.precision).toBeGreaterThanOrEqual(1);
-    expect(f.tense.recall).toBeGreaterThanOrEqual(0.88);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.78);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.69);
-    expect(f.followUpsHeld).toEqual([]);
-  });
-});
-
-/**
- * Written and labelled blind in session 22 after the second round of that session's topic rules,
- * and measured once before any change: topics 0.714 / 0.699 (judged; 0.578 by labels alone),
- * questions 0.983 / 0.983, tense 1.000 / 0.538 (13 tense messages), follow-ups held 0 of 4,
- * habit re-asks held 1 of 4. The ratchets below are the figures reached since.
- */
-describe("the awareness-truth corpus, held-out-4 part (written blind after session 22's second rules; figures reached)", () => {
-  const f: TruthFigures = measureTruth(loadTruthCorpus("held-out-4"));
-  it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
-    expect(f.notTheirWords).toEqual([]);
-    expect(f.foreignTopics).toBe(0);
-    expect(f.unjudged).toEqual([]);
-  });
-
-  it("holds what it reached: questions and the guard at the floors, topics and friction below them", () => {
-    expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
-    expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
-    expect(f.tense.precision).toBeGreaterThanOrEqual(1);
-    expect(f.tense.recall).toBeGreaterThanOrEqual(0.84);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.77);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.73);
-    expect(f.followUpsHeld).toEqual([]);
-    expect(f.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
-  });
-});
-
-/**
- * Written and labelled blind in session 22 after the third round of that session's topic rules,
- * and measured once before any change: topics 0.732 / 0.693 (judged; 0.546 by labels alone),
- * questions 0.966 / 1.000, tense 0.636 / 0.583 (12 tense messages), follow-ups held 0 of 4,
- * habit re-asks held 3 of 4. The ratchets below are the figures reached since.
- */
-describe("the awareness-truth corpus, held-out-5 part (written blind after session 22's third rules; figures reached)", () => {
-  const f: TruthFigures = measureTruth(loadTruthCorpus("held-out-5"));
-  it("shows no stem, no normalisation, and no word-made topic of a message in another language", () => {
-    expect(f.notTheirWords).toEqual([]);
-    expect(f.foreignTopics).toBe(0);
-    expect(f.unjudged).toEqual([]);
-  });
-
-  it("holds what it reached: questions and friction at the floors, topics below them", () => {
-    expect(f.questions.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
-    expect(f.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
-    expect(f.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
-    expect(f.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
-    expect(f.topics.precision).toBeGreaterThanOrEqual(0.73);
-    expect(f.topics.recall).toBeGreaterThanOrEqual(0.69);
-    expect(f.followUpsHeld).toEqual([]);
   });
 });
 
