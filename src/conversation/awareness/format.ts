@@ -2,6 +2,7 @@ import type { Message } from "../../core/message.ts";
 import { clip, formatDuration, messageAsRead, plural } from "../../core/text.ts";
 import { isReaction } from "../pending-messages.ts";
 import type { AwarenessContext, Trigger } from "./context.ts";
+import { messageIsQuestion } from "./questions.ts";
 import { inZone, localStamp } from "./time.ts";
 import { topicName } from "./topics.ts";
 
@@ -34,6 +35,11 @@ function quoteQuestion(message: Message): string {
     .findLast((sentence) => sentence.includes("?"))
     ?.trim();
   return asked ? `"${clip(asked, QUOTE_OWN, { oneLine: true, atWord: true })}"` : quote(message, QUOTE_OWN);
+}
+
+/** Whether a message of the companion's asks the person something. */
+function asks(ctx: AwarenessContext, message: Message): boolean {
+  return messageIsQuestion(message, ctx.conversationState.language);
 }
 
 function topicList(topics: readonly string[]): string {
@@ -73,7 +79,12 @@ function ownActivity(ctx: AwarenessContext, nowMs: number): string[] {
     lines.push(`${since}, you sent ${plural(sent.length, "message")}:`);
     const hidden = Math.max(0, sent.length - MAX_SENT_SHOWN);
     if (hidden > 0) lines.push(`- (${plural(hidden, "earlier message")} not shown)`);
-    for (const m of sent.slice(hidden)) lines.push(`- ${stamp(m)}: ${quote(m, QUOTE_OWN)}`);
+    // A question waiting for its answer is quoted as the question: cut to its opening, "Morning!
+    // That "for once" says a lot…" hid from a model by hand that it had asked anything.
+    for (const m of sent.slice(hidden))
+      lines.push(
+        asks(ctx, m) ? `- ${stamp(m)}, asking: ${quoteQuestion(m)}` : `- ${stamp(m)}: ${quote(m, QUOTE_OWN)}`,
+      );
   } else {
     const last = user.lastMessage;
     const reacted = (self.recentMessages ?? []).findLast(
@@ -129,8 +140,16 @@ function theirActivity(ctx: AwarenessContext, nowMs: number): string[] {
   const today = inZone(nowMs, ctx.timezone).startOf("day").toMillis();
   const todayCount = user.recentMessages.filter((m) => Date.parse(m.ts) >= today).length;
   lines.push(`- Messages today: ${todayCount}`);
-  if (self.messagesSent.length > 0)
-    lines.push(`- Replies to your ${plural(self.messagesSent.length, "message")} since: none`);
+  if (self.messagesSent.length > 0) {
+    // "none" alone read as an answer owed after a message that asked nothing.
+    const sent = self.messagesSent;
+    const owed = sent.some((m) => asks(ctx, m))
+      ? ""
+      : sent.length === 1
+        ? " (it asked nothing)"
+        : " (they asked nothing)";
+    lines.push(`- Replies to your ${plural(sent.length, "message")} since: none${owed}`);
+  }
   // The latest topic may be the companion's own ping, so it has no place under their activity;
   // their topics are listed just above.
   if (user.topicsAddressed.length > 0)

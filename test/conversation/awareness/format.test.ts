@@ -30,8 +30,8 @@ describe("formatAwarenessForPrompt: the full block", () => {
   it("shows its own unanswered messages at the person's local times, then theirs, then the observations", () => {
     expect(block).toContain("Now: Saturday 2:22 PM (afternoon, weekend), Europe/Madrid");
     expect(block).toContain("Since their last message (8:39 AM, 5h 43m ago), you sent 3 messages:");
-    expect(block).toContain('- 10:23 AM: "How\'s the water intake looking this morning?"');
-    expect(block).toContain("- 12:07 PM:");
+    expect(block).toContain('- 10:23 AM, asking: "How\'s the water intake looking this morning?"');
+    expect(block).toContain("- 12:07 PM, asking:");
     expect(block).toContain('- Last message (8:39 AM, 5h 43m ago): "Good morning. Just waking up now."');
     expect(block).toContain("- Replies to your 3 messages since: none");
     expect(block).toContain("- You have asked about hydration 3 times without a response");
@@ -40,6 +40,42 @@ describe("formatAwarenessForPrompt: the full block", () => {
     );
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(order[0]).toBeGreaterThan(0);
+  });
+
+  it("quotes a question still waiting as the question, and says when nothing it sent asked anything", () => {
+    const at = (hhmm: string) => `2026-02-12T${hhmm}:00+01:00`;
+    const morning: Message[] = [
+      { id: "u1", ts: at("07:50"), role: "user", text: "Morning! Slept well for once.", channel: "telegram" },
+      {
+        id: "a1",
+        ts: at("07:51"),
+        role: "assistant",
+        trigger: "reply",
+        text: "Morning! That \"for once\" says a lot, so I'm glad last night was one of the good ones. What's the day looking like?",
+        channel: "telegram",
+      },
+    ];
+    const asked = formatAwarenessForPrompt(
+      buildAwarenessContext(morning, new Date(at("09:07")), {
+        ...madridHeartbeat,
+        timezone: "Europe/Berlin",
+      }),
+      "heartbeat",
+    );
+    // Cut to its opening, the message hid its question.
+    expect(asked).toContain('- 7:51 AM, asking: "What\'s the day looking like?"');
+    expect(asked).toContain("- Replies to your 1 message since: none\n");
+
+    const told: Message[] = [
+      morning[0] as Message,
+      { ...(morning[1] as Message), text: "Glad to hear it. I'll keep out of your way this morning." },
+    ];
+    const quiet = formatAwarenessForPrompt(
+      buildAwarenessContext(told, new Date(at("09:07")), { ...madridHeartbeat, timezone: "Europe/Berlin" }),
+      "heartbeat",
+    );
+    expect(quiet).toContain('- 7:51 AM: "Glad to hear it. I\'ll keep out of your way this morning."');
+    expect(quiet).toContain("- Replies to your 1 message since: none (it asked nothing)");
   });
 
   it("says that neither side has written when the log is empty, not that the person has", () => {
