@@ -186,10 +186,15 @@ export function whatTheyWrote(text: string): string {
     return fenced ? undefined : /^(#{1,6})\s/.exec(line)?.[1]?.length;
   });
   const isText = (i: number) => level[i] === undefined && (lines[i] ?? "").trim() !== "";
-  // An empty field is a bold label ending in a colon with nothing after it, nor on the next line.
-  const emptyField = (i: number) =>
-    /^\s*[-*]\s+\*\*[^*]*:\*\*\s*$/.test(lines[i] as string) &&
-    !(isText(i + 1) && !/^\s*[-*]\s/.test(lines[i + 1] ?? ""));
+  // An empty field is a bold label ending in a colon with nothing after it, nor on the next
+  // line: the next field is no answer, a list nested under the label is ("  - peanuts").
+  const indent = (line: string) => line.length - line.trimStart().length;
+  const emptyField = (i: number) => {
+    const label = lines[i] as string;
+    const next = lines[i + 1] ?? "";
+    if (!/^\s*[-*]\s+\*\*[^*]*:\*\*\s*$/.test(label)) return false;
+    return !(isText(i + 1) && (!/^\s*[-*]\s/.test(next) || indent(next) > indent(label)));
+  };
   const written = lines.map((_, i) => !emptyField(i));
   // A heading stays only when some text (its own or a subsection's) comes before the next
   // heading of its level or above.

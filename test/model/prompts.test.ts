@@ -57,6 +57,10 @@ describe("what the model reads of the persona files", () => {
     expect(whatTheyWrote("- **Name (what to call me):**\n  Sam\n- **Where I live:**")).toBe(
       "- **Name (what to call me):**\n  Sam",
     );
+    // A list nested under a label answers it; the next field at the label's depth does not.
+    expect(
+      whatTheyWrote("- **Allergies:**\n  - peanuts\n  - shellfish\n- **Where I live:**\n- **Pets:**"),
+    ).toBe("- **Allergies:**\n  - peanuts\n  - shellfish");
     expect(whatTheyWrote("## Routine\n\n```\n# step one\n# step two\n```")).toBe(
       "## Routine\n\n```\n# step one\n# step two\n```",
     );
