@@ -1,12 +1,25 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import SlowestFirst from "./test/support/slowest-first.ts";
 
 /**
  * Files that mock a module (vi.mock) need a fresh module registry each, as vitest runs files by
  * default: on a shared one the mock would reach other files, or miss modules they imported first.
+ * Found by reading the test files, so a new one cannot be left off a list.
  */
-const MOCKING_MODULES = ["test/e2e/heartbeat-restarts.e2e.test.ts"];
+const MOCKING_MODULES = readdirSync(fileURLToPath(new URL("./test", import.meta.url)), {
+  recursive: true,
+  encoding: "utf8",
+})
+  .filter((file) => file.endsWith(".test.ts"))
+  .map((file) => `test/${file.replaceAll("\\", "/")}`)
+  .filter((file) =>
+    /\bvi\.(?:doMock|mock)\(/.test(
+      readFileSync(fileURLToPath(new URL(`./${file}`, import.meta.url)), "utf8"),
+    ),
+  );
 
 export default defineConfig({
   test: {
