@@ -177,16 +177,17 @@ function rollsEyesAtCompanion(text: string): boolean {
 /**
  * Telling the companion to hold off: "pls dont start with the water thing", "dont make a big deal
  * of it", "you don't need to manage me", "can you turn that off", "the app keeps buzzing me",
- * "before you start, … I don't need the lecture". A reassurance or a joke's warning is not
- * friction ("don't worry", "you don't have to apologise", "don't laugh", "don't judge").
+ * "before you start, … I don't need the lecture". Only what the companion does is named after
+ * "don't": "Don't know yet", "don't worry" and "don't laugh" are no friction, nor is "you keep
+ * making me laugh" or a real "can I eat now?".
  */
 const HOLD_OFF = [
-  /(?:^|[.!?,;]\s*)(?:(?:please|pls|plz|just|and|but|so|oh)\s+)*(?:don'?t|do not)\s+(?!worry|stress|apologi[sz]e|be sorry|feel bad|forget|mind|hesitate|rush|laugh|judge|hate|tell|let me|ask\b(?!\s+\w)|talk to me (?:until|before))\w+/i,
+  /(?:^|[.!?,;]\s*)(?:(?:please|pls|plz|just|and|but|so|oh)\s+)*(?:don'?t|do not)\s+(?:start|make|fuss|nag|lecture|remind|bug|bother|pester|message|text|ping|comment|ask (?:me )?(?:again|about)|do (?:that|this|it) again)\b/i,
   /\byou (?:don'?t|do not) (?:have|need) to (?!worry|apologi[sz]e|be sorry|feel bad|thank|rush|reply|answer)\w+/i,
   /\b(?:can|could|would) you (?:please |pls )?(?:turn|switch|shut) (?:that|it|this|them|those)(?: \w+)? off\b/i,
-  /\b(?:you|the app|this app) keeps? \w+ing me\b/i,
+  /\b(?:you|the app|this app) keeps? (?:buzz|ping|wak|bugg|nagg|messag|text|ask|remind|bother|pester)ing me\b/i,
   /\bi know (?:how to|what i'?m doing)\b[^.!?]*,\s*thanks?\b/i,
-  /\bcan i (?:\w+ )?\w+ now\s*\?*\s*$/i,
+  /\bcan i (?:\w+ )?\w+ now\s*$/i,
   /\bread the room\b/i,
   /\b(?:i would|i'd|may i) ask (?:you )?(?:not to|to stop)\b/i,
   /\bcan you stop\b|\bbefore you start\b|\bdon'?t need (?:a|the|another) lecture\b/i,

@@ -83,6 +83,12 @@ describe("detectTone", () => {
     expect(detectTone("a pie from the garage. don't judge")).toBe("neutral");
     expect(detectTone("it's the swell box now. don't ask")).toBe("neutral");
     expect(detectTone("my knee keeps waking me up")).toBe("neutral");
+    // Only what the companion does is told to stop: an answer that opens with "don't" is none.
+    expect(detectTone("Don't know yet, maybe a hike")).toBe("neutral");
+    expect(detectTone("Don't think so.")).toBe("neutral");
+    expect(detectTone("you keep making me laugh")).toBe("neutral");
+    expect(detectTone("can i eat now?")).toBe("neutral");
+    expect(detectTone("Can I go now")).toBe("tense");
   });
 
   it("reads a lifetime's practice, mock praise of advice and 'I said so, didn't I' as friction", () => {
