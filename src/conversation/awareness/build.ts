@@ -3,7 +3,7 @@ import { formatDuration, plural } from "../../core/text.ts";
 import { isKnownZone } from "../../core/zones.ts";
 import { isAnswer, isMessageSent, OPEN_QUESTIONS_SHOWN } from "../pending-messages.ts";
 import type { AwarenessContext, AwarenessSettings, PriorMemory } from "./context.ts";
-import { messageIsQuestion, onlyWishesWell } from "./questions.ts";
+import { asksSomething, messageIsQuestion } from "./questions.ts";
 import { conversationLanguage, englishReading } from "./reading.ts";
 import { elapsedMinutes, inZone, isWeekend, localStamp, timeOfDay } from "./time.ts";
 import { exchangeTone, messageMood, messageTone } from "./tone.ts";
@@ -417,13 +417,6 @@ export function unansweredAskedTopics(context: AwarenessContext): Set<string> {
     context.self.messagesSent
       .filter((m) => asksSomething(m, language))
       .flatMap((m) => messageTopics(m, language)),
-  );
-}
-
-/** Whether a message the companion sent waits for an answer: a question, or a check-in that does more than wish well. */
-export function asksSomething(message: Message, language?: string): boolean {
-  return (
-    messageIsQuestion(message, language) || (message.trigger === "heartbeat" && !onlyWishesWell(message.text))
   );
 }
 

@@ -2,7 +2,7 @@ import type { Message } from "../../core/message.ts";
 import { clip, formatDuration, messageAsRead, plural } from "../../core/text.ts";
 import { isReaction } from "../pending-messages.ts";
 import type { AwarenessContext, Trigger } from "./context.ts";
-import { messageIsQuestion } from "./questions.ts";
+import { asksSomething, messageIsQuestion } from "./questions.ts";
 import { inZone, localStamp } from "./time.ts";
 import { topicName } from "./topics.ts";
 
@@ -35,11 +35,6 @@ function quoteQuestion(message: Message): string {
     .findLast((sentence) => sentence.includes("?"))
     ?.trim();
   return asked ? `"${clip(asked, QUOTE_OWN, { oneLine: true, atWord: true })}"` : quote(message, QUOTE_OWN);
-}
-
-/** Whether a message of the companion's asks the person something. */
-function asks(ctx: AwarenessContext, message: Message): boolean {
-  return messageIsQuestion(message, ctx.conversationState.language);
 }
 
 function topicList(topics: readonly string[]): string {
@@ -83,7 +78,9 @@ function ownActivity(ctx: AwarenessContext, nowMs: number): string[] {
     // That "for once" says a lot…" hid from a model by hand that it had asked anything.
     for (const m of sent.slice(hidden))
       lines.push(
-        asks(ctx, m) ? `- ${stamp(m)}, asking: ${quoteQuestion(m)}` : `- ${stamp(m)}: ${quote(m, QUOTE_OWN)}`,
+        messageIsQuestion(m, ctx.conversationState.language)
+          ? `- ${stamp(m)}, asking: ${quoteQuestion(m)}`
+          : `- ${stamp(m)}: ${quote(m, QUOTE_OWN)}`,
       );
   } else {
     const last = user.lastMessage;
@@ -141,9 +138,10 @@ function theirActivity(ctx: AwarenessContext, nowMs: number): string[] {
   const todayCount = user.recentMessages.filter((m) => Date.parse(m.ts) >= today).length;
   lines.push(`- Messages today: ${todayCount}`);
   if (self.messagesSent.length > 0) {
-    // "none" alone read as an answer owed after a message that asked nothing.
+    // "none" alone read as an answer owed after a message that asked nothing. Whether one waits
+    // for an answer is the topic guard's test too: a hope ("Hope the interview went well!") does.
     const sent = self.messagesSent;
-    const owed = sent.some((m) => asks(ctx, m))
+    const owed = sent.some((m) => asksSomething(m, ctx.conversationState.language))
       ? ""
       : sent.length === 1
         ? " (it asked nothing)"

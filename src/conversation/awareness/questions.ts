@@ -122,3 +122,10 @@ export function onlyWishesWell(text: string): boolean {
     sentences.length > 0 && !plain.includes("?") && !NUDGE.test(plain) && sentences.every((s) => WISH.test(s))
   );
 }
+
+/** Whether a message the companion sent waits for an answer: a question, or a check-in that does more than wish well. */
+export function asksSomething(message: Message, language?: string): boolean {
+  return (
+    messageIsQuestion(message, language) || (message.trigger === "heartbeat" && !onlyWishesWell(message.text))
+  );
+}

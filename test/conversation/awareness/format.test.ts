@@ -44,38 +44,41 @@ describe("formatAwarenessForPrompt: the full block", () => {
 
   it("quotes a question still waiting as the question, and says when nothing it sent asked anything", () => {
     const at = (hhmm: string) => `2026-02-12T${hhmm}:00+01:00`;
-    const morning: Message[] = [
-      { id: "u1", ts: at("07:50"), role: "user", text: "Morning! Slept well for once.", channel: "telegram" },
-      {
-        id: "a1",
-        ts: at("07:51"),
-        role: "assistant",
-        trigger: "reply",
-        text: "Morning! That \"for once\" says a lot, so I'm glad last night was one of the good ones. What's the day looking like?",
-        channel: "telegram",
-      },
-    ];
-    const asked = formatAwarenessForPrompt(
-      buildAwarenessContext(morning, new Date(at("09:07")), {
-        ...madridHeartbeat,
-        timezone: "Europe/Berlin",
-      }),
-      "heartbeat",
-    );
+    /** The full block at 9:07 after the person's 7:50 message and the companion's 7:51 one. */
+    const blockAfter = (sent: Partial<Message> & { text: string }) =>
+      formatAwarenessForPrompt(
+        buildAwarenessContext(
+          [
+            {
+              id: "u1",
+              ts: at("07:50"),
+              role: "user",
+              text: "Morning! Slept well for once.",
+              channel: "telegram",
+            },
+            { id: "a1", ts: at("07:51"), role: "assistant", trigger: "reply", channel: "telegram", ...sent },
+          ],
+          new Date(at("09:07")),
+          { ...madridHeartbeat, timezone: "Europe/Berlin" },
+        ),
+        "heartbeat",
+      );
+
     // Cut to its opening, the message hid its question.
+    const asked = blockAfter({
+      text: "Morning! That \"for once\" says a lot, so I'm glad last night was one of the good ones. What's the day looking like?",
+    });
     expect(asked).toContain('- 7:51 AM, asking: "What\'s the day looking like?"');
     expect(asked).toContain("- Replies to your 1 message since: none\n");
 
-    const told: Message[] = [
-      morning[0] as Message,
-      { ...(morning[1] as Message), text: "Glad to hear it. I'll keep out of your way this morning." },
-    ];
-    const quiet = formatAwarenessForPrompt(
-      buildAwarenessContext(told, new Date(at("09:07")), { ...madridHeartbeat, timezone: "Europe/Berlin" }),
-      "heartbeat",
-    );
+    const quiet = blockAfter({ text: "Glad to hear it. I'll keep out of your way this morning." });
     expect(quiet).toContain('- 7:51 AM: "Glad to hear it. I\'ll keep out of your way this morning."');
     expect(quiet).toContain("- Replies to your 1 message since: none (it asked nothing)");
+
+    // A check-in that hopes invites an answer, as the topic guard counts it: nothing is said.
+    const hope = blockAfter({ trigger: "heartbeat", text: "Hope the interview went well!" });
+    expect(hope).toContain('- 7:51 AM: "Hope the interview went well!"');
+    expect(hope).toContain("- Replies to your 1 message since: none\n");
   });
 
   it("says that neither side has written when the log is empty, not that the person has", () => {
