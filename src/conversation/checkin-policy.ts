@@ -8,7 +8,7 @@ import {
 } from "../core/checkin-settings.ts";
 import type { HeartbeatDecision, HeartbeatReason } from "../core/decision.ts";
 import { plural } from "../core/text.ts";
-import { localTime } from "../core/zones.ts";
+import { localDayNumber, localTime } from "../core/zones.ts";
 import type { AwarenessContext } from "./awareness/context.ts";
 import { isWeekend } from "./awareness/time.ts";
 import { formatHourRanges, type LearnedTiming, momentOutlook } from "./timing.ts";
@@ -45,16 +45,11 @@ export function isInQuietHours(now: Date, zone: string, quiet: QuietHours): bool
 
 /** How many check-ins went out on the local day of `now`, up to `now`. */
 export function checkinsToday(state: HeartbeatState, now: Date, zone: string): number {
-  // Wall times from localTime's memo, as every tick reads the same sends again; their times
-  // are UTC (isoUtc), which Date.parse reads as DateTime.fromISO does.
-  const localDate = (ms: number) => {
-    const local = localTime(ms, zone);
-    return (local.year * 100 + local.month) * 100 + local.day;
-  };
-  const today = localDate(now.getTime());
+  // Their times are UTC (isoUtc), which Date.parse reads as DateTime.fromISO does.
+  const today = localDayNumber(now.getTime(), zone);
   return state.checkinsSent.filter((ts) => {
     const sentMs = Date.parse(ts);
-    return sentMs <= now.getTime() && localDate(sentMs) === today;
+    return sentMs <= now.getTime() && localDayNumber(sentMs, zone) === today;
   }).length;
 }
 
