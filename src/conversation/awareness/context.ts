@@ -59,7 +59,7 @@ export const awarenessContextSchema = z.object({
     currentTopics: z.array(z.string()),
     /** Whose that message was and when, so a latest topic is not read as the newest message's. */
     currentTopicAt: z
-      .object({ role: z.enum(["user", "assistant"]), ts: z.string() })
+      .object({ role: z.enum(["user", "assistant"]), ts: isoUtc })
       .nullable()
       .optional(),
     /** Minutes since the current stretch of conversation began (gaps of at most activeMinutes); null when none is going on. */

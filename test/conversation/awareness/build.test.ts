@@ -154,6 +154,16 @@ describe("buildAwarenessContext: the person and the conversation", () => {
     expect(ctx.conversationState.dayType).toBe("weekend");
   });
 
+  it("says whose message the latest topic came from and when, not the newest message's", () => {
+    const messages = log(
+      ["user", "2026-02-07T08:05:00Z", "Slept badly"],
+      ["assistant", "2026-02-07T08:06:00Z", "Ugh, sorry."],
+    );
+    const ctx = buildAwarenessContext(messages, new Date("2026-02-07T10:00:00Z"), heartbeat);
+    expect(ctx.conversationState.currentTopics).toEqual(["sleep"]);
+    expect(ctx.conversationState.currentTopicAt).toEqual({ role: "user", ts: "2026-02-07T08:05:00.000Z" });
+  });
+
   it("knows what was answered and what still waits", () => {
     const messages = log(
       ["assistant", "2026-02-07T08:00:00Z", "How did you sleep?"],
