@@ -1,13 +1,13 @@
-import type { Message } from "../../core/message.ts";
+import { type Message, messageText } from "../../core/message.ts";
 import { formatDuration, plural } from "../../core/text.ts";
 import { isKnownZone } from "../../core/zones.ts";
 import { isAnswer, isMessageSent, OPEN_QUESTIONS_SHOWN } from "../pending-messages.ts";
 import type { AwarenessContext, AwarenessSettings, PriorMemory } from "./context.ts";
-import { asksSomething, messageIsQuestion } from "./questions.ts";
+import { asksSomething, isQuestion, messageIsQuestion } from "./questions.ts";
 import { conversationLanguage, englishReading } from "./reading.ts";
 import { elapsedMinutes, inZone, isWeekend, localStamp, timeOfDay } from "./time.ts";
 import { exchangeTone, messageMood, messageTone } from "./tone.ts";
-import { messageTopics, topicDomain, topicName, topicSubject } from "./topics.ts";
+import { detectTopics, messageTopics, topicDomain, topicName, topicSubject } from "./topics.ts";
 
 /** Silence longer than this leaves the assistant context-poor: it gets the full block. */
 const LONG_SILENCE_MINUTES = 120;
@@ -420,6 +420,22 @@ export function unansweredAskedTopics(context: AwarenessContext): Set<string> {
   );
 }
 
+/**
+ * Whether a message of the companion's asks about `topic` itself, not only mentions it beside a
+ * question: "You're an hour from your eating window—how's your water intake?" asks about water,
+ * not food. Reflection's reading, when present, is taken whole; the code's, clause by clause.
+ */
+function asksAbout(message: Message, topic: string, language: string | undefined): boolean {
+  if (!messageIsQuestion(message, language)) return false;
+  if (message.annotations !== undefined) return true;
+  return messageText(message)
+    .split(/(?<=[.!?])\s+|[\n;\u2013\u2014]+/)
+    .some(
+      (clause) =>
+        isQuestion(clause, message.role, language) && detectTopics(clause, language).includes(topic),
+    );
+}
+
 /** A reply later than this is worth stating: the person has been left waiting. */
 const LATE_REPLY_MINUTES = 15;
 /** Repeated topics beyond this many are left to the list of topics raised. */
@@ -460,7 +476,7 @@ function observe({ context, shift, answeredBeforeAsked, warmBefore }: Observed):
   for (const { topic, count } of self.repeatedTopics.slice(0, MAX_REPEATED_SHOWN)) {
     const language = state.language;
     const raising = self.messagesSent.filter((m) => messageTopics(m, language).includes(topic));
-    const verb = raising.every((m) => messageIsQuestion(m, language)) ? "asked about" : "brought up";
+    const verb = raising.every((m) => asksAbout(m, topic, language)) ? "asked about" : "brought up";
     lines.push(`You have ${verb} ${topicName(topic)} ${count} times without a response`);
   }
   const [single] = answeredBeforeAsked;

@@ -35,6 +35,8 @@ describe("formatAwarenessForPrompt: the full block", () => {
     expect(block).toContain('- Last message (8:39 AM, 5h 43m ago): "Good morning. Just waking up now."');
     expect(block).toContain("- Replies to your 3 messages since: none");
     expect(block).toContain("- You have asked about hydration 3 times without a response");
+    // Each asked about water; the eating window was only mentioned beside the question.
+    expect(block).toContain("- You have brought up food 2 times without a response");
     const order = ["### Your recent activity", "### Their recent activity", "### Observations"].map((h) =>
       block.indexOf(h),
     );
