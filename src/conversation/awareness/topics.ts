@@ -962,7 +962,7 @@ const OWN_SUBJECTS = new Set("i we you u ya i'm im my our your ur".split(" "));
  * "we" or "you", or it has none ("slept badly", "tired."). A third person, a name or a thing as
  * the subject ("Pua's asleep", "she'll eat the malasadas", "the dog ate grass", "he was more
  * awake", "the math works out") makes the habit someone else's. A verb joined by "and" shares the
- * subject its clause began with ("He did four clues and fell asleep").
+ * subject its clause began with ("He did four clues and slept").
  */
 function ownClause(words: readonly Word[], index: number): boolean {
   const subject = clauseSubject(words, index);

@@ -149,6 +149,9 @@ describe("detectTopics: what is not the person's subject, nor a thing they talk 
     expect(detectTopics("a family that yelled at the nurse all night")).not.toContain("family");
     expect(detectTopics("the dog ate my slipper")).toEqual(["dog", "slipper"]);
     expect(detectTopics("my printer ate the page")).toEqual(["printer", "page"]);
+    // A verb after "and" shares the subject its clause began with.
+    expect(detectTopics("He did four clues and slept")).toEqual([]);
+    expect(detectTopics("we did four clues and slept")).toEqual(["sleep"]);
     expect(detectTopics("ok but a chill one")).toEqual([]);
     expect(detectTopics("slept like a baby. a baby that sleeps")).toEqual(["sleep"]);
     // Their own eating and their own relatives still are.
