@@ -993,10 +993,8 @@ function endsSentence(word: Word | undefined): boolean {
   return word === undefined || word.pos === "PUNCT" || word.pos === "SYM";
 }
 
-/** Answers, thanks and greetings a form of address may follow without a comma ("yes mum", "thanks Dana"). */
-const ADDRESS_AFTER = new Set(
-  "yes yeah yep yup no nope ok okay thanks thx ta night morning bye hi hey hiya".split(" "),
-);
+/** Words besides answers and greetings that a person's name may follow without a comma ("ok Dana", "night mum"). */
+const NAME_AFTER = new Set("ok okay night morning".split(" "));
 /** Answers and thanks: the one noun right after one, closing the clause, is whom they answer ("yes madam 🫡"); after "ok" only a person is ("ok rankine." names the next thing). */
 const ANSWERS = new Set("yes yeah yep yup no nope thanks thx ta".split(" "));
 /** Greetings whose noun after them is whom they greet ("Good morning sugar!", "hey team"). */
@@ -1019,12 +1017,12 @@ function closesAddress(word: Word | undefined): boolean {
 /**
  * Offsets of the words that call the reader something, or exclaim, rather than name what the
  * message is about: the one word after a comma that ends the sentence ("Goodnight, friend.",
- * "Thank you, pet ❤️"); a person named alone right after an answer, thanks or a greeting ("yes mum 🙄",
- * "and yes mum, I have my bottle", "thank you Dana!"); any one noun that closes its clause right
- * after an answer word that is no determiner, or a greeting ("yes madam 🫡", "Yes ma'am,", "Good
- * morning sugar!"; "no milk 😭" says there is none); a noun that opens a sentence before "yes" or
- * "no" ("Lord yes."); and a bare noun that opens a sentence, set off by a comma before "you" ("Though
- * honey, you don't need to ask").
+ * "Thank you, pet ❤️"); a person named alone right after "ok" or "night" ("night mum"); any one
+ * noun that closes its clause right after an answer word that is no determiner, thanks or a
+ * greeting ("yes mum 🙄", "thank you Dana!", "yes madam 🫡", "Yes ma'am,", "Good morning sugar!";
+ * "no milk 😭" says there is none); and a bare noun that opens a sentence, set off by a comma
+ * before "you" ("Though honey, you don't need to ask"). An oath before "yes" ("Lord yes.") names
+ * nothing through NOT_TOPICS, so a checklist's "Gym yes. Water no." keeps both.
  */
 function vocatives(words: readonly Word[], isPerson: (word: Word) => boolean): Set<number> {
   const found = new Set<number>();
@@ -1038,23 +1036,14 @@ function vocatives(words: readonly Word[], isPerson: (word: Word) => boolean): S
     if (!NOUNS.has(word.pos)) return;
     const after = words[i + 1];
     const thanked = before?.lower === "you" && words[i - 2]?.lower === "thank";
-    if ((ADDRESS_AFTER.has(before?.lower ?? "") || thanked) && isPerson(word) && closesAddress(after))
-      found.add(word.offset);
+    if (NAME_AFTER.has(before?.lower ?? "") && isPerson(word) && closesAddress(after)) found.add(word.offset);
     const answered = ANSWERS.has(before?.lower ?? "") && before?.pos !== "DET";
     const greeted =
       GREETINGS.has(before?.lower ?? "") ||
       (GOOD_TIMES.has(before?.lower ?? "") && words[i - 2]?.lower === "good");
     if ((answered || thanked || greeted) && closesAddress(after)) found.add(word.offset);
-    const opens = (k: number) => endsSentence(words[k]) || k < 0;
-    if (
-      opens(i - 1) &&
-      ANSWERS.has(after?.lower ?? "") &&
-      after?.pos !== "DET" &&
-      closesAddress(words[i + 2])
-    )
-      found.add(word.offset);
     const lead = ["INTJ", "CCONJ", "SCONJ"].includes(before?.pos ?? "") ? i - 2 : i - 1;
-    if (opens(lead) && after?.text === "," && SECOND_PERSON.has(words[i + 2]?.lower ?? ""))
+    if (endsSentence(words[lead]) && after?.text === "," && SECOND_PERSON.has(words[i + 2]?.lower ?? ""))
       found.add(word.offset);
   });
   return found;

@@ -281,6 +281,8 @@ describe("detectTopics: round 3 grammar", () => {
     expect(detectTopics("Yes ma'am, heading to the appointment now.")).toEqual(["appointment"]);
     expect(detectTopics("Good morning sugar! the dog is fine")).toEqual(["dog"]);
     expect(detectTopics("Lord yes. Both my boys came")).not.toContain("lord");
+    // A checklist's answers name what they answer.
+    expect(detectTopics("Gym yes. Water no.")).toEqual(["movement", "hydration"]);
     expect(detectTopics("Though honey, you don't need to ask me, I have the jug")).toEqual(["jug"]);
     expect(detectTopics("aye ok mum")).toEqual([]);
     // "no" as a determiner says there is none; "morning" without "good" names which coffee.
