@@ -465,6 +465,18 @@ export const TOPIC_LEXICON: readonly TopicEntry[] = [
  */
 export const IDIOMS: readonly string[] = [
   "of course",
+  // Phrasal verbs whose "up" would read as "up early" (sleep): "showed up early to the interview".
+  "show up",
+  "turn up",
+  "sign up",
+  "wrap up",
+  "end up",
+  // Toast and takeaways that are no food.
+  "i'm toast",
+  "we're toast",
+  "raise a toast",
+  "key takeaway",
+  "main takeaway",
   "running late",
   "run late",
   "ran late",

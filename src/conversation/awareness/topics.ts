@@ -402,7 +402,7 @@ const THING_SUBJECTS = new Set("it this that there here what which".split(" "));
  * its "of" phrase) that says what someone is ("that man is a legend", "i was a jerk", "she's the
  * brains of this operation"). It describes the subject and is no subject of its own. Not after
  * "it", "that" or "there", whose "is a …" names the thing; not after a possessive ("she's my
- * ride"), which says who someone is to them.
+ * ride"), which says who someone is to them; not in a question ("what time is the appointment").
  */
 function predicateNouns(words: readonly Word[]): Set<number> {
   const found = new Set<number>();
@@ -414,6 +414,8 @@ function predicateNouns(words: readonly Word[]): Set<number> {
     const glued = word.pos !== "AUX";
     if (!glued && (subject === undefined || !["NOUN", "PROPN", "PRON"].includes(subject.pos))) return;
     if (THING_SUBJECTS.has(subject?.lower ?? "")) return;
+    // "What time is the appointment" asks about it: the noun before the copula is the question's.
+    if (["what", "which", "whose", "how"].includes(words[i - 2]?.lower ?? "")) return;
     let j = i + 1;
     while (words[j]?.pos === "ADV" || words[j]?.lower === "been") j += 1;
     if (!["a", "an", "the"].includes(words[j]?.lower ?? "")) return;

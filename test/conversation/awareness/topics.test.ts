@@ -281,6 +281,11 @@ describe("detectTopics: round 3 grammar", () => {
     expect(detectTopics("Yes ma'am, heading to the appointment now.")).toEqual(["appointment"]);
     expect(detectTopics("Good morning sugar! the dog is fine")).toEqual(["dog"]);
     expect(detectTopics("Lord yes. Both my boys came")).not.toContain("lord");
+    // A question's noun before "is" is what it asks about; phrasal verbs, toasts and takeaways are no sleep or food.
+    expect(detectTopics("What time is the appointment")).toEqual(["appointment"]);
+    expect(detectTopics("showed up early to the interview")).toEqual(["interview"]);
+    expect(detectTopics("I'm toast after that meeting")).toEqual(["work"]);
+    expect(detectTopics("main takeaway from the retro")).toEqual(["retro"]);
     // A checklist's answers name what they answer.
     expect(detectTopics("Gym yes. Water no.")).toEqual(["movement", "hydration"]);
     expect(detectTopics("Though honey, you don't need to ask me, I have the jug")).toEqual(["jug"]);
