@@ -189,7 +189,8 @@ export function englishWords(text: string): Word[] {
     words.push({
       text: written,
       lower: value.toLowerCase(),
-      pos: pos[i] ?? "X",
+      // wink tags some emoji X (🫡, 🫶): every emoji is a symbol, closing a clause as punctuation does.
+      pos: /^\p{Extended_Pictographic}/u.test(value) ? "SYM" : (pos[i] ?? "X"),
       lemma: (lemmas[i] ?? value).toLowerCase(),
       known,
       foreign: !known && written === written.toLowerCase() && isForeignWord(written),

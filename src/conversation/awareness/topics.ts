@@ -1011,9 +1011,9 @@ function closesSentence(word: Word | undefined): boolean {
   return word === undefined || /^(?:[.!?\u2026]|\p{Extended_Pictographic})/u.test(word.text);
 }
 
-/** Whether a word closes what comes before it: the end of a clause, a kiss ("x") or an emoji. */
+/** Whether a word closes what comes before it: the end of a clause (an emoji among them) or a kiss ("x"). */
 function closesAddress(word: Word | undefined): boolean {
-  return endsClause(word) || word?.lower === "x" || /^\p{Extended_Pictographic}/u.test(word?.text ?? "");
+  return endsClause(word) || word?.lower === "x";
 }
 
 /**
