@@ -571,7 +571,7 @@ export const NOT_TOPICS: ReadonlySet<string> = new Set(
   jeez oye yolo face chest stomach brain leg legs elbow hand hands head eyes arm arms shoulder neck
   word words lowkey highkey fr ha hah lol lmfao hasnt wasnt isnt doesnt didnt couldnt shouldnt
   wouldnt arent werent aint havent mon tue tues thu thur thurs fri feb apr jul aug sept oct nov dec
-  aloha ciao hola salut servus tonite tonight's nite em season seasons spring summer autumn winter god lord`.split(
+  aloha ciao hola salut servus tonite nite em season seasons spring summer autumn winter god lord`.split(
     /\s+/,
   ),
 );

@@ -65,9 +65,10 @@ export interface Reading {
 const MIN_LETTERS_TO_JUDGE = 8;
 const MIN_WORDS_TO_JUDGE = 2;
 
-/** How clearly a lone word must read as another language, and how far ahead of English, to be called foreign. */
+/** How clearly a lone word must read as another language to be called foreign. */
 const FOREIGN_WORD_SCORE = 0.75;
-const FOREIGN_WORD_LEAD = 0.2;
+/** How far another language's score must lead English's, for a lone word, a sentence or a message. */
+const FOREIGN_LEAD = 0.2;
 
 function languageOf(text: string): string | null {
   if (OTHER_SCRIPT.test(text)) return "other";
@@ -89,7 +90,7 @@ function languageOf(text: string): string | null {
 /** Whether the best language's score is well clear of English's. */
 function leadsEnglish(scores: Record<string, number>): boolean {
   const best = Math.max(...Object.values(scores));
-  return best - (scores.en ?? 0) >= FOREIGN_WORD_LEAD;
+  return best - (scores.en ?? 0) >= FOREIGN_LEAD;
 }
 
 /** Whether the English model knows all of the text's words, none of them, or some. */
@@ -129,12 +130,7 @@ function isForeignWord(lower: string): boolean {
   if (lower.length < 4) return false;
   const scores = eld.detect(lower).getScores();
   const [best, score = 0] = Object.entries(scores).sort((a, b) => b[1] - a[1])[0] ?? [];
-  return (
-    best !== undefined &&
-    best !== "en" &&
-    score >= FOREIGN_WORD_SCORE &&
-    score - (scores.en ?? 0) >= FOREIGN_WORD_LEAD
-  );
+  return best !== undefined && best !== "en" && score >= FOREIGN_WORD_SCORE && leadsEnglish(scores);
 }
 
 /**

@@ -119,7 +119,8 @@ function consumeRuns(tokens: readonly Token[], consumed: boolean[], sequence: re
 }
 
 /**
- * Idioms first, then subjects' phrases in lexicon order, then single words, then volumes. The
+ * Idioms first, then subjects' phrases in lexicon order, then single words, then volumes, hours
+ * slept and sums of money. The
  * offsets of words an idiom consumed go into `idiomatic`: they name no thing either ("a test run").
  */
 function lexiconHits(
