@@ -178,6 +178,16 @@ function singular(word: Word): string {
   return plainPlural ? lemma : lower;
 }
 
+/** Whether a word is a noun in a plain plural ("clubs", "babies"). */
+function isPlural(word: Word): boolean {
+  return singular(word) !== word.lower;
+}
+
+/** Whether a word is the possessive mark after an owner ("Nadia's", "the twins'"). */
+function isPossessiveMark(word: Word | undefined): boolean {
+  return word !== undefined && (word.lower === "'s" || word.lower === "'") && word.pos === "PART";
+}
+
 /**
  * Pronouns that stand as a subject: what the tagger calls a noun right after one is a verb ("why
  * do u care", "they land at 9"). Not object pronouns, which a thing may follow ("bought me
@@ -455,7 +465,7 @@ function headsCompound(words: readonly Word[], start: number, run: readonly Word
   const last = run.at(-1);
   const after = words[start + run.length];
   if (last === undefined) return false;
-  if (after?.pos !== "VERB" || singular(last) !== last.lower || last.lower.endsWith("s")) return false;
+  if (after?.pos !== "VERB" || isPlural(last) || last.lower.endsWith("s")) return false;
   let i = start - 1;
   while (["DET", "ADJ", "PRON"].includes(words[i]?.pos ?? "") && !VERB_BEFORE.has(words[i]?.lower ?? ""))
     i -= 1;
@@ -494,6 +504,7 @@ function misreadVerb(
   const thirdPerson = /[^s]s$/.test(head.lower) && head.text === head.lower;
   if (thirdPerson && isPerson(before)) return true;
   if (after?.lower === "as") return true;
+  // Any plural in s, even one whose lemma is spelled otherwise ("neighbours" → "neighbor").
   const plural = (w: Word) => w.lemma !== w.lower && /s$/.test(w.lower);
   return (
     run.length === 2 && plural(before) && !plural(head) && endsClause(words[start - 1]) && endsClause(after)
@@ -524,7 +535,7 @@ function onlyReports(words: readonly Word[], start: number, run: readonly Word[]
  */
 function isNone(words: readonly Word[], start: number, run: readonly Word[]): boolean {
   const head = run.at(-1);
-  return words[start - 1]?.lower === "no" && head !== undefined && singular(head) !== head.lower;
+  return words[start - 1]?.lower === "no" && head !== undefined && isPlural(head);
 }
 
 /** Nouns that before "of" name a part, a side, a container or a measure of something else. */
@@ -594,7 +605,7 @@ function isCounted(words: readonly Word[], index: number, after: number): boolea
 function isPossessor(words: readonly Word[], after: number): boolean {
   const mark = words[after];
   const owned = words[after + 1];
-  const possessive = mark !== undefined && (mark.lower === "'s" || mark.lower === "'") && mark.pos === "PART";
+  const possessive = isPossessiveMark(mark);
   // "screen's a spiderweb" is "screen is": only a noun (or its adjective) after the mark is owned;
   // an adjective that ends its phrase says what the thing is ("Pua's asleep on my couch").
   if (!possessive || owned === undefined) return false;
@@ -650,8 +661,7 @@ function comparesLike(words: readonly Word[], index: number): boolean {
   if (word.pos !== "VERB") return true;
   const before = words[index - 1];
   if (before === undefined) return false;
-  const plural = NOUNS.has(before.pos) && before.lemma !== before.lower;
-  return !(LIKERS.has(before.lower) || ["AUX", "PART"].includes(before.pos) || plural);
+  return !(LIKERS.has(before.lower) || ["AUX", "PART"].includes(before.pos) || isPlural(before));
 }
 
 /**
@@ -721,7 +731,7 @@ const PEOPLE = new Set(["family", "social"]);
  * about ("a copy shop near work", "15 min before work, F chord rang").
  */
 function setsTheScene(words: readonly Word[], offset: number): boolean {
-  const index = words.findIndex((w) => w.offset === offset);
+  const index = indexAt(words, offset);
   const at = prepositionBefore(words, index, MODIFIERS_AND_NOUNS);
   return at >= 0 && SCENE.has((words[at] as Word).lower) && !saysWhatAbout(words, at);
 }
@@ -917,7 +927,7 @@ function addressedWords(words: readonly Word[]): Set<number> {
  * ("vending machine ate my dollar", "a man eating a kapsalon", "the finale ATE").
  */
 function notTheirs(words: readonly Word[], hit: Hit, subjectAt: ReadonlyMap<number, string>): boolean {
-  const index = words.findIndex((w) => w.offset === hit.offset);
+  const index = indexAt(words, hit.offset);
   const word = words[index];
   if (word === undefined) return false;
   const next = words[index + 1];
@@ -925,7 +935,7 @@ function notTheirs(words: readonly Word[], hit: Hit, subjectAt: ReadonlyMap<numb
   if (hit.topic === "family") {
     const mark = words[index - 1];
     const owner = words[index - 2];
-    const owned = mark !== undefined && (mark.lower === "'s" || mark.lower === "'") && mark.pos === "PART";
+    const owned = isPossessiveMark(mark);
     if (owned && owner !== undefined && NOUNS.has(owner.pos) && subjectAt.get(owner.offset) !== "family")
       return true;
     let i = index - 1;
