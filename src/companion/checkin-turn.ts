@@ -58,7 +58,8 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
   const early = heldWithoutAwareness(now, core, state);
   if (early !== undefined) return heldByPreCheck(early);
   const slice = await context.log.awarenessSlice(now, defaultAwarenessSettings.windowHours);
-  const prior = priorMemoryFor(mind, queryOf(slice.slice(-4)), now, PRIOR_CONTEXT_TOKENS);
+  const query = queryOf(slice.slice(-4));
+  const prior = priorMemoryFor(mind, query, now, PRIOR_CONTEXT_TOKENS);
   const awareness = awarenessFor(slice, now, zone, "heartbeat", prior);
   let preCheck = shouldFireHeartbeat(awareness, now, core, state);
   if (preCheck.fire && core.learnTiming) {
@@ -73,6 +74,7 @@ export async function checkinTurn(context: TurnContext): Promise<HeartbeatOutcom
     slice,
     awareness,
     zone,
+    query,
     prior,
   });
   let generation: Awaited<ReturnType<typeof generateCheckin>>;

@@ -57,6 +57,8 @@ export interface KnownContext {
   slice: Message[];
   awareness: AwarenessContext;
   zone: string;
+  /** What memory was ranked against for `prior`: the same ranks the memory shown. */
+  query: ReturnType<typeof queryOf>;
   prior: PriorMemory;
 }
 
@@ -75,7 +77,7 @@ export async function composeTurnPrompt(
 ): Promise<Composed> {
   const zone = known?.zone ?? effectiveSettings(deps.core, mind.heartbeat, now).timezone;
   const slice = known?.slice ?? (await deps.log.awarenessSlice(now, defaultAwarenessSettings.windowHours));
-  const query = queryOf(kind === "reply" ? pending : slice.slice(-4));
+  const query = known?.query ?? queryOf(kind === "reply" ? pending : slice.slice(-4));
   const prior = known?.prior ?? priorMemoryFor(mind, query, now, PRIOR_CONTEXT_TOKENS);
   const awareness = known?.awareness ?? awarenessFor(slice, now, zone, kind, prior);
   const awarenessFormat = kind === "heartbeat" ? "full" : awareness.format;
