@@ -140,7 +140,7 @@ function localDayBounds(ms: number, zone: string): { from: string; to: string } 
   if (lastDay?.zone === zone && ms >= lastDay.startMs && ms < lastDay.nextStartMs) return lastDay;
   const start = DateTime.fromMillis(ms, { zone }).startOf("day");
   // Where the next local day begins: not a wall-clock day after `start` when a clock change
-  // skips midnight (Santiago's 6 September starts at 01:00, its 7th at 00:00).
+  // skips midnight (Santiago's 6 September 2026 starts at 01:00, its 7th at 00:00).
   const nextStartMs = start.plus({ days: 1 }).startOf("day").toMillis();
   lastDay = {
     zone,
