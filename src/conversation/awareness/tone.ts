@@ -348,7 +348,9 @@ const MOODS: readonly { mood: Mood; said: string; anywhere: RegExp }[] = [
   {
     mood: "stressed",
     said: "stressed(?: out)?|overwhelmed|swamped|slammed|frazzled|under pressure",
-    anywhere: /\b(?:so stressed|too much on my plate|drowning in|stressing (?:out|about))\b/i,
+    // Their own stressing: "my mum is already stressing about samosas" is hers.
+    anywhere:
+      /\b(?:so stressed|too much on my plate|drowning in|(?:i'?m|i am) stressing (?:out|about))\b|^stressing (?:out|about)\b/i,
   },
   {
     mood: "nervous",
@@ -402,6 +404,9 @@ const MOOD_PATTERNS = MOODS.map((m) => ({
   anywhere: m.anywhere,
 }));
 const MOOD_NEGATED = /\b(?:not|never|isn'?t|wasn'?t|no longer|less|don'?t|didn'?t|hardly)\s+(?:\w+\s+)?$/i;
+/** Someone else as what comes just before a mood phrase: "she's so excited", "my mum is so worried". */
+const SOMEONE_ELSES =
+  /\b(?!(?:i|it|that|this|there|here|what)\b)[a-z]+(?:'s|'re| is| was| are| were| seems| looks)\s+(?:already\s+)?$/i;
 
 /**
  * The person's mood as one of their messages shows it, or null when it shows none clearly
@@ -412,8 +417,14 @@ export function detectMood(text: string, language: string = DEFAULT_LANGUAGE): M
   if (englishReading(text, language) === null) return null;
   const normalized = text.replace(/[\u2018\u2019]/g, "'").trim();
   for (const { mood, said, anywhere } of MOOD_PATTERNS) {
-    const match = said.exec(normalized) ?? anywhere.exec(normalized);
-    if (match && !MOOD_NEGATED.test(normalized.slice(0, match.index))) return mood;
+    const saidMatch = said.exec(normalized);
+    const match = saidMatch ?? anywhere.exec(normalized);
+    if (match === null) continue;
+    const before = normalized.slice(0, match.index);
+    if (MOOD_NEGATED.test(before)) continue;
+    // A phrase found anywhere may be said of someone else; `said` already names the person.
+    if (saidMatch === null && SOMEONE_ELSES.test(before)) continue;
+    return mood;
   }
   return null;
 }

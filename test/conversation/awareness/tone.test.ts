@@ -202,6 +202,12 @@ describe("detectMood", () => {
 
   it("reads a negated mood as none, and only the person's messages", () => {
     expect(detectMood("not tired at all")).toBeNull();
+    // Someone else's mood is not theirs; their own, and a thing's news, still are.
+    expect(detectMood("she's so excited, her fiancé's family is huge")).toBeNull();
+    expect(detectMood("my mum is already stressing about samosas")).toBeNull();
+    expect(detectMood("I'm stressing about the exam")).toBe("stressed");
+    expect(detectMood("so excited for tonight!")).toBe("upbeat");
+    expect(detectMood("that's great news!!")).toBe("upbeat");
     expect(messageMood(message("assistant", "You must be exhausted"))).toBeNull();
     const annotated = message("user", "Estoy agotada", {
       annotations: { topics: [], question: false, tone: "neutral", mood: "tired" },
