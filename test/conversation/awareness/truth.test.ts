@@ -27,25 +27,23 @@ describe("the awareness-truth corpus, tuning part", () => {
     expect(tuning.questions.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.question);
   });
 
+  // Each figure is held at the higher of the issue's floor and where it reached, so it can only go up.
   it("reads friction with the companion at the floors", () => {
-    expect(tuning.tense.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.tensePrecision);
-    expect(tuning.tense.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.tenseRecall);
-    // Where they reached with sarcasm, pointed repetition and retorts read: 40 of 41 claims, 40 of 42 found.
-    expect(tuning.tense.precision).toBeGreaterThanOrEqual(0.97);
-    expect(tuning.tense.recall).toBeGreaterThanOrEqual(0.95);
+    // Reached with sarcasm, pointed repetition and retorts read: 40 of 41 claims, 40 of 42 found.
+    expect(tuning.tense.precision).toBeGreaterThanOrEqual(Math.max(TRUTH_FLOORS.tensePrecision, 0.97));
+    expect(tuning.tense.recall).toBeGreaterThanOrEqual(Math.max(TRUTH_FLOORS.tenseRecall, 0.95));
   });
 
-  it("never holds a follow-up the person has not answered, and still holds habit re-asks", () => {
+  it("never holds a follow-up the person has not answered, and still holds habit re-asks, and only those", () => {
     expect(tuning.followUpsHeld).toEqual([]);
     expect(tuning.habitReasks.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.habitReasksHeld);
+    expect(tuning.habitReasks.precision).toBe(1);
   });
 
   it("tells topics at the floors, counting a claim nobody judged as wrong", () => {
-    expect(tuning.topics.precision).toBeGreaterThanOrEqual(TRUTH_FLOORS.topicPrecision);
-    expect(tuning.topics.recall).toBeGreaterThanOrEqual(TRUTH_FLOORS.topicRecall);
-    // Where they reached: recall 0.862.
-    expect(tuning.topics.recall).toBeGreaterThanOrEqual(0.86);
-    expect(tuning.topics.precision).toBeGreaterThanOrEqual(0.96);
+    // Reached: precision 0.966, recall 0.866.
+    expect(tuning.topics.precision).toBeGreaterThanOrEqual(Math.max(TRUTH_FLOORS.topicPrecision, 0.96));
+    expect(tuning.topics.recall).toBeGreaterThanOrEqual(Math.max(TRUTH_FLOORS.topicRecall, 0.86));
     expect(tuning.unjudged).toEqual([]);
   });
 
@@ -64,6 +62,8 @@ interface Reached {
   readonly topics: readonly [number, number];
   readonly tense: readonly [number, number];
   readonly habitReasksHeld: number;
+  /** Of the habit re-asks the guard held, the share it should have held. */
+  readonly habitHoldsRight: number;
 }
 
 /**
@@ -77,12 +77,19 @@ interface Reached {
  * and no follow-up held on any. The figures below are those reached since.
  */
 const HELD_OUT: readonly Reached[] = [
-  { part: "held-out", topics: [0.92, 0.82], tense: [0.96, 0.96], habitReasksHeld: 0.95 },
-  { part: "held-out-2", topics: [0.8, 0.69], tense: [0.9, 0.85], habitReasksHeld: 0.95 },
+  // held-out's guard holds one habit check-in it should allow (5 of 6 holds right).
+  {
+    part: "held-out",
+    topics: [0.92, 0.82],
+    tense: [0.96, 0.96],
+    habitReasksHeld: 0.95,
+    habitHoldsRight: 0.83,
+  },
+  { part: "held-out-2", topics: [0.8, 0.69], tense: [0.9, 0.85], habitReasksHeld: 0.95, habitHoldsRight: 1 },
   // Both misses of held-out-3 and -5 are a dog walk said as "out with Moose", "mit dem Wastl draußen".
-  { part: "held-out-3", topics: [0.78, 0.69], tense: [1, 0.88], habitReasksHeld: 0.66 },
-  { part: "held-out-4", topics: [0.77, 0.73], tense: [1, 0.84], habitReasksHeld: 0.95 },
-  { part: "held-out-5", topics: [0.73, 0.69], tense: [0.92, 1], habitReasksHeld: 0.75 },
+  { part: "held-out-3", topics: [0.78, 0.69], tense: [1, 0.88], habitReasksHeld: 0.66, habitHoldsRight: 1 },
+  { part: "held-out-4", topics: [0.77, 0.73], tense: [1, 0.84], habitReasksHeld: 0.95, habitHoldsRight: 1 },
+  { part: "held-out-5", topics: [0.73, 0.69], tense: [0.92, 1], habitReasksHeld: 0.75, habitHoldsRight: 1 },
 ];
 
 describe.each(HELD_OUT)("the awareness-truth corpus, $part part (figures reached)", (reached) => {
@@ -107,6 +114,7 @@ describe.each(HELD_OUT)("the awareness-truth corpus, $part part (figures reached
     expect(f.tense.precision).toBeGreaterThanOrEqual(reached.tense[0]);
     expect(f.tense.recall).toBeGreaterThanOrEqual(reached.tense[1]);
     expect(f.habitReasks.recall).toBeGreaterThanOrEqual(reached.habitReasksHeld);
+    expect(f.habitReasks.precision).toBeGreaterThanOrEqual(reached.habitHoldsRight);
     expect(f.mood.precision).toBeGreaterThanOrEqual(0.6);
   });
 });
